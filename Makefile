@@ -1,0 +1,42 @@
+# EvoKernels: the two quick-start commands are `make demo` and `make test`.
+# Each step also runs on its own: deps, data, build, test, demo, bench, bundle.
+BUILD_DIR ?= build
+BUILD_TYPE ?= Release
+JOBS ?= $(shell nproc)
+CMAKE_ARGS ?=
+
+.PHONY: all deps data configure build build-all test demo bench bundle clean
+
+all: build
+
+deps:
+	bash scripts/install-deps.sh
+
+data: deps
+	bash scripts/fetch-data.sh
+
+configure: deps
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
+
+# The three tools only (Release), no tests run.
+build: configure
+	cmake --build $(BUILD_DIR) --target evk_apps -j $(JOBS)
+
+# Everything: tools, tests, benchmarks.
+build-all: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+test: data build-all
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+
+demo: data build
+	bash scripts/demo.sh $(BUILD_DIR)
+
+bench: build-all
+	bash scripts/bench.sh $(BUILD_DIR)
+
+bundle: build-all
+	bash scripts/gpu-bundle.sh $(BUILD_DIR)
+
+clean:
+	rm -rf $(BUILD_DIR) bundle

@@ -1,0 +1,168 @@
+#include "evk/cli.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "evk/atomic_file.hpp"
+#include "evk/cuda_check.hpp"
+#include "evk/error.hpp"
+
+#ifndef EVK_VERSION
+#define EVK_VERSION "0.0.0"
+#endif
+#ifndef EVK_CUDA_ARCHS
+#define EVK_CUDA_ARCHS ""
+#endif
+
+namespace evk {
+
+void add_common_options(CLI::App* cmd, CommonOptions& o) {
+  cmd->add_option("--backend", o.backend, "Where to compute: auto (GPU when usable), cpu or gpu")
+      ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
+      ->capture_default_str();
+  cmd->add_option("--kernel", o.kernel,
+                  "Kernel variant: auto (evolved for this GPU when available), original, evolved, or a genome FILE")
+      ->capture_default_str();
+  cmd->add_option("--device", o.device, "CUDA device index")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_flag("--verbose,-v", o.verbose, "Say what runs where, with per-stage times");
+  cmd->add_flag("--json", o.json, "Machine-readable summary on stdout");
+}
+
+BackendChoice choose_backend(const CommonOptions& o) {
+  const GpuEnvironment& env = gpu_environment();
+  BackendChoice c;
+  if (o.backend == "cpu") {
+    c.reason = "--backend cpu";
+    return c;
+  }
+  if (!env.usable()) {
+    if (o.backend == "gpu") input_error("--backend gpu", env.status);
+    c.reason = env.status + "; using the CPU backend";
+    return c;
+  }
+  if (o.device < 0 || o.device >= static_cast<int>(env.devices.size()))
+    input_error("--device", "no CUDA device " + std::to_string(o.device) + " (" + std::to_string(env.devices.size()) +
+                                " found)");
+  c.backend = Backend::gpu;
+  c.device = env.devices[static_cast<size_t>(o.device)];
+  c.reason = "GPU " + std::to_string(c.device.index) + ": " + c.device.name;
+  return c;
+}
+
+std::unique_ptr<CLI::App> make_app(const std::string& name, const std::string& description) {
+  auto app = std::make_unique<CLI::App>(description, name);
+  app->set_version_flag("--version", name + " (EvoKernels) " EVK_VERSION);
+  app->require_subcommand(1);
+  app->fallthrough(false);
+  return app;
+}
+
+static nlohmann::json device_json(const DeviceInfo& d) {
+  return {{"index", d.index},
+          {"name", d.name},
+          {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
+          {"sm_count", d.sm_count},
+          {"memory_bytes", d.total_mem},
+          {"l2_bytes", d.l2_bytes},
+          {"clock_khz", d.clock_khz}};
+}
+
+void add_devices_command(CLI::App& app, const std::string& tool, const std::function<Registry()>& make_registry) {
+  auto* cmd = app.add_subcommand("devices", "List GPUs and, per kernel, the variant that would run on each");
+  auto json = std::make_shared<bool>(false);
+  auto kernel = std::make_shared<std::string>("auto");
+  cmd->add_flag("--json", *json, "Machine-readable output");
+  cmd->add_option("--kernel", *kernel, "Variant choice to resolve: auto, original, evolved or a genome FILE")
+      ->capture_default_str();
+  cmd->callback([tool, make_registry, json, kernel] {
+    const GpuEnvironment& env = gpu_environment();
+    Registry reg = make_registry();
+    std::vector<std::string> overlay_problems;
+    std::filesystem::path overlay = default_overlay_dir();
+    if (!overlay.empty()) overlay_problems = reg.load_overlay(overlay);
+    if (*kernel != "auto" && *kernel != "original" && *kernel != "evolved") read_genome_file(*kernel);  // validate
+
+    nlohmann::json j;
+    j["tool"] = tool;
+    j["version"] = EVK_VERSION;
+    j["built_with_cuda"] = env.built_with_cuda;
+    j["cuda_architectures"] = EVK_CUDA_ARCHS;
+    j["driver_version"] = format_cuda_version(env.driver_version);
+    j["runtime_version"] = format_cuda_version(env.runtime_version);
+    j["status"] = env.status;
+    j["overlay_dir"] = overlay.string();
+    j["overlay_problems"] = overlay_problems;
+    j["backend"] = env.usable() ? "gpu" : "cpu";
+    j["devices"] = nlohmann::json::array();
+    for (const auto& d : env.devices) {
+      nlohmann::json dj = device_json(d);
+      for (const auto& k : reg.kernels()) {
+        Selection s = reg.select(k, DeviceKey{d.cc(), d.name}, *kernel);
+        dj["kernels"][k] = {{"variant", s.variant.id}, {"source", to_string(s.variant.source)}, {"rule", s.rule}};
+      }
+      j["devices"].push_back(dj);
+    }
+    if (*json) {
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+    std::printf("%s %s: %s (CUDA runtime %s, driver %s)\n", tool.c_str(), EVK_VERSION,
+                env.built_with_cuda ? ("built with CUDA for sm_" + std::string(EVK_CUDA_ARCHS)).c_str() : "CPU-only build",
+                format_cuda_version(env.runtime_version).c_str(), format_cuda_version(env.driver_version).c_str());
+    if (!env.usable()) {
+      std::printf("No usable GPU: %s.\nThe CPU backend will be used.\n", env.status.c_str());
+      return;
+    }
+    for (const auto& d : env.devices) {
+      std::printf("GPU %d: %s, compute capability %d.%d, %d SMs, %.1f GiB, L2 %.0f MiB\n", d.index, d.name.c_str(),
+                  d.cc_major, d.cc_minor, d.sm_count, static_cast<double>(d.total_mem) / (1ull << 30),
+                  static_cast<double>(d.l2_bytes) / (1 << 20));
+      for (const auto& k : reg.kernels()) {
+        Selection s = reg.select(k, DeviceKey{d.cc(), d.name}, *kernel);
+        std::printf("  kernel %-16s %s [%s] (%s)\n", k.c_str(), s.variant.id.c_str(), to_string(s.variant.source),
+                    s.rule.c_str());
+      }
+    }
+    std::printf("Overlay directory: %s\n", overlay.string().c_str());
+    for (const auto& p : overlay_problems) std::printf("  warning: %s\n", p.c_str());
+  });
+}
+
+int run_cli(CLI::App& app, int argc, char** argv) {
+  install_cleanup_signal_handlers();
+  const std::string name = app.get_name();
+  try {
+    app.parse(argc, argv);
+    return kExitOk;
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string msg = e.what();
+    if (msg.empty()) msg = e.get_name();
+    std::fprintf(stderr, "%s: %s (see --help)\n", name.c_str(), msg.c_str());
+    return kExitInput;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
+    return kExitInput;
+  } catch (const CudaError& e) {
+    std::fprintf(stderr, "%s: CUDA error: %s\n", name.c_str(), e.what());
+    return kExitInternal;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "%s: out of memory\n", name.c_str());
+    return kExitInternal;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: internal error: %s\n", name.c_str(), e.what());
+    return kExitInternal;
+  }
+}
+
+void verbose_line(const CommonOptions& o, const std::string& line) {
+  if (o.verbose) std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+}  // namespace evk

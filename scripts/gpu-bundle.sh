@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# `make bundle`: packs the GPU test and benchmark binaries, the tools that can travel, the few
+# non-system shared libraries they need, kernel sources, test data and a runner into one folder
+# (default: bundle/, ignored by git) that can be copied to a GPU host (Ubuntu 24.04, CUDA 13
+# driver, no -dev packages) and run there as `bundle/run.sh OUTDIR`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${1:-build}
+DEST=${2:-bundle}
+LIMIT_MIB=60
+rm -rf "$DEST"
+mkdir -p "$DEST"/{bin,lib,data/shared,data/project,kernels}
+
+shopt -s nullglob
+links_opencv() { ldd "$1" 2>/dev/null | grep -q 'libopencv'; }
+for b in "$BUILD_DIR"/bin/*_gpu_tests "$BUILD_DIR"/bin/bench_*; do
+  if links_opencv "$b"; then
+    echo "gpu-bundle: $b links OpenCV; GPU test and bench binaries must not" >&2
+    exit 1
+  fi
+  cp "$b" "$DEST/bin/"
+done
+for t in stereo reg_deform barracuda_exact; do  # tools travel when they do not need OpenCV
+  [ -x "$BUILD_DIR/bin/$t" ] || continue
+  if links_opencv "$BUILD_DIR/bin/$t"; then echo "gpu-bundle: $t links OpenCV; not bundled"; continue; fi
+  cp "$BUILD_DIR/bin/$t" "$DEST/bin/"
+done
+# Non-system libraries the GPU host does not have (the rest of the closure ships with Ubuntu 24.04).
+carry_re='lib(hts|htscodecs|deflate|divsufsort|nifti[^/]*|znz|CLI11)\.so'
+for b in "$DEST"/bin/*; do
+  ldd "$b" | awk '/=>/ {print $3}' | grep -E "$carry_re" || true
+done | sort -u | while read -r lib; do cp -L "$lib" "$DEST/lib/"; done
+cp -r kernels/original "$DEST/kernels/"
+[ -d kernels/evolved ] && cp -r kernels/evolved "$DEST/kernels/"
+# Test data: the shared folder beside the checkout (when present) and the project's data/.
+if [ -d ../shared/data ]; then cp -rL ../shared/data/. "$DEST/data/shared/"; fi
+for d in stereo brain genomes reads; do
+  [ -d "data/$d" ] && cp -rL "data/$d" "$DEST/data/project/"
+done
+# Per-app hooks (extra data conversions etc.): scripts/bundle.d/<app>.sh DEST BUILD_DIR
+for h in scripts/bundle.d/*.sh; do bash "$h" "$DEST" "$BUILD_DIR"; done
+
+cat > "$DEST/run.sh" <<'RUNNER'
+#!/usr/bin/env bash
+# Runs every GPU test suite and benchmark in this bundle; logs and JSON results go to OUTDIR.
+# Usage: run.sh OUTDIR [--tests-only|--bench-only] [gtest filter]
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:?usage: run.sh OUTDIR [--tests-only|--bench-only] [FILTER]}
+mode=${2:-all}
+filter=${3:-*}
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+export EVK_SHARED_DATA="$here/data/shared" EVK_DATA_DIR="$here/data/project" EVK_BIN_DIR="$here/bin"
+export EVK_KERNELS_DIR="$here/kernels" EVK_CACHE_DIR="$out/nvrtc-cache"
+export PATH="$here/bin:$PATH"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
+  > "$out/gpu.txt" 2>&1 || true
+status=0
+summary=()
+if [ "$mode" != "--bench-only" ]; then
+  for t in "$here"/bin/*_gpu_tests; do
+    n=$(basename "$t")
+    "$t" --gtest_filter="$filter" --gtest_output="json:$out/$n.json" > "$out/$n.log" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] || status=1
+    summary+=("$n: exit $rc, $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/$n.log" | tr '\n' ' ')")
+  done
+fi
+if [ "$mode" != "--tests-only" ]; then
+  for b in "$here"/bin/bench_*; do
+    n=$(basename "$b")
+    "$b" --benchmark_out="$out/$n.json" --benchmark_out_format=json --benchmark_counters_tabular=true \
+      > "$out/$n.log" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] || status=1
+    summary+=("$n: exit $rc")
+  done
+fi
+printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
+exit $status
+RUNNER
+chmod +x "$DEST/run.sh"
+size=$(du -sm "$DEST" | cut -f1)
+echo "gpu-bundle: $DEST is ${size} MiB ($(ls "$DEST/bin" | wc -l) binaries, $(ls "$DEST/lib" | wc -l) libraries)"
+if [ "$size" -gt $LIMIT_MIB ]; then echo "gpu-bundle: over the ${LIMIT_MIB} MiB limit" >&2; exit 1; fi

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages EvoKernels builds and tests with. Idempotent: packages that
+# are already installed are skipped, and apt is not touched at all when nothing is missing.
+# The CUDA toolkit is not installed here (it is optional: without nvcc the suite builds CPU-only).
+set -euo pipefail
+
+pkgs=(
+  # build
+  build-essential cmake pkg-config git
+  # test / bench frameworks, CLI, JSON
+  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
+  # formats: NIfTI, SAM/BAM/FASTQ (htslib), compression, suffix arrays, PNG
+  libnifti2-dev libznz-dev zlib1g-dev libhts-dev libdeflate-dev libdivsufsort-dev libpng-dev
+  # stereo image I/O and the StereoBM peer (optional for the build, installed for the demo)
+  libopencv-imgcodecs-dev libopencv-imgproc-dev libopencv-calib3d-dev
+  # oracles and simulators used by tests, demo and benchmarks
+  bwa samtools art-nextgen-simulation-tools
+  # dpkg -x for scripts/fetch-data.sh
+  dpkg
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#pkgs[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null; then SUDO=sudo; else
+    echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1
+  fi
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"

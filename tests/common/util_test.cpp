@@ -1,0 +1,62 @@
+#include <atomic>
+#include <numeric>
+#include <vector>
+
+#include "evk/parallel.hpp"
+#include "evk/progress.hpp"
+#include "evk/stats.hpp"
+#include "evk_testing.hpp"
+
+TEST(Stats, MedianMinMaxStdev) {
+  auto t = evk::summarize({5, 1, 3, 2, 4});
+  EXPECT_DOUBLE_EQ(t.median_ms, 3);
+  EXPECT_DOUBLE_EQ(t.min_ms, 1);
+  EXPECT_DOUBLE_EQ(t.max_ms, 5);
+  EXPECT_DOUBLE_EQ(t.mean_ms, 3);
+  EXPECT_NEAR(t.stdev_ms, 1.5811388, 1e-6);
+  EXPECT_NEAR(t.spread(), 4.0 / 3.0, 1e-12);
+  EXPECT_DOUBLE_EQ(evk::summarize({1, 2, 3, 10}).median_ms, 2.5);
+  EXPECT_EQ(evk::summarize({}).repeats, 0);
+}
+
+TEST(Parallel, CoversEveryIndexExactlyOnce) {
+  for (size_t n : {0, 1, 7, 1000, 12345}) {
+    std::vector<std::atomic<int>> hits(n);
+    evk::parallel_for(n, [&](size_t b, size_t e) {
+      for (size_t i = b; i < e; ++i) hits[i]++;
+    }, 4);
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << i;
+  }
+}
+
+TEST(Parallel, RethrowsWorkerExceptions) {
+  EXPECT_THROW(evk::parallel_for(100, [](size_t b, size_t) {
+                 if (b > 0) throw std::runtime_error("boom");
+               }, 4),
+               std::runtime_error);
+}
+
+TEST(Progress, FormatsDurations) {
+  EXPECT_EQ(evk::Progress::format_duration(0), "00:00");
+  EXPECT_EQ(evk::Progress::format_duration(75), "01:15");
+  EXPECT_EQ(evk::Progress::format_duration(3725), "1:02:05");
+  EXPECT_EQ(evk::Progress::format_duration(-1), "--:--");
+}
+
+TEST(Progress, NonTtyPrintsLines) {
+  evk::testing::TempDir d;
+  std::FILE* f = std::fopen((d / "p.txt").c_str(), "w+");
+  ASSERT_NE(f, nullptr);
+  {
+    evk::Progress p("work", 10, "items", true, f);
+    p.update(5);
+    p.finish();
+  }
+  std::fflush(f);
+  std::rewind(f);
+  char buf[512] = {};
+  size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  std::string s(buf, n);
+  EXPECT_NE(s.find("work: 5/10 items (50.0%)"), std::string::npos) << s;
+}
