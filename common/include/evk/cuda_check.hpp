@@ -21,7 +21,10 @@ namespace detail {
 
 namespace evk::detail {
 inline void check_cuda(cudaError_t e, const char* call, const char* file, int line) {
-  if (e != cudaSuccess) throw_cuda_error(e, cudaGetErrorName(e), cudaGetErrorString(e), call, file, line);
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // clear a non-sticky error so it does not resurface at the next check
+    throw_cuda_error(e, cudaGetErrorName(e), cudaGetErrorString(e), call, file, line);
+  }
 }
 inline void check_nvrtc(nvrtcResult e, const char* call, const char* file, int line) {
   if (e != NVRTC_SUCCESS) throw_cuda_error(e, "NVRTC", nvrtcGetErrorString(e), call, file, line);
