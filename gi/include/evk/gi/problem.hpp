@@ -1,0 +1,87 @@
+// The contract between the GI engine and an app. The engine knows nothing about stereo, B-splines
+// or DNA: each app implements evk::gi::Problem (in apps/<app>/core/gi_problem.*) and the engine
+// evolves the problem's kernel source against it.
+//
+// A candidate = the kernel source after the genome's edits + a value for every config parameter.
+// The engine compiles it with NVRTC using compile_options(config) and hands the loaded kernel to
+// an Evaluation, which owns one case on the GPU and its CPU reference answer.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#if defined(EVK_HAVE_CUDA)
+#include <cuda_runtime.h>
+#endif
+
+namespace evk::gi {
+
+// Values of the fixed part (config parameters), by name, as text ("64", "true", "GLOBAL").
+using Config = std::map<std::string, std::string>;
+
+// One configuration parameter of the papers' "fixed part".
+struct ConfigParam {
+  enum class Kind { boolean, number, choice };
+  std::string name;                 // e.g. "BLOCK_W", "constantBasis", "STORE_disparityPixel"
+  Kind kind = Kind::boolean;
+  std::vector<std::string> values;  // allowed values in order (numbers ascending: "neighbour" moves
+                                    // step along this list); booleans: {"false","true"}
+  std::string default_value;        // the human-written kernel's setting
+  std::string help;                 // one line: what it does
+};
+
+// The outcome of checking one candidate run against the reference, with the app's penalty rules.
+struct Check {
+  double penalty = 0;        // 0 = acceptable output (the papers' "no penalty")
+  double max_error = 0;      // app unit (pixels, mm, interval mismatch count)
+  double bad_fraction = 0;   // share of output elements that were wrong or unset
+  std::string summary;       // one line for logs, e.g. "3 unset, max err 0.2 px"
+};
+
+#if defined(EVK_HAVE_CUDA)
+// One training or hold-out case resident on the current GPU with its reference answer (computed on
+// the CPU when the Evaluation is made). Used from a single thread, in the worker process.
+class Evaluation {
+ public:
+  virtual ~Evaluation() = default;
+  virtual std::string describe() const = 0;       // e.g. "random pair 320x240 seed 7"
+  virtual double work_items() const = 0;          // for rates: disparity evaluations, voxels, reads
+  // Fills every output element with a poison value (unwritten elements must be detectable).
+  virtual void poison(cudaStream_t s) = 0;
+  // Enqueues the candidate on the stream; launch geometry comes from cfg. No synchronisation.
+  virtual void launch(cudaKernel_t k, const Config& cfg, cudaStream_t s) = 0;
+  // Synchronises, copies outputs back, compares every element with the reference.
+  virtual Check check(cudaStream_t s) = 0;
+};
+#else
+class Evaluation;
+#endif
+
+class Problem {
+ public:
+  virtual ~Problem() = default;
+  virtual std::string name() const = 0;           // "stereo", "reg_deform", "barracuda_exact"
+  virtual std::string kernel_source() const = 0;  // the annotated original (kernels/original/<app>/)
+  virtual std::string kernel_entry() const = 0;   // extern "C" __global__ name in that source
+  virtual std::vector<ConfigParam> config_params() const = 0;
+  // NVRTC options for a configuration: "-DNAME=value" for macros, "-Xptxas=-dlcm=cg" etc.
+  // Throws InputError for an illegal combination (rejected before compiling).
+  virtual std::vector<std::string> compile_options(const Config& cfg) const = 0;
+  // A case for generation/hold-out index `seed` (deterministic). holdout cases never overlap
+  // training ones. Requires a current CUDA device.
+  virtual std::unique_ptr<Evaluation> make_evaluation(std::uint64_t seed, bool holdout) const = 0;
+
+  // The paper's search defaults for this app.
+  virtual int default_population() const = 0;
+  virtual int default_generations() const = 0;
+
+  Config default_config() const {
+    Config c;
+    for (const auto& p : config_params()) c[p.name] = p.default_value;
+    return c;
+  }
+};
+
+}  // namespace evk::gi
