@@ -56,7 +56,9 @@ AtomicOutput::AtomicOutput(fs::path target) : target_(std::move(target)) {
   fs::path dir = target_.parent_path();
   if (dir.empty()) dir = ".";
   if (!fs::is_directory(dir, ec)) input_error(target_.string(), "directory " + dir.string() + " does not exist");
-  temp_ = dir / ("." + target_.filename().string() + ".tmp" + std::to_string(::getpid()));
+  std::string temp_name = ".";  // built by appending: GCC 12 warns falsely on "lit" + string (PR105329)
+  temp_name.append(target_.filename().string()).append(".tmp").append(std::to_string(::getpid()));
+  temp_ = dir / temp_name;
   {
     std::ofstream probe(temp_, std::ios::binary | std::ios::trunc);
     if (!probe) input_error(target_.string(), std::string("cannot write: ") + std::strerror(errno));

@@ -47,7 +47,9 @@ CommandResult run(const std::string& cmd) {
 }
 
 CommandResult run_tool(const std::string& tool, const std::string& args) {
-  return run("'" + (bin_dir() / tool).string() + "' " + args);
+  std::string cmd = "'";  // appended: GCC 12 warns falsely on "lit" + string (PR105329)
+  cmd.append((bin_dir() / tool).string()).append("' ").append(args);
+  return run(cmd);
 }
 
 TempDir::TempDir() {
