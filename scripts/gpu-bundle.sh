@@ -12,7 +12,8 @@ rm -rf "$DEST"
 mkdir -p "$DEST"/{bin,lib,data/shared,data/project,kernels}
 
 shopt -s nullglob
-links_opencv() { ldd "$1" 2>/dev/null | grep -q 'libopencv'; }
+# (no `grep -q` in a pipeline: under pipefail its early exit would fail the check)
+links_opencv() { [ "$(ldd "$1" 2>/dev/null | grep -c 'libopencv')" -gt 0 ]; }
 for b in "$BUILD_DIR"/bin/*_gpu_tests; do
   if links_opencv "$b"; then
     echo "gpu-bundle: $b links OpenCV; GPU test binaries must not" >&2
@@ -30,7 +31,7 @@ for t in stereo reg_deform barracuda_exact; do  # tools travel when they do not 
   cp "$BUILD_DIR/bin/$t" "$DEST/bin/"
 done
 # Non-system libraries the GPU host does not have (the rest of the closure ships with Ubuntu 24.04).
-carry_re='lib(hts|htscodecs|deflate|divsufsort|nifti[^/]*|znz|CLI11)\.so'
+carry_re='lib(hts|htscodecs|deflate|divsufsort(64)?|nifti[^/]*|znz|benchmark(_main)?|png16)\.so'
 for b in "$DEST"/bin/*; do
   ldd "$b" | awk '/=>/ {print $3}' | grep -E "$carry_re" || true
 done | sort -u | while read -r lib; do cp -L "$lib" "$DEST/lib/"; done
