@@ -1,0 +1,117 @@
+#include "evk/stereo/gpu.hpp"
+
+#include <chrono>
+#include <map>
+
+#include "evk/error.hpp"
+
+#if defined(EVK_HAVE_CUDA)
+#include "evk/cuda_check.hpp"
+#include "evk/stereo/gpu_frame.hpp"
+#endif
+
+namespace evk::stereo {
+
+Registry make_registry() {
+  Registry reg;
+  reg.add_kernel("stereo");
+  return reg;
+}
+
+Selection select_variant(const std::string& choice, const DeviceInfo& device) {
+  Registry reg = make_registry();
+  std::filesystem::path overlay = default_overlay_dir();
+  if (!overlay.empty()) reg.load_overlay(overlay);
+  Selection s = reg.select("stereo", DeviceKey{device.cc(), device.name}, choice);
+  if (!s.variant.genome.empty())
+    input_error("--kernel " + choice, "variant '" + s.variant.id + "' is an evolved genome: not yet supported");
+  return s;
+}
+
+#if defined(EVK_HAVE_CUDA)
+struct GpuBackend::Impl {
+  int device = 0;
+  DeviceInfo info;
+  gi::Config cfg;
+  std::map<int, LoadedKernel> kernels;  // by radius
+  std::map<int, KernelSettings> settings;
+  DeviceFrame frame;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t ev[2] = {nullptr, nullptr};
+  std::string origin = "not loaded yet";
+  ~Impl() {
+    if (ev[0]) cudaEventDestroy(ev[0]);
+    if (ev[1]) cudaEventDestroy(ev[1]);
+    if (stream) cudaStreamDestroy(stream);
+  }
+};
+
+GpuBackend::GpuBackend(int device, gi::Config cfg) : impl_(std::make_unique<Impl>()) {
+  const GpuEnvironment& env = gpu_environment();
+  if (!env.usable()) input_error("--backend gpu", env.status);
+  if (device < 0 || device >= static_cast<int>(env.devices.size()))
+    input_error("--device", "no CUDA device " + std::to_string(device));
+  impl_->device = device;
+  impl_->info = env.devices[static_cast<std::size_t>(device)];
+  impl_->cfg = std::move(cfg);
+  KernelSettings::from(impl_->cfg);  // validate early
+  EVK_CUDA(cudaSetDevice(device));
+  EVK_CUDA(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking));
+  EVK_CUDA(cudaEventCreate(&impl_->ev[0]));
+  EVK_CUDA(cudaEventCreate(&impl_->ev[1]));
+}
+
+GpuBackend::~GpuBackend() = default;
+
+DisparityMap GpuBackend::run(const Image8& L, const Image8& R, const Params& p, GpuTimes* times) {
+  using clk = std::chrono::steady_clock;
+  auto ms = [](clk::time_point a, clk::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+  validate(p);
+  Impl& m = *impl_;
+  EVK_CUDA(cudaSetDevice(m.device));
+  GpuTimes t;
+  auto t0 = clk::now();
+  const int r = p.radius();
+  if (!m.kernels.count(r)) {
+    KernelSettings ks = KernelSettings::from(m.cfg, r);
+    m.kernels.emplace(r, load_kernel(ks, m.info.cc()));
+    m.settings.emplace(r, ks);
+  }
+  const LoadedKernel& lk = m.kernels.at(r);
+  const KernelSettings& ks = m.settings.at(r);
+  m.origin = lk.origin;
+  auto t1 = clk::now();
+  m.frame.upload(L, R);
+  auto t2 = clk::now();
+  m.frame.poison(m.stream);
+  EVK_CUDA(cudaEventRecord(m.ev[0], m.stream));
+  m.frame.launch(lk.kernel, ks, p, m.stream);
+  EVK_CUDA_LAST();
+  EVK_CUDA(cudaEventRecord(m.ev[1], m.stream));
+  EVK_CUDA(cudaEventSynchronize(m.ev[1]));
+  float kms = 0;
+  EVK_CUDA(cudaEventElapsedTime(&kms, m.ev[0], m.ev[1]));
+  auto t3 = clk::now();
+  RawOutput raw = m.frame.download(ks, m.stream);
+  DisparityMap out = to_disparity(raw, p);
+  auto t4 = clk::now();
+  t.load_ms = ms(t0, t1);
+  t.upload_ms = ms(t1, t2);
+  t.kernel_ms = kms;
+  t.download_ms = ms(t3, t4);
+  if (times) *times = t;
+  return out;
+}
+
+std::string GpuBackend::describe() const {
+  return impl_->info.name + ", stereoKernel original (" + impl_->origin + ")";
+}
+#else
+struct GpuBackend::Impl {};
+GpuBackend::GpuBackend(int, gi::Config) { input_error("--backend gpu", "this build has no CUDA support"); }
+GpuBackend::~GpuBackend() = default;
+DisparityMap GpuBackend::run(const Image8&, const Image8&, const Params&, GpuTimes*) { return {}; }
+std::string GpuBackend::describe() const { return "no GPU"; }
+#endif
+
+}  // namespace evk::stereo

@@ -1,0 +1,41 @@
+// Stereo file formats. Images: PGM/PPM (P2, P3, P5, P6; 8 or 16 bit) read natively, any other
+// format OpenCV reads (PNG, JPEG, ...) through OpenCV when the build has it. Disparity files:
+//   .pfm  32-bit float, Middlebury convention (little-endian "Pf", rows bottom to top); invalid = +inf
+//   .png  16-bit grey, value = round(disparity * scale), invalid (and disparity 0) = 0
+//   .pgm  16-bit binary PGM, same values as .png
+// Colour visualisation: 8-bit RGB PNG, a colour map over [min, max] disparity, invalid black.
+// PNG is written natively (zlib). Readers and writers throw InputError naming the file.
+#pragma once
+#include <filesystem>
+
+#include "evk/stereo/types.hpp"
+
+namespace evk::stereo {
+
+bool have_opencv();  // whether this build reads non-Netpbm images
+
+// 8-bit grey (colour converted with the ITU-R 601 weights; 16-bit scaled to 8 bit).
+Image8 read_gray(const std::filesystem::path& path);
+
+// Ground truth / disparity as numbers: PFM values as stored (negative or non-finite = unknown);
+// PNG/PGM/other grey images at their full depth, divided by scale, 0 = unknown (+inf).
+FloatMap read_disparity(const std::filesystem::path& path, double scale);
+
+// Mask image (8-bit grey; 255 = inside).
+Image8 read_mask(const std::filesystem::path& path);
+
+struct WriteOptions {
+  double png_scale = 256;   // .png/.pgm: stored value = disparity * png_scale
+};
+// Writes by extension (.pfm, .png, .pgm) through an atomic temporary file.
+void write_disparity(const std::filesystem::path& path, const DisparityMap& d, const WriteOptions& opt = {});
+// Checks that the extension is known and the scale fits (max_disparity * scale <= 65535) before any work.
+void check_disparity_output(const std::filesystem::path& path, int max_disparity, const WriteOptions& opt = {});
+void write_color_png(const std::filesystem::path& path, const DisparityMap& d, int min_disparity, int max_disparity);
+
+// Low-level writers (also used by tests and tools).
+void write_pgm8(const std::filesystem::path& path, const Image8& im);
+void write_png(const std::filesystem::path& path, int width, int height, int channels, int bit_depth,
+               const std::vector<unsigned char>& samples);  // samples in PNG byte order (16-bit big-endian)
+
+}  // namespace evk::stereo
