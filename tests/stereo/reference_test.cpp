@@ -32,7 +32,9 @@ TEST(StereoReference, MatchesNaiveOnOddSizes) {
     Image8 l = random_image(c.w, c.h, seed++), r = random_image(c.w, c.h, seed++);
     Params p{c.mind, c.maxd, c.window, c.min_ssd};
     DisparityMap fast = disparity_cpu(l, r, p), slow = disparity_naive(l, r, p);
-    if (c.min_ssd == kNo) EXPECT_EQ(std::count(fast.d.begin(), fast.d.end(), kInvalid), 0);
+    if (c.min_ssd == kNo) {
+      EXPECT_EQ(std::count(fast.d.begin(), fast.d.end(), kInvalid), 0);
+    }
     EXPECT_EQ(stereo_test::first_difference(fast, slow), "")
         << c.w << "x" << c.h << " d " << c.mind << ".." << c.maxd << " window " << c.window;
   }
