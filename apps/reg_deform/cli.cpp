@@ -139,7 +139,7 @@ int main(int argc, char** argv) {
     const rd::Mask mask = fa->mask.empty() ? rd::Mask{} : rd::read_mask(fa->mask, ref.geo);
     { evk::AtomicOutput probe(fa->out); }  // unwritable output: fail before computing
     st.done("read");
-    nlohmann::json info;
+    nlohmann::json info = nlohmann::json::object();
     const rd::Field f = field_of(p, ref.geo, grid, mask, fa->displacement, info);
     st.done("compute");
     rd::write_field(fa->out, f, {fa->nifti});
@@ -182,7 +182,7 @@ int main(int argc, char** argv) {
     rd::Transformation t = rd::read_transformation(ra->trans, ref.geo);
     { evk::AtomicOutput probe(ra->out); }  // unwritable output: fail before computing
     st.done("read");
-    nlohmann::json info;
+    nlohmann::json info = nlohmann::json::object();
     rd::Field f = t.kind == rd::TransKind::grid ? field_of(p, ref.geo, t.grid, {}, false, info) : std::move(t.field);
     if (t.kind == rd::TransKind::grid) st.done("field");
     rd::Volume out;

@@ -265,6 +265,11 @@ void FieldEngine::assemble(bool displacement, cudaStream_t s) {
   EVK_CUDA_LAST();
 }
 
+void FieldEngine::poison(cudaStream_t s) {
+  EVK_CUDA(cudaMemsetAsync(compact_.get(), 0xff, compact_.size() * sizeof(float4), s));
+  EVK_CUDA(cudaMemsetAsync(field_.get(), 0xff, field_.size() * sizeof(float), s));
+}
+
 Field FieldEngine::download(bool displacement, cudaStream_t s) const {
   Field f;
   f.geo = ref_;

@@ -126,6 +126,8 @@ class FieldEngine {
     run_kernel(s);
     assemble(displacement, s);
   }
+  // Fills the compact output and the dense field with NaN (tests: unwritten elements show).
+  void poison(cudaStream_t s = nullptr);
   Field download(bool displacement, cudaStream_t s = nullptr) const;
   std::vector<float4> download_compact(cudaStream_t s = nullptr) const;
 

@@ -49,8 +49,22 @@ NimPtr open_nifti(const fs::path& path) {
   if (ext == ".gz" && !gz) input_error(name_of(path), "not a gzip file despite its .gz name");
   NimPtr nim(nifti_image_read(path.c_str(), 0));
   if (!nim) input_error(name_of(path), gz ? "not a readable NIfTI header (corrupt gzip or not NIfTI)" : "not a NIfTI-1/NIfTI-2 file");
-  if (nifti_image_load(nim.get()) != 0 || !nim->data)
-    input_error(name_of(path), gz ? "corrupt or truncated gzip data" : "truncated image data");
+  // Our own data read: nifti_image_load silently replaces NaN/Inf by 0, and we must see them.
+  const std::size_t bytes = static_cast<std::size_t>(nim->nvox) * static_cast<std::size_t>(nim->nbyper);
+  if (nim->nvox <= 0 || nim->nbyper <= 0) input_error(name_of(path), "holds no voxels");
+  znzFile fp = znzopen(nim->iname, "rb", nifti_is_gzfile(nim->iname));
+  if (znz_isnull(fp)) input_error(name_of(path), "cannot open image data");
+  nim->data = std::malloc(bytes);
+  if (!nim->data) {
+    znzclose(fp);
+    throw std::bad_alloc();
+  }
+  const bool sought = znzseek(fp, static_cast<long>(nim->iname_offset), SEEK_SET) >= 0;
+  const std::size_t got = sought ? znzread(nim->data, 1, bytes, fp) : 0;
+  znzclose(fp);
+  if (got != bytes) input_error(name_of(path), gz ? "corrupt or truncated gzip data" : "truncated image data");
+  if (nim->swapsize > 1 && nim->byteorder != nifti_short_order())
+    nifti_swap_Nbytes(static_cast<int64_t>(nim->nvox) * (nim->nbyper / nim->swapsize), nim->swapsize, nim->data);
   return nim;
 }
 
@@ -191,17 +205,43 @@ void write_nim(nifti_image* nim, const fs::path& path) {
                                        (gz && name.size() > 7 && name.compare(name.size() - 7, 7, ".nii.gz") == 0));
   if (!nii) input_error(name_of(path), "output name must end in .nii or .nii.gz");
   AtomicOutput out(path);
-  // nifticlib needs a valid NIfTI file name; the bytes go to our temporary file.
-  std::free(nim->fname);
-  std::free(nim->iname);
-  nim->fname = nifti_strdup(path.c_str());
-  nim->iname = nifti_strdup(path.c_str());
-  znzFile fp = znzopen(out.temp_path().c_str(), "wb", gz ? 1 : 0);
-  if (znz_isnull(fp)) input_error(name_of(path), "cannot open for writing");
-  znzFile r = nifti_image_write_hdr_img2(nim, 1, "wb", fp, nullptr);  // writes and closes fp
-  (void)r;
+  // nifticlib picks the format and compression from the file name, so it writes a hidden sibling
+  // with the target's extension, which then becomes the AtomicOutput's temporary file.
+  const std::string ext = gz ? ".nii.gz" : ".nii";
+  const fs::path staging = path.parent_path() / ("." + out.temp_path().filename().string() + ext);
+  struct Remove {
+    fs::path p;
+    ~Remove() {
+      std::error_code e;
+      fs::remove(p, e);
+    }
+  } cleanup{staging};
+  const int type = nim->nifti_type;
+  if (nifti_set_filenames(nim, staging.c_str(), 0, 1) != 0) input_error(name_of(path), "cannot name output file");
+  if (type == NIFTI_FTYPE_NIFTI2_1) {
+    // nifticlib 3.0's writer puts NIfTI-2 data at offset 0 over the header; write it ourselves:
+    // the 540-byte header, 4 zero bytes (no extensions), the data at 544.
+    nim->nifti_type = type;
+    nifti_2_header h;
+    if (nifti_convert_nim2n2hdr(nim, &h) != 0) throw std::runtime_error("nifti_convert_nim2n2hdr failed");
+    h.vox_offset = 544;
+    std::memcpy(h.magic, "n+2\0\r\n\032\n", 8);
+    znzFile fp = znzopen(staging.c_str(), "wb", gz ? 1 : 0);
+    if (znz_isnull(fp)) input_error(name_of(path), "cannot open for writing");
+    const char ext[4] = {0, 0, 0, 0};
+    const std::size_t bytes = static_cast<std::size_t>(nim->nvox) * static_cast<std::size_t>(nim->nbyper);
+    const bool ok = znzwrite(&h, 1, sizeof h, fp) == sizeof h && znzwrite(ext, 1, 4, fp) == 4 &&
+                    znzwrite(nim->data, 1, bytes, fp) == bytes;
+    znzclose(fp);
+    if (!ok) input_error(name_of(path), "write failed (disk full or not writable?)");
+  } else {
+    nifti_image_write(nim);
+  }
   std::error_code ec;
-  if (fs::file_size(out.temp_path(), ec) < 348 || ec) input_error(name_of(path), "write failed (disk full?)");
+  if (!fs::exists(staging, ec) || fs::file_size(staging, ec) == 0 || ec)
+    input_error(name_of(path), "write failed (disk full or not writable?)");
+  fs::rename(staging, out.temp_path(), ec);
+  if (ec) input_error(name_of(path), "cannot rename temporary file: " + ec.message());
   out.commit();
 }
 
