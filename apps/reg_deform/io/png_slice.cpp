@@ -73,9 +73,12 @@ void write_snapshot(const std::filesystem::path& path, const Volume& before, con
   const int scale = std::max(1, 320 / std::max(pw, ph));
   const int W = (2 * pw + 4) * scale, H = ph * scale;
   std::vector<std::uint8_t> rgb(static_cast<std::size_t>(W) * H * 3, 0);
-  auto put = [&](int px, int py, std::uint8_t r, std::uint8_t gg, std::uint8_t b) {  // panel pixel -> scaled block
+  // panel pixel -> scaled block; thin = only the block's top row and left column (grid lines)
+  // vert/horiz: only the block's left column / bottom row (thin grid lines)
+  auto put = [&](int px, int py, std::uint8_t r, std::uint8_t gg, std::uint8_t b, bool vert = false, bool horiz = false) {
     for (int dy = 0; dy < scale; ++dy)
       for (int dx = 0; dx < scale; ++dx) {
+        if ((vert || horiz) && !(vert && dx == 0) && !(horiz && dy == scale - 1)) continue;
         const std::size_t i = (static_cast<std::size_t>(py * scale + dy) * W + px * scale + dx) * 3;
         rgb[i] = r;
         rgb[i + 1] = gg;
@@ -87,9 +90,8 @@ void write_snapshot(const std::filesystem::path& path, const Volume& before, con
   for (int y = 0; y < before.geo.ny; ++y)
     for (int x = 0; x < before.geo.nx; ++x) {
       const std::uint8_t c = grey(before.data[before.geo.index(x, y, bz)]);
-      const bool line = x % s == 0 || y % s == 0;
-      if (line) put(x, ph - 1 - y, 255, 200, 0);
-      else put(x, ph - 1 - y, c, c, c);
+      put(x, ph - 1 - y, c, c, c);
+      if (x % s == 0 || y % s == 0) put(x, ph - 1 - y, 255, 200, 0, x % s == 0, y % s == 0);
     }
   // right: the resampled slice with the input's grid lines carried through the transformation
   const std::vector<float> fc = floating_coordinates(def, before.geo);
@@ -99,14 +101,14 @@ void write_snapshot(const std::filesystem::path& path, const Volume& before, con
   for (int y = 0; y < g.ny; ++y)
     for (int x = 0; x < g.nx; ++x) {
       const std::uint8_t c = grey(after.data[g.index(x, y, z)]);
-      bool line = false;
-      for (int a = 0; a < 2 && !line; ++a) {
+      bool vert = false, horiz = false;  // a grid cell boundary between this voxel and the next in x / y
+      for (int a = 0; a < 2; ++a) {
         const double here = cell(x, y, a);
-        if (x + 1 < g.nx && cell(x + 1, y, a) != here) line = true;
-        if (y + 1 < g.ny && cell(x, y + 1, a) != here) line = true;
+        if (x > 0 && cell(x - 1, y, a) != here) vert = true;
+        if (y > 0 && cell(x, y - 1, a) != here) horiz = true;
       }
-      if (line) put(off + x, ph - 1 - y, 0, 220, 255);
-      else put(off + x, ph - 1 - y, c, c, c);
+      put(off + x, ph - 1 - y, c, c, c);
+      if (vert || horiz) put(off + x, ph - 1 - y, 0, 220, 255, vert, horiz);
     }
   write_png_rgb(path, W, H, rgb);
 }
