@@ -208,7 +208,7 @@ void write_nim(nifti_image* nim, const fs::path& path) {
   // nifticlib picks the format and compression from the file name, so it writes a hidden sibling
   // with the target's extension, which then becomes the AtomicOutput's temporary file.
   const std::string ext = gz ? ".nii.gz" : ".nii";
-  const fs::path staging = path.parent_path() / ("." + out.temp_path().filename().string() + ext);
+  const fs::path staging = path.parent_path() / std::string(".").append(out.temp_path().filename().string()).append(ext);
   struct Remove {
     fs::path p;
     ~Remove() {
@@ -228,9 +228,9 @@ void write_nim(nifti_image* nim, const fs::path& path) {
     std::memcpy(h.magic, "n+2\0\r\n\032\n", 8);
     znzFile fp = znzopen(staging.c_str(), "wb", gz ? 1 : 0);
     if (znz_isnull(fp)) input_error(name_of(path), "cannot open for writing");
-    const char ext[4] = {0, 0, 0, 0};
+    const char no_ext[4] = {0, 0, 0, 0};
     const std::size_t bytes = static_cast<std::size_t>(nim->nvox) * static_cast<std::size_t>(nim->nbyper);
-    const bool ok = znzwrite(&h, 1, sizeof h, fp) == sizeof h && znzwrite(ext, 1, 4, fp) == 4 &&
+    const bool ok = znzwrite(&h, 1, sizeof h, fp) == sizeof h && znzwrite(no_ext, 1, 4, fp) == 4 &&
                     znzwrite(nim->data, 1, bytes, fp) == bytes;
     znzclose(fp);
     if (!ok) input_error(name_of(path), "write failed (disk full or not writable?)");
