@@ -1,0 +1,37 @@
+// The original kernel's configuration (the paper's macros + block size) and how a dispatch
+// Variant maps onto it. Pure host code (no CUDA needed).
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "evk/dispatch.hpp"
+
+namespace evk::reg_deform {
+
+struct KernelConfig {
+  bool const_bspline = false;   // c_UseBSpline as a compile-time constant (true)
+  bool const_spacing = false;   // c_controlPointVoxelSpacing as a compile-time constant (5)
+  bool constant_basis = false;  // constantBasis
+  bool basis_a = false;         // BasisA
+  bool directx_basis = false;   // directxBasis
+  bool rem_x = false;           // RemX
+  int block_size = 192;         // threads per block, a multiple of 32 (the paper's default 192)
+
+  bool macros_default() const {
+    return !const_bspline && !const_spacing && !constant_basis && !basis_a && !directx_basis && !rem_x;
+  }
+  std::vector<std::string> defines() const;  // NVRTC/nvcc -D options
+  std::string describe() const;              // e.g. "constantBasis+RemX bs192" or "default bs192"
+  std::map<std::string, std::string> to_map() const;
+  // From name -> "true"/"false"/number (unknown names or bad values: InputError).
+  static KernelConfig from_map(const std::map<std::string, std::string>& m);
+  // All 64 combinations of the six switches at one block size.
+  static std::vector<KernelConfig> all_combinations(int block_size = 192);
+};
+
+// Which configuration a dispatch variant runs: the original -> defaults; a genome -> InputError
+// ("not yet supported") until genomes are wired in.
+KernelConfig config_for_variant(const Variant& v);
+
+}  // namespace evk::reg_deform

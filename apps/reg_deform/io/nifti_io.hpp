@@ -1,0 +1,50 @@
+// NIfTI-1 / NIfTI-2 files (.nii, .nii.gz) <-> reg_deform's types, in NiftyReg's conventions:
+// control-point grids and deformation/displacement fields are 5-D [nx, ny, nz, 1, 3], planar
+// float32, intent_code 1007 (vector), intent_name "NREG_TRANS", intent_p1 0 deformation /
+// 1 displacement / 2 cubic B-spline grid. Every problem is an InputError naming the file.
+#pragma once
+#include <filesystem>
+#include <string>
+
+#include "../core/types.hpp"
+
+namespace evk::reg_deform {
+
+namespace fs = std::filesystem;
+
+inline constexpr int kIntentVector = 1007;
+inline constexpr double kDefField = 0, kDispField = 1, kSplineGrid = 2;
+inline constexpr const char* kIntentName = "NREG_TRANS";
+
+struct WriteOptions {
+  int nifti_version = 1;  // 1 or 2
+};
+
+// A 3-D scalar volume, any real datatype (scl_slope/scl_inter applied), as float.
+Volume read_volume(const fs::path& path);
+// A mask volume on the reference's grid (nonzero = active).
+Mask read_mask(const fs::path& path, const Geometry& ref);
+// A cubic B-spline control-point grid for `ref`: 5-D, intent 1007, intent_p1 2, finite values,
+// NiftyReg layout relative to the reference, dims covering the reference at its spacing.
+Grid read_grid(const fs::path& path, const Geometry& ref);
+
+enum class TransKind { deformation, displacement, grid };
+struct Transformation {
+  TransKind kind = TransKind::deformation;
+  Grid grid;    // kind == grid
+  Field field;  // otherwise
+};
+// A transformation told apart by intent_p1 (0, 1 or 2), checked against the reference.
+Transformation read_transformation(const fs::path& path, const Geometry& ref);
+
+// Writers: through evk::AtomicOutput (nothing is left behind on failure).
+void write_volume(const fs::path& path, const Volume& v, const WriteOptions& opt = {});
+void write_mask(const fs::path& path, const Geometry& geo, const Mask& m, const WriteOptions& opt = {});
+void write_grid(const fs::path& path, const Grid& g, const WriteOptions& opt = {});
+void write_field(const fs::path& path, const Field& f, const WriteOptions& opt = {});
+
+// A 4x4 affine in text (NiftyReg/reg_aladin style: 4 rows of 4 numbers), mapping reference world
+// to floating world.
+Mat44 read_affine(const fs::path& path);
+
+}  // namespace evk::reg_deform

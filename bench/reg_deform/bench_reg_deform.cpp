@@ -1,0 +1,184 @@
+// bench_reg_deform: the B-spline deformation field on the paper's 217^3 random case (~1.7 M active
+// voxels, masked) and on the dense 1 mm ICBM152 brain (8.7 M voxels): CPU reference (all cores)
+// and the GPU original in all 64 macro combinations, a block-size sweep, and the generic kernel.
+// GPU times: kernel only, CUDA events, warm-up, L2 flushed before every repeat, median (manual
+// time); counters: active voxels per second, median/min/max kernel time in us, relative spread.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+
+#include "evk/device.hpp"
+#include "evk/parallel.hpp"
+#include "active.hpp"
+#include "field_cpu.hpp"
+#include "grid_make.hpp"
+#include "kernel_config.hpp"
+#include "nifti_io.hpp"
+#include "random_case.hpp"
+#if defined(EVK_HAVE_CUDA)
+#include "evk/cuda_check.hpp"
+#include "evk/cuda_library.hpp"
+#include "evk/gpu_timer.hpp"
+#include "gi_problem.hpp"
+#include "gpu_field.hpp"
+#endif
+
+namespace rd = evk::reg_deform;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Case {
+  std::string name;
+  rd::Geometry geo;
+  rd::Mask mask;
+  rd::Grid grid;
+  std::size_t active = 0;
+};
+
+fs::path shared_data() {
+  if (const char* e = std::getenv("EVK_SHARED_DATA"); e && *e) return e;
+  return fs::path(EVK_SOURCE_DIR) / ".." / "shared" / "data";
+}
+
+std::vector<std::shared_ptr<Case>> load_cases() {
+  std::vector<std::shared_ptr<Case>> cases;
+  {
+    rd::RandomCaseOptions o;
+    o.seed = 1;
+    rd::RandomCase rc = rd::make_random_case(o);
+    auto c = std::make_shared<Case>();
+    c->name = "random217";
+    c->geo = rc.image.geo;
+    c->mask = std::move(rc.mask);
+    c->grid = std::move(rc.grid);
+    c->active = rd::count_active(c->geo, c->mask);
+    cases.push_back(c);
+  }
+  const fs::path brain = shared_data() / "brain" / "icbm152_2009a_t1_1mm.nii.gz";
+  if (fs::exists(brain)) {
+    auto c = std::make_shared<Case>();
+    c->name = "icbm152_1mm_dense";
+    c->geo = rd::read_volume(brain).geo;
+    c->grid = rd::make_grid(c->geo, 5);
+    rd::SplitMix64 rng(7);
+    for (auto& v : c->grid.data) v = static_cast<float>(v + rng.uniform(-5, 5));
+    c->active = c->geo.voxels();
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+void set_rate(benchmark::State& st, const Case& c, double seconds_per_run) {
+  st.counters["active_voxels"] = static_cast<double>(c.active);
+  st.counters["voxels_per_s"] = benchmark::Counter(static_cast<double>(c.active) / seconds_per_run);
+}
+
+void bench_cpu(benchmark::State& st, std::shared_ptr<Case> c) {
+  for (auto _ : st) {
+    rd::Field f = rd::compute_field_cpu(c->geo, c->grid, c->mask);
+    benchmark::DoNotOptimize(f.data.data());
+  }
+  st.counters["active_voxels"] = static_cast<double>(c->active);
+  st.counters["voxels_per_s"] = benchmark::Counter(static_cast<double>(c->active), benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["threads"] = evk::default_threads();
+}
+
+#if defined(EVK_HAVE_CUDA)
+void bench_gpu(benchmark::State& st, std::shared_ptr<Case> c, rd::gpu::FieldOptions fo, bool with_assemble) {
+  if (!evk::gpu_environment().usable()) {
+    st.SkipWithError(("no usable GPU: " + evk::gpu_environment().status).c_str());
+    return;
+  }
+  try {
+    rd::gpu::FieldEngine eng(c->geo, c->mask, c->grid.sx, c->grid.sy, c->grid.sz, fo);
+    eng.set_grid(c->grid);
+    cudaStream_t s;
+    EVK_CUDA(cudaStreamCreate(&s));
+    evk::TimingOptions to;
+    to.warmup = 3;
+    to.repeats = 31;
+    const evk::TimingStats t = evk::time_gpu(
+        [&](cudaStream_t ss) {
+          if (with_assemble) eng.compute(false, ss);
+          else eng.run_kernel(ss);
+        },
+        s, to);
+    EVK_CUDA(cudaStreamDestroy(s));
+    for (auto _ : st) st.SetIterationTime(t.median_ms / 1e3);
+    set_rate(st, *c, t.median_ms / 1e3);
+    st.counters["median_us"] = t.median_ms * 1e3;
+    st.counters["min_us"] = t.min_ms * 1e3;
+    st.counters["max_us"] = t.max_ms * 1e3;
+    st.counters["spread"] = t.spread();
+    st.counters["computed_voxels"] = static_cast<double>(eng.tiled() ? eng.compact_entries() : eng.active_voxels());
+    st.counters["repeats"] = t.repeats;
+  } catch (const std::exception& e) {
+    st.SkipWithError(e.what());
+  }
+}
+
+void precompile_all() {
+  if (!evk::gpu_environment().usable()) return;
+  const auto cfgs = rd::KernelConfig::all_combinations();
+  const int cc = evk::gpu_environment().devices[0].cc();
+  const std::string src = rd::make_gi_problem()->kernel_source();
+  evk::parallel_for(cfgs.size(), [&](std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i) {
+      if (cfgs[i].macros_default()) continue;
+      evk::NvrtcRequest req;
+      req.source = src;
+      req.name = "reg_deform.cu";
+      req.options = cfgs[i].defines();
+      req.cc = cc;
+      evk::CompileCache().compile(req);
+    }
+  });
+}
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  const auto cases = load_cases();
+  for (const auto& c : cases)
+    benchmark::RegisterBenchmark(("cpu/" + c->name + "/all_cores").c_str(), bench_cpu, c)
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(3)
+        ->UseRealTime();
+#if defined(EVK_HAVE_CUDA)
+  precompile_all();
+  for (const auto& c : cases) {
+    for (const auto& cfg : rd::KernelConfig::all_combinations(192)) {
+      rd::gpu::FieldOptions fo;
+      fo.config = cfg;
+      benchmark::RegisterBenchmark(("gpu/" + c->name + "/tile5/" + cfg.describe()).c_str(), bench_gpu, c, fo, false)
+          ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    }
+    for (int bs = 32; bs <= 1024; bs += 32) {
+      rd::gpu::FieldOptions fo;
+      fo.config.block_size = bs;
+      if (bs != 192)
+        benchmark::RegisterBenchmark(("gpu/" + c->name + "/tile5/" + fo.config.describe()).c_str(), bench_gpu, c, fo, false)
+            ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    }
+    for (int bs : {64, 128, 192, 256, 512}) {
+      rd::gpu::FieldOptions fo;
+      fo.generic = true;
+      fo.config.block_size = bs;
+      benchmark::RegisterBenchmark(("gpu/" + c->name + "/generic/bs" + std::to_string(bs)).c_str(), bench_gpu, c, fo, false)
+          ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    }
+    rd::gpu::FieldOptions fo;
+    benchmark::RegisterBenchmark(("gpu/" + c->name + "/tile5+assemble/default bs192").c_str(), bench_gpu, c, fo, true)
+        ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+  }
+#endif
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
