@@ -101,7 +101,7 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
   st.index_s = since(t);
 
   std::unique_ptr<SamWriter> sam =
-      std::make_unique<SamWriter>(opt.out, out_file ? out_file->temp_path().string() : "-", idx, opt.command_line);
+      std::make_unique<SamWriter>(opt.out, out_file ? out_file->temp_path().string() : "-", idx, opt.command_line, opt.threads);
   std::unique_ptr<FastqWriter> fq;
   if (un_file) fq = std::make_unique<FastqWriter>(opt.unmatched, un_file->temp_path().string());
 

@@ -4,6 +4,7 @@
 #include <htslib/sam.h>
 
 #include <cstring>
+#include <thread>
 
 #include "evk/error.hpp"
 
@@ -35,7 +36,8 @@ struct SamWriter::Impl {
   void record(const std::string& name, const std::string& seq, const std::string& qual, const Hit& h);
 };
 
-SamWriter::SamWriter(const std::string& path, const std::string& file, const BwtIndex& idx, const std::string& cl)
+SamWriter::SamWriter(const std::string& path, const std::string& file, const BwtIndex& idx, const std::string& cl,
+                     int threads)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.path = path;
@@ -43,6 +45,7 @@ SamWriter::SamWriter(const std::string& path, const std::string& file, const Bwt
   const bool bam = sam_path_is_bam(path);
   m.fp = sam_open(file.c_str(), bam ? "wb" : "w");
   if (!m.fp) input_error(path, "cannot open for writing");
+  if (bam && threads != 1) hts_set_threads(m.fp, threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency()));
   m.hdr = sam_hdr_init();
   m.b = bam_init1();
   if (!m.hdr || !m.b) throw std::bad_alloc();

@@ -13,7 +13,9 @@ namespace evk::barracuda_exact {
 class SamWriter {
  public:
   // path: *.sam, *.bam or "-" (SAM on stdout); written to `file` (a temporary name, or "-").
-  SamWriter(const std::string& path, const std::string& file, const BwtIndex& idx, const std::string& command_line);
+  // threads: BGZF compression threads for BAM (0 = all cores).
+  SamWriter(const std::string& path, const std::string& file, const BwtIndex& idx, const std::string& command_line,
+            int threads = 0);
   ~SamWriter();
   SamWriter(const SamWriter&) = delete;
   SamWriter& operator=(const SamWriter&) = delete;
