@@ -1,12 +1,131 @@
 // barracuda_exact command line: argument parsing and printing only; the work lives in core/ and io/.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "core/index.hpp"
+#include "core/kernel_config.hpp"
 #include "evk/cli.hpp"
+#include "evk/error.hpp"
+#include "io/index_files.hpp"
+#include "io/map_run.hpp"
+#include "io/sequences.hpp"
+
+namespace bc = evk::barracuda_exact;
+
+namespace {
+
+evk::Registry make_registry() {
+  evk::Registry reg;
+  reg.add_kernel("barracuda_exact");
+  return reg;
+}
+
+std::string join_args(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+  return s;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+void add_index_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("index", "Build the bwa 0.7 index (REF.fa.{bwt,sa,pac,ann,amb}) of a FASTA reference");
+  auto ref = std::make_shared<std::string>();
+  auto opt = std::make_shared<evk::CommonOptions>();
+  cmd->add_option("REF", *ref, "FASTA reference, plain or gzip")->required();
+  cmd->add_flag("--verbose,-v", opt->verbose, "Per-stage times");
+  cmd->add_flag("--json", opt->json, "Machine-readable summary on stdout");
+  cmd->callback([ref, opt] {
+    auto t = std::chrono::steady_clock::now();
+    const auto seqs = bc::read_reference(*ref);
+    const double read_s = seconds_since(t);
+    t = std::chrono::steady_clock::now();
+    const bc::BwtIndex idx = bc::build_index(seqs);
+    const double build_s = seconds_since(t);
+    t = std::chrono::steady_clock::now();
+    bc::write_index(idx, *ref);
+    const double write_s = seconds_since(t);
+    if (opt->json) {
+      nlohmann::json j = {{"reference", *ref},       {"contigs", idx.contigs.size()}, {"bases", idx.l_pac},
+                          {"ambiguous_runs", idx.holes.size()}, {"read_s", read_s}, {"build_s", build_s},
+                          {"write_s", write_s}};
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::printf("indexed %s: %zu contigs, %lld bases, %zu ambiguous runs\n", ref->c_str(), idx.contigs.size(),
+                  static_cast<long long>(idx.l_pac), idx.holes.size());
+    }
+    evk::verbose_line(*opt, "read " + std::to_string(read_s) + " s, build " + std::to_string(build_s) + " s, write " +
+                                std::to_string(write_s) + " s");
+  });
+}
+
+void add_map_command(CLI::App& app, const std::string& command_line) {
+  auto* cmd = app.add_subcommand("map", "Map reads exactly (BarraCUDA's kernel on the GPU) and write SAM/BAM like bwa aln -n 0 -o 0 | bwa samse");
+  auto mo = std::make_shared<bc::MapOptions>();
+  auto co = std::make_shared<evk::CommonOptions>();
+  mo->command_line = command_line;
+  cmd->add_option("REF", mo->ref, "Reference FASTA whose index files (REF.bwt ...) exist")->required();
+  cmd->add_option("READS", mo->reads, "Reads: FASTQ or FASTA, plain or gzip ('-' = stdin)")->required();
+  cmd->add_option("-o,--output", mo->out, "Output .sam or .bam ('-' = SAM on stdout)")->required();
+  cmd->add_option("--unmatched", mo->unmatched, "Also write reads without an exact hit here (FASTQ.gz)");
+  cmd->add_option("-t,--threads", mo->threads, "CPU threads (0 = all cores)")->check(CLI::NonNegativeNumber);
+  evk::add_common_options(cmd, *co);
+  cmd->callback([mo, co] {
+    const evk::BackendChoice be = evk::choose_backend(*co);
+    std::string variant = "cpu reference";
+    if (be.backend == evk::Backend::gpu) {
+      evk::Registry reg = make_registry();
+      reg.load_overlay(evk::default_overlay_dir());
+      const evk::Selection sel = reg.select("barracuda_exact", evk::DeviceKey{be.device.cc(), be.device.name}, co->kernel);
+      if (!sel.variant.is_original())
+        throw evk::InputError("--kernel: variant " + sel.variant.id + ": evolved genomes are not yet supported");
+      mo->gpu = true;
+      mo->device = be.device.index;
+      mo->kernel_config = bc::default_kernel_config();
+      variant = "kernel " + sel.variant.id + " (" + sel.rule + ")";
+    }
+    evk::verbose_line(*co, "backend: " + (be.backend == evk::Backend::gpu ? "GPU " + be.device.name : "CPU (" + be.reason + ")") +
+                               ", " + variant);
+    const bc::MapStats st = bc::run_map(*mo);
+    auto rate = [&](double s) { return s > 0 ? static_cast<double>(st.reads) / s : 0.0; };
+    if (co->json) {
+      nlohmann::json j = {{"reads", st.reads},
+                          {"exact_unique", st.unique},
+                          {"exact_repeat", st.repeat},
+                          {"unmatched", st.unmatched},
+                          {"bridging_contigs", st.bridging},
+                          {"backend", mo->gpu ? "gpu" : "cpu"},
+                          {"seconds", {{"index", st.index_s}, {"parse", st.parse_s}, {"transfer", st.transfer_s},
+                                       {"kernel", st.kernel_s}, {"match", st.match_s}, {"position_lookup", st.lookup_s},
+                                       {"write", st.write_s}, {"total", st.total_s}}},
+                          {"reads_per_s", {{"parse", rate(st.parse_s)}, {"kernel", rate(st.kernel_s)},
+                                           {"match", rate(st.match_s)}, {"position_lookup", rate(st.lookup_s)},
+                                           {"write", rate(st.write_s)}, {"end_to_end", rate(st.total_s)}}}};
+      std::cout << j.dump(2) << "\n";
+    } else if (mo->out != "-") {
+      auto pct = [&](std::uint64_t n) { return st.reads ? 100.0 * static_cast<double>(n) / static_cast<double>(st.reads) : 0.0; };
+      std::fprintf(stderr, "%llu reads: %llu exact unique (%.1f%%), %llu exact repeat (%.1f%%), %llu unmatched (%.1f%%); %.2f s, %.0f reads/s\n",
+                   static_cast<unsigned long long>(st.reads), static_cast<unsigned long long>(st.unique), pct(st.unique),
+                   static_cast<unsigned long long>(st.repeat), pct(st.repeat),
+                   static_cast<unsigned long long>(st.unmatched), pct(st.unmatched), st.total_s, rate(st.total_s));
+    }
+    evk::verbose_line(*co, "times (s): index " + std::to_string(st.index_s) + ", parse " + std::to_string(st.parse_s) +
+                               ", transfer " + std::to_string(st.transfer_s) + ", kernel " + std::to_string(st.kernel_s) +
+                               ", match " + std::to_string(st.match_s) + ", position lookup " + std::to_string(st.lookup_s) +
+                               ", write " + std::to_string(st.write_s) + ", total " + std::to_string(st.total_s));
+  });
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   auto app = evk::make_app("barracuda_exact", "Exact short-read mapping on a BWA index (BarraCUDA's kernel, genetically improved per GPU)");
-  evk::add_devices_command(*app, "barracuda_exact", [] {
-    evk::Registry reg;
-    reg.add_kernel("barracuda_exact");
-    return reg;
-  });
+  evk::add_devices_command(*app, "barracuda_exact", make_registry);
+  add_index_command(*app);
+  add_map_command(*app, join_args(argc, argv));
   return evk::run_cli(*app, argc, argv);
 }

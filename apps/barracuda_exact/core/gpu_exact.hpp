@@ -1,0 +1,107 @@
+// GPU backend of the exact matcher: the BWT resident on the device, reads uploaded per batch, the
+// kernel (embedded fatbin for the default configuration, NVRTC through evk::CompileCache for any
+// other) launched by launch_exact, the one launch path shared with the GI problem.
+#pragma once
+#if defined(EVK_HAVE_CUDA)
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "core/index.hpp"
+#include "core/kernel_config.hpp"
+#include "core/match.hpp"
+#include "evk/cuda_library.hpp"
+
+namespace evk::barracuda_exact {
+
+struct BwtConsts {  // mirrors the kernel's bwt_consts
+  std::uint64_t primary, seq_len;
+  std::uint64_t L2[5];
+};
+BwtConsts bwt_consts(const BwtIndex& idx);
+
+// Device pointers of one launch.
+struct ExactArgs {
+  const std::uint32_t* bwt = nullptr;
+  BwtConsts consts{};
+  const std::uint32_t* seqs = nullptr;
+  cudaTextureObject_t seqs_tex = 0;
+  const std::uint32_t* seq_index = nullptr;
+  const std::uint32_t* seq_lens = nullptr;
+  std::uint32_t stride = 1;
+  std::uint32_t n_seqs = 0;
+  std::uint64_t* kl = nullptr;  // 2 per read
+};
+
+// Enqueues the kernel over all reads with the geometry of cfg (BLOCK_W, threads per query;
+// without many_blocks the grid is split into launches of at most 65535 blocks).
+void launch_exact(cudaKernel_t kernel, const gi::Config& cfg, const ExactArgs& a, cudaStream_t s);
+
+// Loads the kernel for cfg on the current device: the embedded fatbin when cfg is the default,
+// else NVRTC (cached). Throws InputError for an illegal config, std::runtime_error on compile failure.
+CudaLibrary load_exact_kernel(const gi::Config& cfg, int cc);
+
+// The BWT occurrence array on the device (padded so whole-block loads stay in bounds).
+class DeviceBwt {
+ public:
+  explicit DeviceBwt(const BwtIndex& idx);
+  ~DeviceBwt();
+  DeviceBwt(const DeviceBwt&) = delete;
+  DeviceBwt& operator=(const DeviceBwt&) = delete;
+  const std::uint32_t* data() const { return d_; }
+  const BwtConsts& consts() const { return c_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  std::uint32_t* d_ = nullptr;
+  std::size_t bytes_ = 0;
+  BwtConsts c_{};
+};
+
+// Device buffers for batches of packed reads (grown on demand) with a texture over the words.
+class DeviceReads {
+ public:
+  DeviceReads() = default;
+  ~DeviceReads();
+  DeviceReads(const DeviceReads&) = delete;
+  DeviceReads& operator=(const DeviceReads&) = delete;
+  void upload(const PackedReads& r, cudaStream_t s);  // async from r's memory: keep r alive until synced
+  void fill_args(ExactArgs& a) const;
+  std::uint64_t* kl() const { return kl_; }
+
+ private:
+  void release();
+  std::uint32_t *words_ = nullptr, *index_ = nullptr, *lens_ = nullptr;
+  std::uint64_t* kl_ = nullptr;
+  std::size_t cap_words_ = 0, cap_reads_ = 0;
+  cudaTextureObject_t tex_ = 0;
+  std::uint32_t stride_ = 1, n_ = 0;
+};
+
+// Timings of one batch (milliseconds).
+struct GpuBatchTimes {
+  double upload_ms = 0, kernel_ms = 0, download_ms = 0;
+};
+
+// Matches batches on one GPU with one kernel configuration.
+class GpuMatcher {
+ public:
+  GpuMatcher(const BwtIndex& idx, const gi::Config& cfg, int device);
+  ~GpuMatcher();
+  GpuMatcher(const GpuMatcher&) = delete;
+  GpuMatcher& operator=(const GpuMatcher&) = delete;
+  std::vector<KL> match(const PackedReads& reads, GpuBatchTimes* times = nullptr);
+
+ private:
+  gi::Config cfg_;
+  DeviceBwt bwt_;
+  DeviceReads reads_;
+  CudaLibrary lib_;
+  cudaKernel_t kernel_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t ev_[4] = {};
+};
+
+}  // namespace evk::barracuda_exact
+#endif

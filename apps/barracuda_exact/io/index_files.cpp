@@ -1,0 +1,255 @@
+#include "io/index_files.hpp"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "evk/atomic_file.hpp"
+#include "evk/error.hpp"
+
+namespace evk::barracuda_exact {
+namespace {
+
+std::vector<char> slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) input_error(path, std::string("cannot open: ") + std::strerror(errno) + " (build it with `index`)");
+  in.seekg(0, std::ios::end);
+  const auto n = static_cast<std::size_t>(in.tellg());
+  in.seekg(0);
+  std::vector<char> b(n);
+  if (n && !in.read(b.data(), static_cast<std::streamsize>(n))) input_error(path, "read error");
+  return b;
+}
+
+std::uint64_t u64_at(const std::vector<char>& b, std::size_t i) {
+  std::uint64_t v;
+  std::memcpy(&v, b.data() + 8 * i, 8);
+  return v;
+}
+
+void read_bwt(const std::string& path, BwtIndex& idx) {
+  std::vector<char> b = slurp(path);
+  if (b.size() < 40 || (b.size() - 40) % 4 != 0) input_error(path, "truncated or not a bwa .bwt file");
+  idx.primary = u64_at(b, 0);
+  idx.L2[0] = 0;
+  for (int c = 1; c <= 4; ++c) idx.L2[c] = u64_at(b, static_cast<std::size_t>(c));
+  idx.seq_len = idx.L2[4];
+  for (int c = 1; c <= 4; ++c)
+    if (idx.L2[c] < idx.L2[c - 1]) input_error(path, "corrupt header (base counts decrease)");
+  if (idx.seq_len == 0 || idx.primary > idx.seq_len) input_error(path, "corrupt header (primary/length)");
+  const std::uint64_t words = (b.size() - 40) / 4;
+  if (words != occ_words(idx.seq_len))
+    input_error(path, "truncated or inconsistent: " + std::to_string(words) + " words for a BWT of " +
+                          std::to_string(idx.seq_len) + " bases (expected " + std::to_string(occ_words(idx.seq_len)) + ")");
+  idx.occ.resize(words);
+  std::memcpy(idx.occ.data(), b.data() + 40, words * 4);
+  const std::uint32_t* last = idx.occ.data() + words - 8;
+  for (int c = 0; c < 4; ++c) {
+    std::uint64_t v;
+    std::memcpy(&v, last + 2 * c, 8);
+    if (v != idx.L2[c + 1] - idx.L2[c]) input_error(path, "corrupt: final occurrence counts disagree with the header");
+  }
+}
+
+void read_sa(const std::string& path, BwtIndex& idx) {
+  std::vector<char> b = slurp(path);
+  if (b.size() < 56 || b.size() % 8 != 0) input_error(path, "truncated or not a bwa .sa file");
+  if (u64_at(b, 0) != idx.primary) input_error(path, "primary differs from the .bwt (index files of different references?)");
+  for (int c = 1; c <= 4; ++c)
+    if (u64_at(b, static_cast<std::size_t>(c)) != idx.L2[c]) input_error(path, "base counts differ from the .bwt");
+  idx.sa_intv = u64_at(b, 5);
+  if (idx.sa_intv == 0 || (idx.sa_intv & (idx.sa_intv - 1)) != 0) input_error(path, "SA interval is not a power of 2");
+  if (u64_at(b, 6) != idx.seq_len) input_error(path, "sequence length differs from the .bwt");
+  const std::uint64_t n_sa = (idx.seq_len + idx.sa_intv) / idx.sa_intv;
+  if ((b.size() - 56) / 8 != n_sa - 1)
+    input_error(path, "truncated or inconsistent: " + std::to_string((b.size() - 56) / 8) + " samples, expected " +
+                          std::to_string(n_sa - 1));
+  idx.sa.resize(n_sa);
+  idx.sa[0] = ~0ull;
+  std::memcpy(idx.sa.data() + 1, b.data() + 56, (n_sa - 1) * 8);
+  for (std::uint64_t j = 1; j < n_sa; ++j)
+    if (idx.sa[j] >= idx.seq_len) input_error(path, "corrupt: SA value beyond the text");
+}
+
+void read_ann(const std::string& path, BwtIndex& idx) {
+  std::ifstream in(path);
+  if (!in) input_error(path, std::string("cannot open: ") + std::strerror(errno) + " (build it with `index`)");
+  long long l_pac = 0;
+  long long n_seqs = 0;
+  unsigned seed = 0;
+  std::string line;
+  if (!std::getline(in, line) || std::sscanf(line.c_str(), "%lld %lld %u", &l_pac, &n_seqs, &seed) != 3 || n_seqs <= 0)
+    input_error(path, "not a bwa .ann file (bad first line)");
+  idx.l_pac = l_pac;
+  idx.seed = seed;
+  if (static_cast<std::uint64_t>(l_pac) * 2 != idx.seq_len)
+    input_error(path, "reference length " + std::to_string(l_pac) + " does not match the .bwt (" +
+                          std::to_string(idx.seq_len / 2) + "): index files of different references?");
+  std::int64_t next = 0;
+  for (long long i = 0; i < n_seqs; ++i) {
+    Contig c;
+    if (!std::getline(in, line)) input_error(path, "truncated (contig " + std::to_string(i + 1) + ")");
+    std::istringstream ls(line);
+    if (!(ls >> c.gi >> c.name)) input_error(path, "bad name line for contig " + std::to_string(i + 1));
+    std::getline(ls, c.anno);
+    if (!c.anno.empty() && c.anno[0] == ' ') c.anno.erase(0, 1);
+    long long off = 0;
+    int len = 0, n_ambs = 0;
+    if (!std::getline(in, line) || std::sscanf(line.c_str(), "%lld %d %d", &off, &len, &n_ambs) != 3)
+      input_error(path, "truncated or bad offset line for contig " + c.name);
+    c.offset = off;
+    c.len = len;
+    c.n_ambs = n_ambs;
+    if (off != next || len < 0) input_error(path, "contig " + c.name + " offset/length inconsistent");
+    next = off + len;
+    idx.contigs.push_back(c);
+  }
+  if (next != idx.l_pac) input_error(path, "contig lengths do not add up to the reference length");
+}
+
+void read_amb(const std::string& path, BwtIndex& idx) {
+  std::ifstream in(path);
+  if (!in) input_error(path, std::string("cannot open: ") + std::strerror(errno) + " (build it with `index`)");
+  long long l_pac = 0, n_seqs = 0, n_holes = 0;
+  std::string line;
+  if (!std::getline(in, line) || std::sscanf(line.c_str(), "%lld %lld %lld", &l_pac, &n_seqs, &n_holes) != 3)
+    input_error(path, "not a bwa .amb file (bad first line)");
+  if (l_pac != idx.l_pac || n_seqs != static_cast<long long>(idx.contigs.size()))
+    input_error(path, "disagrees with the .ann (index files of different references?)");
+  std::int64_t prev_end = 0;
+  for (long long i = 0; i < n_holes; ++i) {
+    Hole h;
+    long long off = 0;
+    char c = 0;
+    if (!std::getline(in, line) || std::sscanf(line.c_str(), "%lld %d %c", &off, &h.len, &c) != 3)
+      input_error(path, "truncated at hole " + std::to_string(i + 1));
+    h.offset = off;
+    h.amb = c;
+    if (off < prev_end || h.len <= 0 || off + h.len > idx.l_pac) input_error(path, "hole " + std::to_string(i + 1) + " out of order or range");
+    prev_end = off + h.len;
+    idx.holes.push_back(h);
+  }
+}
+
+void read_pac(const std::string& path, BwtIndex& idx) {
+  std::vector<char> b = slurp(path);
+  const std::uint64_t body = static_cast<std::uint64_t>((idx.l_pac >> 2) + ((idx.l_pac & 3) ? 1 : 0));
+  const std::uint64_t expect = body + ((idx.l_pac & 3) == 0 ? 1 : 0) + 1;
+  if (b.size() != expect || static_cast<std::uint8_t>(b.back()) != idx.l_pac % 4)
+    input_error(path, "truncated or inconsistent with the .ann (" + std::to_string(b.size()) + " bytes, expected " +
+                          std::to_string(expect) + ")");
+  idx.pac.assign(b.begin(), b.begin() + static_cast<std::ptrdiff_t>((idx.l_pac + 3) / 4));
+  // the base counts of forward + reverse complement must be the BWT's
+  std::uint64_t cnt[4] = {0, 0, 0, 0};
+  for (std::int64_t i = 0; i < idx.l_pac; ++i) ++cnt[idx.pac_base(i)];
+  for (int c = 0; c < 4; ++c)
+    if (cnt[c] + cnt[3 - c] != idx.L2[c + 1] - idx.L2[c])
+      input_error(path, "base counts disagree with the .bwt (index files of different references?)");
+}
+
+// The BWT character of row r must be the text character before SA[r]: checked on sampled rows.
+void cross_check_sa(const std::string& path, const BwtIndex& idx) {
+  const std::uint64_t n_sa = idx.sa.size();
+  const std::uint64_t step = std::max<std::uint64_t>(1, n_sa / 64);
+  for (std::uint64_t j = 1; j < n_sa; j += step) {
+    const std::uint64_t row = j * idx.sa_intv, s = idx.sa[j];
+    if (row == idx.primary) {
+      if (s != 0) input_error(path, "disagrees with the .bwt");
+      continue;
+    }
+    if (s == 0) input_error(path, "disagrees with the .bwt");
+    const std::uint64_t bp = row - (row > idx.primary);
+    const int bwt_c = static_cast<int>(idx.occ[(bp >> 7 << 4) + 8 + ((bp & 127) >> 4)] >> ((~bp & 15) << 1) & 3);
+    const std::int64_t t = static_cast<std::int64_t>(s - 1);
+    const int text_c = t < idx.l_pac ? idx.pac_base(t) : 3 - idx.pac_base(2 * idx.l_pac - 1 - t);
+    if (bwt_c != text_c) input_error(path, "disagrees with the .bwt/.pac (index files of different references?)");
+  }
+}
+
+struct FileCloser {
+  void operator()(std::FILE* f) const {
+    if (f) std::fclose(f);
+  }
+};
+using File = std::unique_ptr<std::FILE, FileCloser>;
+
+File open_out(const AtomicOutput& o) {
+  File f(std::fopen(o.temp_path().c_str(), "wb"));
+  if (!f) input_error(o.target().string(), std::string("cannot write: ") + std::strerror(errno));
+  return f;
+}
+void put(std::FILE* f, const void* p, std::size_t n, const AtomicOutput& o) {
+  if (n && std::fwrite(p, 1, n, f) != n) input_error(o.target().string(), "write failed (disk full?)");
+}
+void finish(File& f, const AtomicOutput& o) {
+  if (std::fclose(f.release()) != 0) input_error(o.target().string(), "write failed (disk full?)");
+}
+
+}  // namespace
+
+BwtIndex read_index(const std::string& prefix) {
+  BwtIndex idx;
+  read_bwt(prefix + ".bwt", idx);
+  read_sa(prefix + ".sa", idx);
+  read_ann(prefix + ".ann", idx);
+  read_amb(prefix + ".amb", idx);
+  read_pac(prefix + ".pac", idx);
+  cross_check_sa(prefix + ".sa", idx);
+  return idx;
+}
+
+void write_index(const BwtIndex& idx, const std::string& prefix) {
+  AtomicOutput bwt(prefix + ".bwt"), sa(prefix + ".sa"), pac(prefix + ".pac"), ann(prefix + ".ann"), amb(prefix + ".amb");
+  {
+    File f = open_out(bwt);
+    put(f.get(), &idx.primary, 8, bwt);
+    put(f.get(), idx.L2 + 1, 32, bwt);
+    put(f.get(), idx.occ.data(), idx.occ.size() * 4, bwt);
+    finish(f, bwt);
+  }
+  {
+    File f = open_out(sa);
+    put(f.get(), &idx.primary, 8, sa);
+    put(f.get(), idx.L2 + 1, 32, sa);
+    put(f.get(), &idx.sa_intv, 8, sa);
+    put(f.get(), &idx.seq_len, 8, sa);
+    put(f.get(), idx.sa.data() + 1, (idx.sa.size() - 1) * 8, sa);
+    finish(f, sa);
+  }
+  {
+    File f = open_out(pac);
+    put(f.get(), idx.pac.data(), idx.pac.size(), pac);
+    const std::uint8_t zero = 0, rem = static_cast<std::uint8_t>(idx.l_pac % 4);
+    if (idx.l_pac % 4 == 0) put(f.get(), &zero, 1, pac);
+    put(f.get(), &rem, 1, pac);
+    finish(f, pac);
+  }
+  {
+    File f = open_out(ann);
+    std::fprintf(f.get(), "%lld %d %u\n", static_cast<long long>(idx.l_pac), static_cast<int>(idx.contigs.size()), idx.seed);
+    for (const auto& c : idx.contigs) {
+      std::fprintf(f.get(), "%u %s", c.gi, c.name.c_str());
+      if (!c.anno.empty()) std::fprintf(f.get(), " %s", c.anno.c_str());
+      std::fprintf(f.get(), "\n%lld %d %d\n", static_cast<long long>(c.offset), c.len, c.n_ambs);
+    }
+    finish(f, ann);
+  }
+  {
+    File f = open_out(amb);
+    std::fprintf(f.get(), "%lld %d %u\n", static_cast<long long>(idx.l_pac), static_cast<int>(idx.contigs.size()),
+                 static_cast<unsigned>(idx.holes.size()));
+    for (const auto& h : idx.holes) std::fprintf(f.get(), "%lld %d %c\n", static_cast<long long>(h.offset), h.len, h.amb);
+    finish(f, amb);
+  }
+  bwt.commit();
+  sa.commit();
+  pac.commit();
+  ann.commit();
+  amb.commit();
+}
+
+}  // namespace evk::barracuda_exact

@@ -1,0 +1,252 @@
+// bench_barracuda_exact: the exact-match kernel's reads/s (100 bp) on the E. coli index (fits in
+// L2) and on a large random-genome index built in-process by our indexer (BC_BENCH_GENOME_MBP,
+// default 0 = skipped; >= 500 for the documented table), for the option sets that matter; and end
+// to end FASTQ.gz -> BAM through the map pipeline (GPU and CPU). GPU timing: CUDA events, warm-up,
+// L2 flushed before every repeat, median (evk::time_gpu).
+#include <benchmark/benchmark.h>
+#include <htslib/bgzf.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <random>
+#include <thread>
+#include <unistd.h>
+
+#include "core/gpu_exact.hpp"
+#include "core/kernel_config.hpp"
+#include "core/match.hpp"
+#include "evk/cuda_check.hpp"
+#include "evk/device.hpp"
+#include "evk/gpu_timer.hpp"
+#include "io/index_files.hpp"
+#include "io/map_run.hpp"
+#include "io/sequences.hpp"
+
+namespace bc = evk::barracuda_exact;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path data_dir() {
+  if (const char* d = std::getenv("EVK_DATA_DIR")) return d;
+  return fs::path(EVK_SOURCE_DIR) / "data";
+}
+
+double max_rss_gib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / (1024.0 * 1024.0);
+}
+
+struct Genome {
+  std::string name;
+  bc::BwtIndex idx;
+  std::string fwd;  // forward text (for sampling reads)
+  double build_s = 0, rss_gib = 0;
+};
+
+std::map<std::string, std::unique_ptr<Genome>>& genomes() {
+  static std::map<std::string, std::unique_ptr<Genome>> g;
+  return g;
+}
+
+Genome* get_genome(const std::string& name) {
+  auto& g = genomes();
+  if (auto it = g.find(name); it != g.end()) return it->second.get();
+  auto G = std::make_unique<Genome>();
+  G->name = name;
+  std::vector<bc::RefSeq> ref;
+  if (name == "ecoli") {
+    const fs::path p = data_dir() / "genomes" / "NC_008253.fna.gz";
+    if (!fs::exists(p)) return nullptr;
+    ref = bc::read_reference(p.string());
+  } else {
+    const long mbp = std::atol(name.c_str() + 6);  // "random<N>"
+    std::mt19937_64 rng(500);
+    ref.resize(1);
+    ref[0].name = name;
+    ref[0].seq.resize(static_cast<std::size_t>(mbp) * 1000000);
+    for (std::size_t i = 0; i < ref[0].seq.size(); i += 32) {
+      std::uint64_t r = rng();
+      for (std::size_t j = i; j < std::min(ref[0].seq.size(), i + 32); ++j, r >>= 2) ref[0].seq[j] = "ACGT"[r & 3];
+    }
+  }
+  const auto t = std::chrono::steady_clock::now();
+  G->idx = bc::build_index(ref);
+  G->build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  G->rss_gib = max_rss_gib();
+  G->fwd.reserve(static_cast<std::size_t>(G->idx.l_pac));
+  for (std::int64_t i = 0; i < G->idx.l_pac; ++i) G->fwd += "ACGT"[G->idx.pac_base(i)];
+  return (g[name] = std::move(G)).get();
+}
+
+// 100 bp reads: 85% exact (either strand), 15% with one substitution (as the paper's 1000 Genomes mix).
+bc::ReadCodes sample_reads(const Genome& g, std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  bc::ReadCodes rc;
+  std::string s;
+  for (std::size_t i = 0; i < n; ++i) {
+    s = g.fwd.substr(rng() % (g.fwd.size() - 100), 100);
+    if (rng() % 100 < 15) s[rng() % 100] = "ACGT"[rng() & 3];
+    if (rng() & 1) {
+      std::string r(s.rbegin(), s.rend());
+      for (auto& c : r) c = c == 'A' ? 'T' : c == 'C' ? 'G' : c == 'G' ? 'C' : 'A';
+      s = r;
+    }
+    rc.add(s.data(), s.size());
+  }
+  return rc;
+}
+
+// The option sets that matter: the human defaults, the paper's evolved winners (K20: scache,
+// cache_threads=2, BLOCK_W=128; K40: cache_threads=4, BLOCK_W=128, direct_global_bwt, texture
+// queries), no BWT cache, k/l in parallel, parallel occurrence counting, 8-byte cache loads,
+// larger blocks, a local query buffer.
+const std::vector<std::pair<std::string, std::string>>& option_sets() {
+  static const std::vector<std::pair<std::string, std::string>> s = {
+      {"default", ""},
+      {"paper_K20", "scache_global_bwt=true cache_threads=2 BLOCK_W=128"},
+      {"paper_K40", "cache_threads=4 BLOCK_W=128 direct_global_bwt=true sequence_global=false"},
+      {"no_cache", "cache_global_bwt=false"},
+      {"kl_par", "kl_par=true"},
+      {"occ_par_ct4", "cache_threads=4 occ_par=true"},
+      {"mycache2", "mycache4=false mycache2=true"},
+      {"scache", "scache_global_bwt=true"},
+      {"block256", "BLOCK_W=256"},
+      {"local_query", "direct_sequence=false"},
+  };
+  return s;
+}
+
+constexpr std::size_t kKernelReads = 1u << 21;  // 2 Mi reads of 100 bp per launch
+
+void BM_Kernel(benchmark::State& state, const std::string& genome, const std::string& cfg_text) {
+  if (!evk::gpu_environment().usable()) {
+    state.SkipWithError(("no usable GPU: " + evk::gpu_environment().status).c_str());
+    return;
+  }
+  Genome* g = get_genome(genome);
+  if (!g) {
+    state.SkipWithError("genome data missing");
+    return;
+  }
+  const auto& dev = evk::gpu_environment().devices[0];
+  const evk::gi::Config cfg = bc::validate_kernel_config(bc::parse_config_text(cfg_text));
+  static std::map<std::string, std::pair<bc::ReadCodes, std::vector<bc::KL>>> sets;
+  auto& set = sets[genome];
+  if (set.first.size() == 0) {
+    set.first = sample_reads(*g, kKernelReads, 42);
+    set.second = bc::match_cpu(g->idx, set.first);
+  }
+  bc::PackedReads p;
+  bc::pack_reads(set.first, p);
+  bc::DeviceBwt bwt(g->idx);
+  bc::DeviceReads dr;
+  dr.upload(p, nullptr);
+  evk::CudaLibrary lib = bc::load_exact_kernel(cfg, dev.cc());
+  cudaKernel_t k = lib.kernel(bc::kKernelEntry);
+  bc::ExactArgs a;
+  a.bwt = bwt.data();
+  a.consts = bwt.consts();
+  dr.fill_args(a);
+  // correctness first: every read's (k, l) must equal the CPU reference
+  EVK_CUDA(cudaMemset(a.kl, 0xA5, p.size() * 16));
+  bc::launch_exact(k, cfg, a, nullptr);
+  std::vector<bc::KL> got(p.size());
+  EVK_CUDA(cudaMemcpy(got.data(), a.kl, p.size() * 16, cudaMemcpyDeviceToHost));
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) wrong += !(got[i] == set.second[i]);
+  if (wrong) {
+    state.SkipWithError((std::to_string(wrong) + " reads differ from the CPU reference").c_str());
+    return;
+  }
+  evk::TimingStats t;
+  for (auto _ : state) {
+    t = evk::time_gpu([&](cudaStream_t s) { bc::launch_exact(k, cfg, a, s); });
+    state.SetIterationTime(t.median_ms / 1e3);
+  }
+  state.counters["reads_per_s"] = static_cast<double>(p.size()) / (t.median_ms / 1e3);
+  state.counters["median_ms"] = t.median_ms;
+  state.counters["spread"] = t.spread();
+  state.counters["reads"] = static_cast<double>(p.size());
+  state.counters["genome_mbp"] = static_cast<double>(g->idx.l_pac) / 1e6;
+  state.counters["bwt_MiB"] = static_cast<double>(bwt.bytes()) / (1 << 20);
+  state.counters["index_build_s"] = g->build_s;
+  state.counters["index_build_rss_GiB"] = g->rss_gib;
+  state.SetLabel(dev.name);
+}
+
+// End to end: FASTQ.gz (written once) -> BAM through `map`'s pipeline, on the GPU or the CPU.
+void BM_EndToEnd(benchmark::State& state, bool gpu) {
+  if (gpu && !evk::gpu_environment().usable()) {
+    state.SkipWithError("no usable GPU");
+    return;
+  }
+  Genome* g = get_genome("ecoli");
+  if (!g) {
+    state.SkipWithError("genome data missing");
+    return;
+  }
+  static fs::path dir;
+  constexpr std::size_t n = 1000000;
+  if (dir.empty()) {
+    dir = fs::temp_directory_path() / ("bench_barracuda_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    bc::write_index(g->idx, (dir / "ecoli.fa").string());
+    const bc::ReadCodes rc = sample_reads(*g, n, 7);
+    BGZF* f = bgzf_open((dir / "reads.fq.gz").c_str(), "w");
+    std::string buf;
+    for (std::size_t i = 0; i < rc.size(); ++i) {
+      buf += "@r" + std::to_string(i) + "\n";
+      for (std::uint32_t j = 0; j < rc.len[i]; ++j) buf += "ACGTN"[rc.codes[rc.offset[i] + j]];
+      buf += "\n+\n" + std::string(rc.len[i], 'F') + "\n";
+      if (buf.size() > (1 << 20)) {
+        bgzf_write(f, buf.data(), buf.size());
+        buf.clear();
+      }
+    }
+    bgzf_write(f, buf.data(), buf.size());
+    bgzf_close(f);
+  }
+  bc::MapOptions o;
+  o.ref = (dir / "ecoli.fa").string();
+  o.reads = (dir / "reads.fq.gz").string();
+  o.out = (dir / "out.bam").string();
+  o.gpu = gpu;
+  bc::MapStats st;
+  for (auto _ : state) {
+    st = bc::run_map(o);
+    state.SetIterationTime(st.total_s);
+  }
+  state.counters["reads_per_s"] = static_cast<double>(st.reads) / st.total_s;
+  state.counters["parse_s"] = st.parse_s;
+  state.counters["match_s"] = st.match_s;
+  state.counters["kernel_s"] = st.kernel_s;
+  state.counters["lookup_s"] = st.lookup_s;
+  state.counters["write_s"] = st.write_s;
+  state.counters["total_s"] = st.total_s;
+  state.counters["threads"] = std::thread::hardware_concurrency();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> gs = {"ecoli"};
+  if (const char* m = std::getenv("BC_BENCH_GENOME_MBP"); m && std::atol(m) > 0) gs.push_back("random" + std::string(m));
+  for (const auto& g : gs)
+    for (const auto& [name, text] : option_sets())
+      benchmark::RegisterBenchmark(("BM_Kernel/" + g + "/" + name).c_str(), BM_Kernel, g, text)
+          ->UseManualTime()
+          ->Iterations(1)
+          ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_EndToEnd/fastq_gz_to_bam/gpu", BM_EndToEnd, true)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_EndToEnd/fastq_gz_to_bam/cpu", BM_EndToEnd, false)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

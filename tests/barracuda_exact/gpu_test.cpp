@@ -1,0 +1,266 @@
+// GPU: the BarraCUDA kernel against the CPU reference on every read, outputs poisoned first —
+// the embedded default, every legal option combination of a covering set (NVRTC), long and mixed
+// reads, the GI problem's evaluation, and the tool's GPU path against its CPU path.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <random>
+#include <thread>
+
+#include "core/gi_problem.hpp"
+#include "core/gpu_exact.hpp"
+#include "core/kernel_config.hpp"
+#include "core/match.hpp"
+#include "evk/cuda_check.hpp"
+#include "evk/error.hpp"
+#include "evk_kernels/barracuda_exact_kernel.hpp"
+#include "evk_testing.hpp"
+
+namespace bc = evk::barracuda_exact;
+
+namespace {
+
+// Runs kernel k with cfg over the reads: poisoned output, launch, copy back.
+std::vector<bc::KL> run_kernel(cudaKernel_t k, const evk::gi::Config& cfg, const bc::DeviceBwt& bwt, const bc::PackedReads& p) {
+  bc::DeviceReads dr;
+  dr.upload(p, nullptr);
+  bc::ExactArgs a;
+  a.bwt = bwt.data();
+  a.consts = bwt.consts();
+  dr.fill_args(a);
+  EVK_CUDA(cudaMemset(a.kl, 0xA5, p.size() * 16));
+  bc::launch_exact(k, cfg, a, nullptr);
+  EVK_CUDA(cudaDeviceSynchronize());
+  std::vector<bc::KL> out(p.size());
+  EVK_CUDA(cudaMemcpy(out.data(), a.kl, p.size() * 16, cudaMemcpyDeviceToHost));
+  return out;
+}
+
+int mismatches(const std::vector<bc::KL>& a, const std::vector<bc::KL>& b) {
+  int n = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) n += !(a[i] == b[i]);
+  return n;
+}
+
+std::string cfg_text(const evk::gi::Config& c) {
+  std::string s;
+  const auto d = bc::default_kernel_config();
+  for (const auto& [k, v] : c)
+    if (d.at(k) != v) s += k + "=" + v + " ";
+  return s.empty() ? "(defaults)" : s;
+}
+
+// A covering set of legal configurations: every combination of the cache/threading structure,
+// every combination of the access-path switches, every BLOCK_W.
+std::vector<evk::gi::Config> config_set() {
+  std::vector<evk::gi::Config> out;
+  auto add = [&](const evk::gi::Config& c) {
+    try {
+      bc::validate_kernel_config(c);
+    } catch (const evk::InputError&) {
+      return;
+    }
+    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  };
+  const auto d = bc::default_kernel_config();
+  const char* tf[] = {"false", "true"};
+  for (const char* ct : {"off", "1", "2", "4", "8", "16", "32"})
+    for (const char* kl : tf)
+      for (const char* op : tf)
+        for (const char* sc : tf)
+          for (int unit = 0; unit < 3; ++unit)
+            for (const char* cg : tf) {
+              auto c = d;
+              c["cache_threads"] = ct;
+              c["kl_par"] = kl;
+              c["occ_par"] = op;
+              c["scache_global_bwt"] = sc;
+              c["mycache4"] = unit == 0 ? "true" : "false";
+              c["mycache2"] = unit == 1 ? "true" : "false";
+              c["cache_global_bwt"] = cg;
+              add(c);
+            }
+  for (int m = 0; m < 32; ++m) {
+    auto c = d;
+    c["many_blocks"] = tf[m & 1];
+    c["direct_sequence"] = tf[(m >> 1) & 1];
+    c["direct_index"] = tf[(m >> 2) & 1];
+    c["sequence_global"] = tf[(m >> 3) & 1];
+    c["direct_global_bwt"] = tf[(m >> 4) & 1];
+    add(c);
+  }
+  const auto params = bc::kernel_params();
+  for (const auto& w : params[0].values) {
+    auto c = d;
+    c["BLOCK_W"] = w;
+    add(c);
+    c["many_blocks"] = "true";
+    if (w == "1" || w == "64") add(c);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(BarracudaGpu, EmbeddedDefaultMatchesCpuOnEveryRead) {
+  EVK_REQUIRE_GPU();
+  const auto& d = evk::gpu_environment().devices[0];
+  const bc::BwtIndex& idx = bc::gi_reference_index();
+  const bc::ReadCodes rc = bc::gi_sample_reads(1, false, static_cast<std::size_t>(d.sm_count) * 1024);
+  const auto ref = bc::match_cpu(idx, rc);
+  bc::PackedReads p;
+  bc::pack_reads(rc, p);
+  ASSERT_GT(barracuda_exact_kernel().fatbin_size, 0u);
+  bc::GpuMatcher m(idx, bc::default_kernel_config(), 0);
+  const auto got = m.match(p);
+  EXPECT_EQ(mismatches(ref, got), 0);
+  std::size_t hits = 0, reps = 0, ns = 0;
+  for (const auto& kl : ref) {
+    hits += kl.hit();
+    reps += kl.count() > 1;
+    ns += kl.k == 0;
+  }
+  EXPECT_GT(hits, ref.size() / 2);
+  EXPECT_GT(reps, 100u);
+  EXPECT_GT(ns, 100u);
+  std::printf("%zu reads: %zu hits, %zu repeats, %zu with N\n", ref.size(), hits, reps, ns);
+}
+
+TEST(BarracudaGpu, LongAndMixedReads) {
+  EVK_REQUIRE_GPU();
+  const bc::BwtIndex& idx = bc::gi_reference_index();
+  std::string fwd;
+  for (std::int64_t i = 0; i < 2000000; ++i) fwd += "ACGT"[idx.pac_base(i)];
+  std::mt19937_64 rng(5);
+  bc::ReadCodes rc;
+  for (int i = 0; i < 5000; ++i) {
+    std::size_t len = i % 50 == 0 ? 1024 : 1 + rng() % 400;
+    std::string s = fwd.substr(rng() % (fwd.size() - len), len);
+    if (i % 3 == 0) s[rng() % len] = "ACGTN"[rng() % 5];
+    rc.add(s.data(), s.size());
+  }
+  const auto ref = bc::match_cpu(idx, rc);
+  bc::PackedReads p;
+  bc::pack_reads(rc, p);
+  bc::DeviceBwt bwt(idx);
+  for (bool direct : {true, false}) {
+    auto cfg = bc::default_kernel_config();
+    cfg["direct_sequence"] = direct ? "true" : "false";
+    auto lib = bc::load_exact_kernel(cfg, evk::gpu_environment().devices[0].cc());
+    EXPECT_EQ(mismatches(ref, run_kernel(lib.kernel(bc::kKernelEntry), cfg, bwt, p)), 0) << cfg_text(cfg);
+  }
+}
+
+TEST(BarracudaGpu, EveryConfigurationOfTheCoveringSetGivesIdenticalKL) {
+  EVK_REQUIRE_GPU();
+  const int cc = evk::gpu_environment().devices[0].cc();
+  const auto cfgs = config_set();
+  ASSERT_GT(cfgs.size(), 150u);
+  // compile all in parallel (NVRTC is thread-safe), then run one by one
+  std::vector<evk::NvrtcResult> compiled(cfgs.size());
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> pool;
+  const unsigned nt = std::max(2u, std::thread::hardware_concurrency());
+  for (unsigned t = 0; t < nt; ++t)
+    pool.emplace_back([&] {
+      for (std::size_t i; (i = next++) < cfgs.size();) {
+        evk::NvrtcRequest req;
+        req.source = std::string(barracuda_exact_kernel().text());
+        req.options = bc::kernel_compile_options(cfgs[i]);
+        req.cc = cc;
+        compiled[i] = evk::CompileCache().compile(req);
+      }
+    });
+  for (auto& t : pool) t.join();
+  const bc::BwtIndex& idx = bc::gi_reference_index();
+  const bc::ReadCodes rc = bc::gi_sample_reads(2, false, 70000);  // > 65535 blocks at BLOCK_W=1
+  const auto ref = bc::match_cpu(idx, rc);
+  bc::PackedReads p;
+  bc::pack_reads(rc, p);
+  bc::DeviceBwt bwt(idx);
+  int bad = 0;
+  for (std::size_t i = 0; i < cfgs.size(); ++i) {
+    ASSERT_TRUE(compiled[i].ok) << cfg_text(cfgs[i]) << "\n" << compiled[i].log;
+    evk::CudaLibrary lib(compiled[i].cubin.data());
+    const int m = mismatches(ref, run_kernel(lib.kernel(bc::kKernelEntry), cfgs[i], bwt, p));
+    EXPECT_EQ(m, 0) << cfg_text(cfgs[i]);
+    bad += m != 0;
+  }
+  std::printf("%zu configurations x %zu reads: %d differ\n", cfgs.size(), ref.size(), bad);
+}
+
+TEST(BarracudaGpu, GiEvaluationPenalisesOnlyWrongKernels) {
+  EVK_REQUIRE_GPU();
+  auto prob = bc::make_gi_problem();
+  const int cc = evk::gpu_environment().devices[0].cc();
+  auto compile = [&](const std::string& src) {
+    evk::NvrtcRequest req;
+    req.source = src;
+    req.options = prob->compile_options(prob->default_config());
+    req.cc = cc;
+    auto r = evk::nvrtc_compile(req);
+    EXPECT_TRUE(r.ok) << r.log;
+    return evk::CudaLibrary(r.cubin.data());
+  };
+  auto ev = prob->make_evaluation(3, false);
+  auto hold = prob->make_evaluation(3, true);
+  EXPECT_NE(ev->describe(), hold->describe());
+  EXPECT_EQ(static_cast<int>(ev->work_items()) % evk::gpu_environment().devices[0].sm_count, 0);
+  auto good = compile(prob->kernel_source());
+  cudaStream_t s = nullptr;
+  ev->poison(s);
+  ev->launch(good.kernel(prob->kernel_entry().c_str()), prob->default_config(), s);
+  auto c = ev->check(s);
+  EXPECT_EQ(c.penalty, 0) << c.summary;
+  // a mutant that forgets the +1 of k: wrong answers, penalised
+  std::string src = prob->kernel_source();
+  const std::string line = "k = bc.L2[c] + ok + 1;";
+  ASSERT_NE(src.find(line), std::string::npos);
+  src.replace(src.find(line), line.size(), "k = bc.L2[c] + ok;");
+  auto bad = compile(src);
+  ev->poison(s);
+  ev->launch(bad.kernel(prob->kernel_entry().c_str()), prob->default_config(), s);
+  c = ev->check(s);
+  EXPECT_GT(c.penalty, 1000) << c.summary;
+  EXPECT_GT(c.bad_fraction, 0.1);
+  // a kernel that writes nothing: every read unset (poison), penalised
+  ev->poison(s);
+  c = ev->check(s);
+  EXPECT_GT(c.penalty, 1000) << c.summary;
+  EXPECT_GT(c.bad_fraction, 0.99);
+}
+
+TEST(BarracudaGpu, ToolGpuPathEqualsCpuPath) {
+  EVK_REQUIRE_GPU();
+  const auto tool = evk::testing::bin_dir() / "barracuda_exact";
+  const auto g = evk::testing::project_data_dir() / "genomes" / "lambda_virus.fa.gz";
+  const auto r = evk::testing::project_data_dir() / "reads" / "lambda_reads_1.fq.gz";
+  if (!std::filesystem::exists(tool) || !std::filesystem::exists(g) || !std::filesystem::exists(r))
+    GTEST_SKIP() << "tool or lambda data missing";
+  evk::testing::TempDir dir;
+  const std::string fa = (dir / "lambda.fa.gz").string();
+  std::filesystem::copy_file(g, fa);
+  auto x = evk::testing::run_tool("barracuda_exact", "index " + fa);
+  ASSERT_EQ(x.exit_code, 0) << x.err;
+  auto gpu = evk::testing::run_tool("barracuda_exact", "map --backend gpu --kernel original " + fa + " " + r.string() + " -o -");
+  auto cpu = evk::testing::run_tool("barracuda_exact", "map --backend cpu " + fa + " " + r.string() + " -o -");
+  ASSERT_EQ(gpu.exit_code, 0) << gpu.err;
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+  auto body = [](const std::string& s) {
+    std::string o;
+    std::size_t p = 0;
+    while (p < s.size()) {
+      std::size_t e = s.find('\n', p);
+      if (e == std::string::npos) e = s.size();
+      if (s[p] != '@') o += s.substr(p, e - p + 1);
+      p = e + 1;
+    }
+    return o;
+  };
+  EXPECT_GT(body(cpu.out).size(), 100000u);
+  EXPECT_TRUE(body(gpu.out) == body(cpu.out));
+  auto devs = evk::testing::run_tool("barracuda_exact", "devices");
+  EXPECT_NE(devs.out.find("kernel barracuda_exact"), std::string::npos) << devs.out;
+}

@@ -1,0 +1,114 @@
+// Index: our `index` against `bwa index` byte for byte, the reader on bwa's files, and the FM-index
+// primitives (occurrence counts, sampled-SA lookups) against a brute-force suffix array.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/index.hpp"
+#include "evk_testing.hpp"
+#include "io/index_files.hpp"
+#include "io/sequences.hpp"
+#include "test_util.hpp"
+
+namespace bc = evk::barracuda_exact;
+using evk::testing::TempDir;
+
+namespace {
+const char* kExt[] = {"bwt", "sa", "pac", "ann", "amb"};
+
+void expect_same_as_bwa(const TempDir& dir, const std::string& fasta) {
+  const auto ours = dir / "ours", theirs = dir / "bwa";
+  std::filesystem::create_directories(ours);
+  std::filesystem::create_directories(theirs);
+  std::filesystem::copy_file(fasta, ours / "ref.fa");
+  std::filesystem::copy_file(fasta, theirs / "ref.fa");
+  auto r = evk::testing::run_tool("barracuda_exact", "index " + (ours / "ref.fa").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(evk::testing::run("bwa index " + (theirs / "ref.fa").string() + " 2>/dev/null").exit_code, 0);
+  for (const char* e : kExt) {
+    const std::string a = bct::read_file(ours / ("ref.fa." + std::string(e)));
+    const std::string b = bct::read_file(theirs / ("ref.fa." + std::string(e)));
+    EXPECT_FALSE(b.empty()) << e;
+    EXPECT_TRUE(a == b) << "." << e << " differs from bwa index (" << a.size() << " vs " << b.size() << " bytes)";
+  }
+}
+}  // namespace
+
+TEST(BarracudaIndex, ByteIdenticalToBwaIndexOnLambda) {
+  if (!bct::have("bwa")) GTEST_SKIP() << "bwa not installed";
+  const auto src = evk::testing::project_data_dir() / "genomes" / "lambda_virus.fa.gz";
+  if (!std::filesystem::exists(src)) GTEST_SKIP() << "no " << src;
+  TempDir dir;
+  ASSERT_EQ(evk::testing::run("gzip -dc " + src.string() + " > " + (dir / "lambda.fa").string()).exit_code, 0);
+  expect_same_as_bwa(dir, (dir / "lambda.fa").string());
+}
+
+TEST(BarracudaIndex, ByteIdenticalToBwaIndexWithAmbiguousBases) {
+  // N runs, IUPAC codes (both cases), lowercase bases: bwa's random replacement and .amb reproduced.
+  if (!bct::have("bwa")) GTEST_SKIP() << "bwa not installed";
+  TempDir dir;
+  bct::write_fasta(dir / "tricky.fa", bct::tricky_reference(7));
+  expect_same_as_bwa(dir, (dir / "tricky.fa").string());
+}
+
+TEST(BarracudaIndex, ReaderLoadsBwaIndexAsBuilt) {
+  if (!bct::have("bwa")) GTEST_SKIP() << "bwa not installed";
+  TempDir dir;
+  const auto ref = bct::tricky_reference(11);
+  bct::write_fasta(dir / "r.fa", ref);
+  ASSERT_EQ(evk::testing::run("bwa index " + (dir / "r.fa").string() + " 2>/dev/null").exit_code, 0);
+  const bc::BwtIndex a = bc::read_index((dir / "r.fa").string());  // bwa's files
+  const bc::BwtIndex b = bc::build_index(bc::read_reference((dir / "r.fa").string()));
+  EXPECT_EQ(a.primary, b.primary);
+  EXPECT_EQ(a.seq_len, 2u * (20000 + 7001 + 3003));
+  EXPECT_EQ(a.seq_len, b.seq_len);
+  for (int c = 0; c < 5; ++c) EXPECT_EQ(a.L2[c], b.L2[c]);
+  EXPECT_TRUE(a.occ == b.occ);
+  EXPECT_TRUE(a.sa == b.sa);
+  EXPECT_TRUE(a.pac == b.pac);
+  ASSERT_EQ(a.contigs.size(), 3u);
+  EXPECT_EQ(a.contigs[1].name, "chrB");
+  EXPECT_EQ(a.contigs[1].offset, 20000);
+  EXPECT_EQ(a.contigs[0].anno, "first contig");
+  EXPECT_EQ(a.contigs[1].anno, "(null)");
+  ASSERT_EQ(a.holes.size(), b.holes.size());
+  EXPECT_EQ(a.holes[0].offset, 5000);
+  EXPECT_EQ(a.holes[0].len, 30);
+}
+
+TEST(BarracudaIndex, OccAndSaMatchBruteForceSuffixArray) {
+  std::mt19937_64 rng(3);
+  std::vector<bc::RefSeq> ref = {{"a", "", bct::random_dna(rng, 1500)}, {"b", "", bct::random_dna(rng, 777)}};
+  ref[0].seq.replace(100, 60, ref[1].seq.substr(10, 60));  // a repeat
+  const bc::BwtIndex idx = bc::build_index(ref);
+  // the text: forward + reverse complement, from the pac
+  std::vector<int> t;
+  for (std::int64_t i = 0; i < idx.l_pac; ++i) t.push_back(idx.pac_base(i));
+  for (std::int64_t i = idx.l_pac - 1; i >= 0; --i) t.push_back(3 - idx.pac_base(i));
+  const std::size_t n = t.size();
+  ASSERT_EQ(n, idx.seq_len);
+  std::vector<std::size_t> sa(n + 1);
+  std::iota(sa.begin(), sa.end(), 0);
+  std::sort(sa.begin(), sa.end(), [&](std::size_t x, std::size_t y) {
+    return std::lexicographical_compare(t.begin() + static_cast<std::ptrdiff_t>(x), t.end(),
+                                        t.begin() + static_cast<std::ptrdiff_t>(y), t.end());
+  });
+  ASSERT_EQ(sa[0], n);  // "$" first
+  std::vector<int> bwt;  // rows' preceding characters, '$' row skipped
+  for (std::size_t r = 0; r <= n; ++r) {
+    if (sa[r] == 0) {
+      EXPECT_EQ(idx.primary, r);
+      continue;
+    }
+    bwt.push_back(t[sa[r] - 1]);
+  }
+  for (std::size_t r = 1; r <= n; ++r) ASSERT_EQ(idx.sa_at(r), sa[r]) << "row " << r;
+  std::uint64_t cnt[4] = {0, 0, 0, 0};
+  std::size_t bpos = 0;
+  for (std::size_t k = 0; k < n; ++k) {  // bwt_occ(k, c) counts rows [0, k], '$' excluded
+    if (k != idx.primary) ++cnt[bwt[bpos++]];
+    for (int c = 0; c < 4; ++c) ASSERT_EQ(idx.occ_at(k, c), cnt[c]) << "k " << k << " c " << c;
+  }
+  for (int c = 0; c < 4; ++c) EXPECT_EQ(idx.occ_at(~0ull, c), 0u);
+}
