@@ -3,6 +3,7 @@
 // default 0 = skipped; >= 500 for the documented table), for the option sets that matter; and end
 // to end FASTQ.gz -> BAM through the map pipeline (GPU and CPU). GPU timing: CUDA events, warm-up,
 // L2 flushed before every repeat, median (evk::time_gpu).
+#include <stdexcept>
 #include <benchmark/benchmark.h>
 #include <htslib/bgzf.h>
 #include <sys/resource.h>
@@ -205,12 +206,12 @@ void BM_EndToEnd(benchmark::State& state, bool gpu) {
       for (std::uint32_t j = 0; j < rc.len[i]; ++j) buf += "ACGTN"[rc.codes[rc.offset[i] + j]];
       buf += "\n+\n" + std::string(rc.len[i], 'F') + "\n";
       if (buf.size() > (1 << 20)) {
-        bgzf_write(f, buf.data(), buf.size());
+        if (bgzf_write(f, buf.data(), buf.size()) < 0) throw std::runtime_error("bench: writing reads.fq.gz failed");
         buf.clear();
       }
     }
-    bgzf_write(f, buf.data(), buf.size());
-    bgzf_close(f);
+    if (bgzf_write(f, buf.data(), buf.size()) < 0 || bgzf_close(f) < 0)
+      throw std::runtime_error("bench: writing reads.fq.gz failed");
   }
   bc::MapOptions o;
   o.ref = (dir / "ecoli.fa").string();
