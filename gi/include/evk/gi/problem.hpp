@@ -77,6 +77,11 @@ class Problem {
   virtual int default_population() const = 0;
   virtual int default_generations() const = 0;
 
+  // Optional (engine extension, defaults keep older problems compiling): the expression giving the
+  // block's thread count, used as the first __launch_bounds__ argument by the grammar's
+  // launch-bounds rules (e.g. "BLOCK_W"); empty: 1024, always legal.
+  virtual std::string launch_bounds_threads() const { return ""; }
+
   Config default_config() const {
     Config c;
     for (const auto& p : config_params()) c[p.name] = p.default_value;
