@@ -201,6 +201,7 @@ void add_gi_command(CLI::App& app, MakeProblem make_problem) {
       so.problem = p->name();
       so.timing.repeats = o->repeats;
       std::string dir;
+      bool created = false;
       if (!o->resume.empty()) {
         dir = o->resume;
         if (!o->out.empty()) input_error("--out", "cannot be combined with --resume");
@@ -227,10 +228,20 @@ void add_gi_command(CLI::App& app, MakeProblem make_problem) {
         }
         if (fs::exists(fs::path(dir) / "checkpoint.json")) input_error(dir, "already holds a run; use --resume " + dir);
         std::error_code ec;
+        created = !fs::exists(dir);
         fs::create_directories(dir, ec);
         if (ec) input_error(dir, "cannot create the run directory: " + ec.message());
       }
       so.run_dir = dir;
+      // a run that fails before its first checkpoint leaves no directory behind
+      struct Cleanup {
+        std::string dir;
+        bool armed;
+        ~Cleanup() {
+          std::error_code ec;
+          if (armed && !fs::exists(fs::path(dir) / "checkpoint.json")) fs::remove_all(dir, ec);
+        }
+      } cleanup{dir, created};
       Worker w(worker_options(o->device, (fs::path(dir) / "worker.log").string()));
       GpuEvaluatorOptions eo;
       eo.compile_threads = o->threads;

@@ -247,13 +247,14 @@ std::map<std::string, int> rule_counts(const Grammar& g) {
 }
 
 namespace {
-std::string q(const std::string& s) {
+// A BNF terminal: the text quoted, with a trailing "\n" when it ends a source line.
+std::string q(const std::string& s, bool nl = false) {
   std::string o = "\"";
   for (char c : s) {
     if (c == '"' || c == '\\') o += '\\';
     o += c;
   }
-  return o + "\"";
+  return o + (nl ? "\\n\"" : "\"");
 }
 }  // namespace
 
@@ -270,26 +271,24 @@ std::string print_bnf(const Grammar& g, const std::string& tag) {
     std::string K = "<K_" + std::to_string(i + 1) + ">";
     std::string n = std::to_string(i + 1);
     if (!L.evolvable) {
-      o << K << " ::= " << q(L.text + "\\n") << "\n";
+      o << K << " ::= " << q(L.text, true) << "\n";
     } else if (L.rule >= 0 && g.rules[L.rule].type == RuleType::line) {
       o << K << " ::= " << q(L.indent) << " <_K_" << n << "> \"\\n\"\n";
       o << "<_K_" << n << "> ::= " << q(g.rules[L.rule].text) << "\n";
     } else if (L.rule >= 0) {
-      o << K << " ::= " << q(L.prefix) << " <IF_K_" << n << "> " << q(L.suffix + "\\n") << "\n";
+      o << K << " ::= " << q(L.prefix) << " <IF_K_" << n << "> " << q(L.suffix, true) << "\n";
       o << "<IF_K_" << n << "> ::= " << q(g.rules[L.rule].text) << "\n";
     } else {
       o << K << " ::= <okdeclaration_K_" << n << "> ";
       if (L.pragma_rule >= 0) o << "<pragma_K_" << n << "> ";
       o << q(L.prefix);
-      const char* sep[3] = {" \";\" \"EVK_GI_OK(evk_gi_guard_" , "", ""};
-      (void)sep;
       for (int k = 0; k < 3; ++k) {
         if (k == 1) o << " \"; EVK_GI_OK(evk_gi_guard_" << n << ") && (\"";
         if (k == 2) o << " \"); \"";
         if (L.for_rules[k] >= 0) o << " <" << g.rules[L.for_rules[k]].name << ">";
         else o << " " << q(L.for_parts[k]);
       }
-      o << " " << q(L.suffix + "\\n") << "\n";
+      o << " " << q(L.suffix, true) << "\n";
       o << "<okdeclaration_K_" << n << "> ::= \"unsigned evk_gi_guard_" << n << " = 0;\\n\"\n";
       if (L.pragma_rule >= 0) o << "<pragma_K_" << n << "> ::= \"\"\n";
       for (int k = 0; k < 3; ++k)

@@ -82,8 +82,9 @@ class Search {
       std::vector<Genome> kids;
       if (gen == 0) {
         parents_.clear();
-        while (static_cast<int>(kids.size()) < o_.population && fresh_into(kids, st, 1000)) {
+        while (static_cast<int>(kids.size()) < o_.population && fresh_into(kids, st, 200)) {
         }
+        fill_from(kids, st);
       } else {
         kids = breed(st);
       }
@@ -173,6 +174,14 @@ class Search {
     return false;
   }
 
+  // Small grammars run out of unique single mutants: fill up with mutants of the children so far.
+  void fill_from(std::vector<Genome>& kids, GenerationStats& st) {
+    for (int t = 0; t < 20 * o_.population && !kids.empty() && static_cast<int>(kids.size()) < o_.population; ++t) {
+      Genome b = kids[std::uniform_int_distribution<std::size_t>(0, kids.size() - 1)(rng_)];
+      unique_push(kids, mutate(g_, b, rng_), st);
+    }
+  }
+
   std::vector<Genome> breed(GenerationStats& st) {
     const auto& prev = s_.population;
     double ref = s_.history.empty() ? 0 : s_.history.back().ref_ms;
@@ -190,9 +199,10 @@ class Search {
     }
     std::vector<Genome> keep = parents_;
     parents_.clear();  // missing children: random single mutants
-    while (static_cast<int>(kids.size()) < o_.population && fresh_into(kids, st, 1000)) {
+    while (static_cast<int>(kids.size()) < o_.population && fresh_into(kids, st, 200)) {
     }
     parents_ = keep;
+    fill_from(kids, st);
     if (static_cast<int>(kids.size()) > o_.population) kids.resize(o_.population);
     return kids;
   }

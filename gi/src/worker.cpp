@@ -102,34 +102,40 @@ std::string recv_frame(int fd, double timeout_s) {
 Worker::Worker(Options o) : opt_(std::move(o)) { ::signal(SIGPIPE, SIG_IGN); }
 Worker::~Worker() { stop(); }
 
-void Worker::stop() {
-  if (pid_ > 0) {
-    ::close(to_);
-    ::close(from_);
-    // give it a moment to exit on EOF, then kill
-    for (int i = 0; i < 50; ++i) {
+void Worker::end(Proc& p) {
+  if (p.pid > 0) {
+    ::close(p.to);
+    ::close(p.from);
+    bool gone = false;
+    for (int i = 0; i < 20 && !gone; ++i) {  // a healthy worker exits on EOF
       int st = 0;
-      if (::waitpid(pid_, &st, WNOHANG) == pid_) {
-        pid_ = -1;
-        break;
-      }
-      ::usleep(10000);
+      gone = ::waitpid(p.pid, &st, WNOHANG) == p.pid;
+      if (!gone) ::usleep(5000);
     }
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
+    if (!gone) {
+      ::kill(p.pid, SIGKILL);
+      ::waitpid(p.pid, nullptr, 0);
     }
   }
-  pid_ = -1;
-  to_ = from_ = -1;
+  p = Proc{};
 }
 
-void Worker::start() {
+void Worker::stop() {
+  end(cur_);
+  end(spare_);
+}
+
+Worker::Proc Worker::spawn() {
   if (opt_.argv.empty()) throw std::runtime_error("gi worker: no command to start");
   int a[2], b[2];  // a: parent -> worker, b: worker -> parent
-  if (::pipe2(a, O_CLOEXEC) != 0 || ::pipe2(b, O_CLOEXEC) != 0) throw std::runtime_error("gi worker: pipe failed");
+  if (::pipe2(a, O_CLOEXEC) != 0) throw std::runtime_error("gi worker: pipe failed");
+  if (::pipe2(b, O_CLOEXEC) != 0) {
+    ::close(a[0]);
+    ::close(a[1]);
+    throw std::runtime_error("gi worker: pipe failed");
+  }
   std::vector<char*> argv;
-  for (auto& s : opt_.argv) argv.push_back(const_cast<char*>(s.c_str()));
+  for (auto& x : opt_.argv) argv.push_back(const_cast<char*>(x.c_str()));
   argv.push_back(nullptr);
   int pid = ::fork();
   if (pid < 0) throw std::runtime_error("gi worker: fork failed");
@@ -148,54 +154,74 @@ void Worker::start() {
   }
   ::close(a[0]);
   ::close(b[1]);
-  pid_ = pid;
-  to_ = a[1];
-  from_ = b[0];
+  Proc p;
+  p.pid = pid;
+  p.to = a[1];
+  p.from = b[0];
+  if (have_case_) send_case(p);
+  return p;
+}
+
+void Worker::send_case(Proc& p) {
+  json req{{"op", "case"}, {"seed", case_seed_}, {"holdout", case_holdout_}};
+  send_frame(p.to, req.dump());
+  ++p.pending_cases;
+}
+
+void Worker::start() {
+  end(cur_);
+  Proc p = spare_.pid > 0 ? spare_ : spawn();  // a warm standby takes over at once
+  spare_ = Proc{};
   ++starts_;
   if (starts_ > 1) ++restarts_;
   try {
-    json hello = json::parse(recv_frame(from_, opt_.startup_timeout_s));
-    if (!hello.value("ok", false)) {
-      std::string m = hello.value("error", "unknown");
-      stop();
-      throw std::runtime_error("gi worker failed to start: " + m);
-    }
+    json hello = json::parse(recv_frame(p.from, opt_.startup_timeout_s));
+    if (!hello.value("ok", false)) throw std::runtime_error("gi worker failed to start: " + hello.value("error", "unknown"));
     dev_.name = hello.value("name", "");
     dev_.cc = hello.value("cc", 0);
     dev_.sm_count = hello.value("sm_count", 0);
     dev_.clock_khz = hello.value("clock_khz", 0);
+    for (; p.pending_cases > 0; --p.pending_cases) {
+      json r = json::parse(recv_frame(p.from, 600));
+      if (p.pending_cases == 1 && !r.value("ok", false))
+        throw std::runtime_error("gi worker: making case " + std::to_string(case_seed_) + " failed: " + r.value("error", ""));
+    }
   } catch (const Timeout&) {
-    stop();
+    end(p);
     throw std::runtime_error("gi worker did not start within " + std::to_string(opt_.startup_timeout_s) + " s");
   } catch (const Closed&) {
-    stop();
+    end(p);
     throw std::runtime_error("gi worker exited while starting (see its stderr)");
+  } catch (...) {
+    end(p);
+    throw;
   }
-  if (have_case_) {
-    json req{{"op", "case"}, {"seed", case_seed_}, {"holdout", case_holdout_}};
-    send_frame(to_, req.dump());
-    json r = json::parse(recv_frame(from_, 600));
-    if (!r.value("ok", false)) throw std::runtime_error("gi worker: case failed: " + r.value("error", ""));
+  cur_ = p;
+  if (opt_.standby) {
+    try {
+      spare_ = spawn();
+    } catch (const std::exception&) {
+      end(spare_);
+    }
   }
 }
 
 DeviceSummary Worker::device() {
-  if (pid_ <= 0) start();
+  if (cur_.pid <= 0) start();
   return dev_;
 }
 
 CaseInfo Worker::set_case(std::uint64_t seed, bool holdout, double timeout_s) {
-  if (pid_ <= 0) start();
-  json req{{"op", "case"}, {"seed", seed}, {"holdout", holdout}};
+  if (cur_.pid <= 0) start();
+  have_case_ = true;
+  case_seed_ = seed;
+  case_holdout_ = holdout;
   try {
-    send_frame(to_, req.dump());
-    json r = json::parse(recv_frame(from_, timeout_s));
+    send_case(cur_);
+    json r = json::parse(recv_frame(cur_.from, timeout_s));
+    cur_.pending_cases = 0;
     if (!r.value("ok", false)) throw std::runtime_error("gi worker: making case " + std::to_string(seed) + " failed: " + r.value("error", ""));
-    have_case_ = true;
-    case_seed_ = seed;
-    case_holdout_ = holdout;
     case_info_ = {r.value("describe", ""), r.value("work_items", 0.0)};
-    return case_info_;
   } catch (const Timeout&) {
     stop();
     throw std::runtime_error("gi worker: making case " + std::to_string(seed) + " timed out");
@@ -203,6 +229,14 @@ CaseInfo Worker::set_case(std::uint64_t seed, bool holdout, double timeout_s) {
     stop();
     throw std::runtime_error("gi worker died while making case " + std::to_string(seed));
   }
+  if (spare_.pid > 0) {
+    try {
+      send_case(spare_);
+    } catch (const std::exception&) {
+      end(spare_);
+    }
+  }
+  return case_info_;
 }
 
 RunResult Worker::run(const std::vector<char>& cubin, const std::string& entry, const Config& cfg, const TimingSpec& t,
@@ -211,10 +245,10 @@ RunResult Worker::run(const std::vector<char>& cubin, const std::string& entry, 
   json req{{"op", "run"}, {"entry", entry}, {"config", cfg}, {"warmup", t.warmup}, {"repeats", t.repeats},
            {"flush_l2", t.flush_l2}};
   try {
-    if (pid_ <= 0) start();
-    send_frame(to_, req.dump());
-    send_frame(to_, cubin);
-    json r = json::parse(recv_frame(from_, timeout_s));
+    if (cur_.pid <= 0) start();
+    send_frame(cur_.to, req.dump());
+    send_frame(cur_.to, cubin);
+    json r = json::parse(recv_frame(cur_.from, timeout_s));
     std::string st = r.value("status", "worker_error");
     res.status = st == "ok" ? RunResult::Status::ok
                  : st == "launch_error" ? RunResult::Status::launch_error
@@ -230,17 +264,17 @@ RunResult Worker::run(const std::vector<char>& cubin, const std::string& entry, 
     res.check.max_error = r.value("max_error", 0.0);
     res.check.bad_fraction = r.value("bad_fraction", 0.0);
     res.check.summary = r.value("summary", "");
-    if (r.value("fatal", false)) stop();  // the context is gone; restart before the next request
+    if (r.value("fatal", false)) end(cur_);  // the context is gone; the standby takes over
   } catch (const Timeout&) {
-    stop();
+    end(cur_);
     res.status = RunResult::Status::hang;
     res.message = "no answer within " + std::to_string(timeout_s) + " s: worker killed";
   } catch (const Closed&) {
-    stop();
+    end(cur_);
     res.status = RunResult::Status::crash;
     res.message = "worker process died";
   } catch (const std::exception& e) {
-    stop();
+    end(cur_);
     res.status = RunResult::Status::worker_error;
     res.message = e.what();
   }

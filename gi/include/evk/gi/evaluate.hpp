@@ -70,6 +70,7 @@ class Worker {
     std::vector<std::string> argv;  // e.g. {"/proc/self/exe", "gi", "worker", "--device", "0"}
     std::string stderr_path;        // worker stderr goes here when set
     double startup_timeout_s = 120;
+    bool standby = true;            // keep a second, initialised worker ready to take over at once
   };
   explicit Worker(Options o);
   ~Worker();
@@ -83,9 +84,16 @@ class Worker {
   void stop();
 
  private:
+  struct Proc {
+    int pid = -1, to = -1, from = -1;
+    int pending_cases = 0;  // case requests sent, answers not read yet
+  };
   void start();
+  Proc spawn();
+  void send_case(Proc& p);
+  void end(Proc& p);
   Options opt_;
-  int pid_ = -1, to_ = -1, from_ = -1;
+  Proc cur_, spare_;
   DeviceSummary dev_;
   bool have_case_ = false;
   std::uint64_t case_seed_ = 0;

@@ -23,7 +23,7 @@ struct SearchOptions {
   double tolerance = 0.10;      // a parent may be this much slower than the reference
   TimingSpec timing;
   int tabu_rounds = 3;          // replacement rounds for phenotypic duplicates
-  double watchdog_min_s = 2;    // per candidate: min + factor * reference time * launches
+  double watchdog_min_s = 1;    // per candidate: min + factor * reference time * launches
   double watchdog_factor = 50;
   std::string run_dir;          // empty: nothing written
   bool resume = false;          // continue from run_dir/checkpoint.json
