@@ -126,7 +126,7 @@ Variant apply(const Grammar& g, const Genome& x) {
   for (int i = 0; i < n; ++i) {
     const Line& L = g.lines[i];
     if (i == begin) {
-      out += "#ifndef EVK_GI_LOOP_LIMIT\n#define EVK_GI_LOOP_LIMIT 1048576u\n#endif\n"
+      out += "#ifndef EVK_GI_LOOP_LIMIT\n#define EVK_GI_LOOP_LIMIT " + std::to_string(g.options.loop_limit) + "u\n#endif\n"
              "#define EVK_GI_OK(g) ((g)++ < EVK_GI_LOOP_LIMIT)\n";
     }
     if (sig_changed && i == g.signature_begin) {

@@ -232,6 +232,7 @@ Grammar make_grammar(const Problem& p) {
   GrammarOptions opt;
   std::string t = p.launch_bounds_threads();
   if (!t.empty()) opt.launch_threads = t;
+  if (p.loop_limit() > 0) opt.loop_limit = p.loop_limit();
   return make_grammar(p.kernel_source(), p.kernel_entry(), p.config_params(), opt, p.name() + " kernel");
 }
 

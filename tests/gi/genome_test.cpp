@@ -61,6 +61,7 @@ TEST(GiApply, EditsChangeTheRightLines) {
   Variant guarded = apply(g, empty_genome(g));
   EXPECT_NE(guarded.source.find("EVK_GI_OK(evk_gi_guard_"), std::string::npos);
   EXPECT_NE(guarded.source.find("unsigned evk_gi_guard_"), std::string::npos);
+  EXPECT_NE(guarded.source.find("#define EVK_GI_LOOP_LIMIT 65536u"), std::string::npos);
   std::string s = K(g, "_K_", "scratch[i] = acc;"), b = K(g, "_K_", "acc = acc + bias;");
   Variant v = apply(g, parse_genome(g, "<" + s + "> <" + b + ">+<" + s + "> <" + K(g, "pragma_K_", "for (int k") +
                                            "><pragma_K3> <" + K(g, "IF_K_", "if (acc > limit)") + "> <volatile_K><volatile_on> <" +

@@ -40,7 +40,7 @@ struct Line {
 
 struct GrammarOptions {
   std::string launch_threads = "1024";  // first __launch_bounds__ argument (e.g. "BLOCK_W")
-  int loop_limit = 1 << 20;              // loop guard: iterations per loop entry per thread
+  int loop_limit = 1 << 16;              // loop guard: iterations per loop entry per thread
 };
 
 struct Grammar {
