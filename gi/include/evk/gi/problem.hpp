@@ -77,6 +77,14 @@ class Problem {
   virtual int default_population() const = 0;
   virtual int default_generations() const = 0;
 
+  // Optional (engine extension, defaults keep older problems compiling): the expression giving the
+  // block's thread count, used as the first __launch_bounds__ argument by the grammar's
+  // launch-bounds rules (e.g. "BLOCK_W"); empty: 1024, always legal.
+  virtual std::string launch_bounds_threads() const { return ""; }
+  // Optional: the loop guard's limit (iterations per loop entry per thread) added to every evolvable
+  // `for`; must exceed every loop of the original. 0: the engine's default, 65536.
+  virtual int loop_limit() const { return 0; }
+
   Config default_config() const {
     Config c;
     for (const auto& p : config_params()) c[p.name] = p.default_value;

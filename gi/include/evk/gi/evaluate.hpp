@@ -1,0 +1,128 @@
+// Evaluating candidates: NVRTC compilation of a whole population in parallel threads, and runs in a
+// worker process that owns the CUDA context (a crash, sticky error or hang kills and restarts it;
+// the search goes on). The Evaluator interface lets the search run against a fake in CPU tests.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "evk/gi/genome.hpp"
+#include "evk/gi/problem.hpp"
+
+namespace evk::gi {
+
+struct TimingSpec {
+  int warmup = 2;
+  int repeats = 7;        // median of these (L2 flushed before each)
+  bool flush_l2 = true;
+};
+
+struct Compiled {
+  bool ok = false;
+  std::string log;          // compiler log (errors) or why it was not compiled
+  std::vector<char> cubin;
+  std::uint64_t code_hash = 0;  // phenotype tier 2: the compiled cubin
+  double seconds = 0;
+  bool cached = false;
+};
+
+struct RunResult {
+  enum class Status { ok, launch_error, crash, hang, worker_error };
+  Status status = Status::worker_error;
+  double median_ms = 0, stdev_ms = 0, min_ms = 0, max_ms = 0;
+  int repeats = 0;
+  Check check;
+  std::string message;
+  bool ok() const { return status == Status::ok; }
+};
+const char* status_name(RunResult::Status s);
+
+struct DeviceSummary {
+  std::string name;
+  int cc = 0;
+  int sm_count = 0;
+  int clock_khz = 0;
+};
+
+struct CaseInfo {
+  std::string describe;
+  double work_items = 0;
+};
+
+class Evaluator {
+ public:
+  virtual ~Evaluator() = default;
+  virtual DeviceSummary device() = 0;
+  virtual CaseInfo set_case(std::uint64_t seed, bool holdout) = 0;
+  // Compile options for a config; throws InputError for an illegal combination.
+  virtual std::vector<std::string> options(const Config& c) const = 0;
+  virtual std::vector<Compiled> compile(const std::vector<Variant>& vs) = 0;
+  // Runs one compiled candidate on the current case. timeout_s: the watchdog for the whole request.
+  virtual RunResult run(const Compiled& c, const Config& cfg, const TimingSpec& t, double timeout_s) = 0;
+  virtual int restarts() const { return 0; }
+};
+
+// Parent-side handle of the worker process (fork + exec of `argv`, pipes on fds 3 and 4).
+class Worker {
+ public:
+  struct Options {
+    std::vector<std::string> argv;  // e.g. {"/proc/self/exe", "gi", "worker", "--device", "0"}
+    std::string stderr_path;        // worker stderr goes here when set
+    double startup_timeout_s = 120;
+    bool standby = true;            // keep a second, initialised worker ready to take over at once
+  };
+  explicit Worker(Options o);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+  DeviceSummary device();
+  CaseInfo set_case(std::uint64_t seed, bool holdout, double timeout_s = 600);
+  RunResult run(const std::vector<char>& cubin, const std::string& entry, const Config& cfg, const TimingSpec& t,
+                double timeout_s);
+  int restarts() const { return restarts_; }
+  void stop();
+
+ private:
+  struct Proc {
+    int pid = -1, to = -1, from = -1;
+    int pending_cases = 0;  // case requests sent, answers not read yet
+  };
+  void start();
+  Proc spawn();
+  void send_case(Proc& p);
+  void end(Proc& p);
+  Options opt_;
+  Proc cur_, spare_;
+  DeviceSummary dev_;
+  bool have_case_ = false;
+  std::uint64_t case_seed_ = 0;
+  bool case_holdout_ = false;
+  CaseInfo case_info_;
+  int restarts_ = 0;
+  int starts_ = 0;
+};
+
+// The worker's side: serves requests on in_fd/out_fd until EOF; returns the exit code.
+int worker_main(const Problem& problem, int device, int in_fd = 3, int out_fd = 4);
+
+struct GpuEvaluatorOptions {
+  int compile_threads = 0;   // 0: hardware threads
+  bool use_cache = true;
+  std::string cache_dir;     // empty: evk::CompileCache::default_dir()
+};
+
+// The real evaluator: NVRTC (+ disk cache) for the worker's device, runs in the worker.
+std::unique_ptr<Evaluator> make_gpu_evaluator(const Problem& p, Worker& w, const GpuEvaluatorOptions& o = {});
+
+// Compiles requests in parallel threads (exposed for tests and the compile-rate statistics).
+struct CompileRequest {
+  std::string source;
+  std::vector<std::string> options;
+  bool options_ok = true;    // false: `log` says why (illegal config), not compiled
+  std::string log;
+};
+std::vector<Compiled> compile_parallel(const std::vector<CompileRequest>& reqs, int cc, bool want_cubin, int threads,
+                                       const std::string& cache_dir, bool use_cache);
+
+}  // namespace evk::gi

@@ -1,0 +1,92 @@
+// The GP search (GECCO 2014/2015): unique random single mutants first; each generation 50%
+// truncation selection (zero penalty and no slower than the re-timed reference + tolerance), one
+// child by mutation and one by crossover per parent, missing children random; genotypic and
+// two-tier phenotypic tabu; a new training case per generation. A run directory makes it durable.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "evk/gi/evaluate.hpp"
+#include "evk/gi/genome.hpp"
+#include "evk/gi/grammar.hpp"
+
+namespace evk::gi {
+
+struct SearchOptions {
+  int population = 100;
+  int generations = 10;
+  std::uint64_t seed = 1;
+  double tolerance = 0.10;      // a parent may be this much slower than the reference
+  TimingSpec timing;
+  int tabu_rounds = 3;          // replacement rounds for phenotypic duplicates
+  double watchdog_min_s = 1;    // per candidate: min + factor * reference time * launches
+  double watchdog_factor = 50;
+  std::string run_dir;          // empty: nothing written
+  bool resume = false;          // continue from run_dir/checkpoint.json
+  std::string problem;          // recorded in the run directory
+};
+
+struct Individual {
+  Genome genome;
+  std::string text;
+  std::string status = "new";   // ok, compile_error, illegal_config, launch_error, crash, hang, worker_error
+  double fitness = std::numeric_limits<double>::infinity();
+  double time_ms = 0, penalty = 0;
+  std::string summary;
+  bool correct() const { return status == "ok" && penalty == 0; }
+};
+
+struct GenerationStats {
+  int generation = 0;
+  std::uint64_t case_seed = 0;
+  std::string case_describe;
+  double ref_ms = 0, best_ms = 0, best_speedup = 0, median_ms = 0;
+  int evaluated = 0, compiled = 0, correct = 0, faster = 0, parents = 0;
+  int tabu_genotype = 0, tabu_phenotype = 0, tabu_code = 0;
+  int crashes = 0, hangs = 0, restarts = 0;
+  double compile_s = 0, run_s = 0, wall_s = 0, compile_cpu_s = 0;
+  std::string best_genome;
+  double best_so_far_speedup = 0;
+  std::string best_so_far_genome;
+};
+
+struct SearchState {
+  int next_generation = 0;
+  std::vector<Individual> population;  // the last evaluated generation
+  std::string rng;                     // std::mt19937_64 state as text
+  std::set<std::uint64_t> tabu_genotype, tabu_phenotype, tabu_code;
+  std::string best_genome;
+  double best_speedup = 0, best_ms = 0, best_ref_ms = 0;
+  std::vector<GenerationStats> history;
+  DeviceSummary device;
+};
+
+// Indices of the parents: correct, time <= ref * (1 + tolerance), best fitness first, at most max_parents.
+std::vector<int> select_parents(const std::vector<Individual>& pop, double ref_ms, double tolerance, int max_parents);
+
+using GenerationCallback = std::function<void(const GenerationStats&, const SearchState&)>;
+SearchState run_search(const Grammar& g, Evaluator& ev, const SearchOptions& opt, const GenerationCallback& cb = {});
+
+// Phenotype tier 1 key of a candidate (preprocessed source + non-macro options + config).
+std::uint64_t phenotype_hash(const Variant& v, const std::vector<std::string>& options);
+
+// Run directory (rundir.cpp): config.json, checkpoint.json, generations.{csv,jsonl}, best.genome,
+// failures.log, report.md, fitness.svg.
+void save_checkpoint(const std::string& dir, const SearchState& s);
+SearchState load_checkpoint(const std::string& dir, const Grammar& g);
+void write_generation_logs(const std::string& dir, const std::vector<GenerationStats>& h);
+std::vector<GenerationStats> read_generation_log(const std::string& dir);
+void write_text_atomic(const std::string& path, const std::string& text);
+std::string read_text(const std::string& path);  // InputError naming the path when unreadable
+// A genome file in docs/FORMATS.md format: "# evokernels genome v1", "# key: value" headers, text.
+std::string genome_file(const std::vector<std::pair<std::string, std::string>>& header, const std::string& genome);
+
+// Report (report.cpp): markdown summary with an SVG fitness-per-generation plot (written beside it).
+std::string fitness_svg(const std::vector<GenerationStats>& h);
+void write_report(const std::string& dir);
+
+}  // namespace evk::gi

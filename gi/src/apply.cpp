@@ -1,0 +1,184 @@
+// Applying a genome: edits left to right onto the grammar, then the grammar inverted to source.
+#include <regex>
+
+#include "evk/gi/genome.hpp"
+#include "text.hpp"
+
+namespace evk::gi {
+
+namespace {
+struct LineState {
+  bool deleted = false;
+  bool replaced = false;
+  std::string replacement;
+  std::vector<std::string> inserted;
+};
+
+std::string rebuild_signature(const Grammar& g, const std::string& joined, bool restrict_on,
+                              const std::vector<std::string>& const_args, int lb) {
+  auto at = joined.find(g.entry);
+  auto open = joined.find('(', at);
+  auto close = text::match_paren(joined, open);
+  std::string head = joined.substr(0, open + 1);
+  if (lb >= 0) {
+    auto gpos = head.find("__global__");
+    std::string bounds = "__launch_bounds__(" + g.options.launch_threads + (lb > 0 ? ", " + std::to_string(lb) : "") + ") ";
+    head.insert(gpos + std::string("__global__ ").size(), bounds);
+  }
+  std::string args;
+  auto parts = text::split_top(joined.substr(open + 1, close - open - 1), ',');
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    std::string a = parts[k];
+    bool dummy = false;
+    std::string code = text::trim(text::code_part(a, dummy));
+    auto ids = text::identifiers(code);
+    std::string name = ids.empty() ? "" : ids.back();
+    bool is_ptr = code.find('*') != std::string::npos;
+    if (is_ptr && code.find('[') == std::string::npos) {
+      bool has = a.find("__restrict__") != std::string::npos;
+      if (restrict_on && !has) {
+        auto star = a.rfind('*');
+        a.insert(star + 1, " __restrict__");
+      } else if (!restrict_on && has) {
+        a = std::regex_replace(a, std::regex(R"(\s*__restrict__)"), "");
+      }
+    }
+    for (const auto& c : const_args)
+      if (c == name && !is_ptr) {
+        auto first = a.find_first_not_of(" \t\n");
+        a.insert(first, "const ");
+      }
+    args += (k ? "," : "") + a;
+  }
+  return head + args + joined.substr(close);
+}
+}  // namespace
+
+Variant apply(const Grammar& g, const Genome& x) {
+  int n = static_cast<int>(g.lines.size());
+  std::vector<LineState> st(n);
+  std::map<int, std::string> cond;          // IF rule -> condition text
+  std::map<int, std::string> for_part;      // for rule -> text
+  std::map<int, int> pragma;                // pragma rule -> -1 none, 0 bare, 1..11
+  bool restrict_on = g.restrict_default, volatile_on = false;
+  int lb = -1;
+  std::map<std::string, bool> const_on;
+  for (const auto& e : x.edits) {
+    int t = g.find(e.target);
+    if (t < 0) continue;
+    const Rule& tr = g.rules[t];
+    int li = tr.line - 1;
+    int s = e.source.empty() ? -1 : g.find(e.source);
+    switch (tr.type) {
+      case RuleType::line:
+        if (e.op == Edit::Op::del) {
+          st[li].deleted = true;
+        } else if (s >= 0 && e.op == Edit::Op::replace) {
+          st[li].deleted = false;
+          st[li].replaced = true;
+          st[li].replacement = g.rules[s].text;
+        } else if (s >= 0) {
+          st[li].inserted.push_back(g.rules[s].text);
+        }
+        break;
+      case RuleType::if_cond:
+        cond[t] = e.op == Edit::Op::del ? "(false)" : (s >= 0 ? g.rules[s].text : tr.text);
+        break;
+      case RuleType::for1:
+      case RuleType::for2:
+      case RuleType::for3:
+        if (s >= 0) for_part[t] = g.rules[s].text;
+        break;
+      case RuleType::pragma:
+        pragma[t] = e.op == Edit::Op::del ? -1 : std::stoi(e.source.substr(std::string("pragma_K").size()));
+        break;
+      case RuleType::launch_bounds:
+        lb = e.op == Edit::Op::del ? -1 : std::stoi(e.source.substr(std::string("launchbounds_K").size()));
+        break;
+      case RuleType::restrict_args: restrict_on = e.source == "restrict_on"; break;
+      case RuleType::volatile_shared: volatile_on = e.source == "volatile_on"; break;
+      case RuleType::const_arg: const_on[tr.text] = e.source == "const_on"; break;
+    }
+  }
+  // where each loop's guard declaration goes: before the loop, or before an explicit #pragma
+  std::map<int, std::vector<int>> guard_before;
+  int begin = -1;
+  for (int i = 0; i < n; ++i) {
+    if (text::trim(g.lines[i].text) == "//@gi begin") begin = i;
+    const Line& L = g.lines[i];
+    if (!L.evolvable || L.prefix.empty() || L.rule >= 0) continue;  // for lines only
+    int pos = i;
+    for (int p = i - 1; p > begin; --p) {
+      std::string t = text::trim(g.lines[p].text);
+      if (t.empty()) continue;
+      if (!text::starts_with(t, "#pragma")) break;
+      pos = p;
+    }
+    guard_before[pos].push_back(i + 1);
+  }
+  std::vector<std::string> const_args;
+  for (auto& [a, on] : const_on)
+    if (on) const_args.push_back(a);
+  bool sig_changed = restrict_on != g.restrict_default || lb >= 0 || !const_args.empty();
+
+  std::string out;
+  static const std::regex shared_re(R"(\b__shared__\b)");
+  for (int i = 0; i < n; ++i) {
+    const Line& L = g.lines[i];
+    if (i == begin) {
+      out += "#ifndef EVK_GI_LOOP_LIMIT\n#define EVK_GI_LOOP_LIMIT " + std::to_string(g.options.loop_limit) + "u\n#endif\n"
+             "#define EVK_GI_OK(g) ((g)++ < EVK_GI_LOOP_LIMIT)\n";
+    }
+    if (sig_changed && i == g.signature_begin) {
+      std::string joined;
+      for (int j = g.signature_begin; j <= g.signature_end; ++j) joined += g.lines[j].text + (j < g.signature_end ? "\n" : "");
+      out += rebuild_signature(g, joined, restrict_on, const_args, lb) + "\n";
+      i = g.signature_end;
+      continue;
+    }
+    if (auto it = guard_before.find(i); it != guard_before.end())
+      for (int fl : it->second) out += L.indent + "unsigned evk_gi_guard_" + std::to_string(fl) + " = 0;\n";
+    if (!L.evolvable) {
+      if (volatile_on && begin >= 0 && i > begin && std::regex_search(L.text, shared_re) &&
+          L.text.find("volatile") == std::string::npos && L.text.find("//@gi fixed") == std::string::npos) {
+        out += std::regex_replace(L.text, shared_re, "__shared__ volatile", std::regex_constants::format_first_only) + "\n";
+      } else {
+        out += L.text + "\n";
+      }
+      continue;
+    }
+    if (L.rule >= 0 && g.rules[L.rule].type == RuleType::line) {
+      const LineState& s = st[i];
+      for (const auto& ins : s.inserted) out += L.indent + ins + "\n";
+      if (s.deleted) out += L.indent + ";  // gi: <" + g.rules[L.rule].name + "> deleted\n";
+      else if (s.replaced) out += L.indent + s.replacement + "\n";
+      else out += L.text + "\n";
+      continue;
+    }
+    if (L.rule >= 0) {  // IF
+      auto it = cond.find(L.rule);
+      out += L.prefix + (it == cond.end() ? g.rules[L.rule].text : it->second) + L.suffix + "\n";
+      continue;
+    }
+    // for header: pragma, guarded condition
+    if (L.pragma_rule >= 0) {
+      auto it = pragma.find(L.pragma_rule);
+      if (it != pragma.end() && it->second >= 0)
+        out += L.indent + "#pragma unroll" + (it->second > 0 ? " " + std::to_string(it->second) : "") + "\n";
+    }
+    std::string p[3];
+    for (int k = 0; k < 3; ++k) {
+      p[k] = L.for_parts[k];
+      if (L.for_rules[k] >= 0) {
+        auto it = for_part.find(L.for_rules[k]);
+        if (it != for_part.end()) p[k] = it->second;
+      }
+    }
+    std::string guard = "EVK_GI_OK(evk_gi_guard_" + std::to_string(i + 1) + ")";
+    std::string c = p[1].empty() ? guard : guard + " && (" + p[1] + ")";
+    out += L.prefix + p[0] + "; " + c + "; " + p[2] + L.suffix + "\n";
+  }
+  return {out, x.config};
+}
+
+}  // namespace evk::gi

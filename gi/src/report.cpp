@@ -1,0 +1,113 @@
+// The run's markdown report and its SVG fitness-per-generation plot (written by us, no libraries).
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "evk/gi/search.hpp"
+
+namespace fs = std::filesystem;
+
+namespace evk::gi {
+
+std::string fitness_svg(const std::vector<GenerationStats>& h) {
+  const double W = 640, H = 360, L = 60, R = 20, T = 30, B = 45;
+  std::vector<double> best, med;
+  double ymax = 1.1, ymin = 0.9;
+  for (const auto& s : h) {
+    double b = s.best_ms > 0 ? s.ref_ms / s.best_ms : 0;
+    double m = s.median_ms > 0 ? s.ref_ms / s.median_ms : 0;
+    best.push_back(b);
+    med.push_back(m);
+    if (b > 0) ymax = std::max(ymax, b), ymin = std::min(ymin, b);
+    if (m > 0) ymax = std::max(ymax, m), ymin = std::min(ymin, m);
+  }
+  ymax = std::ceil(ymax * 10) / 10;
+  ymin = std::floor(ymin * 10) / 10;
+  int n = static_cast<int>(h.size());
+  auto X = [&](int i) { return L + (n > 1 ? (W - L - R) * i / (n - 1) : (W - L - R) / 2); };
+  auto Y = [&](double v) { return T + (H - T - B) * (ymax - v) / (ymax - ymin); };
+  std::ostringstream o;
+  o.setf(std::ios::fixed);
+  o.precision(1);
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
+    << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+    << "<text x=\"" << W / 2 << "\" y=\"18\" text-anchor=\"middle\">speed-up over the original per generation (same case)</text>\n";
+  for (int k = 0; k <= 4; ++k) {
+    double v = ymin + (ymax - ymin) * k / 4;
+    o << "<line x1=\"" << L << "\" x2=\"" << W - R << "\" y1=\"" << Y(v) << "\" y2=\"" << Y(v) << "\" stroke=\"#ddd\"/>\n"
+      << "<text x=\"" << L - 6 << "\" y=\"" << Y(v) + 4 << "\" text-anchor=\"end\">" << std::setprecision(2) << v << "</text>\n";
+  }
+  o.precision(1);
+  o << "<line x1=\"" << L << "\" x2=\"" << W - R << "\" y1=\"" << Y(1) << "\" y2=\"" << Y(1) << "\" stroke=\"#888\" stroke-dasharray=\"4 3\"/>\n";
+  for (int i = 0; i < n; i += std::max(1, n / 10))
+    o << "<text x=\"" << X(i) << "\" y=\"" << H - B + 16 << "\" text-anchor=\"middle\">" << h[i].generation << "</text>\n";
+  o << "<text x=\"" << W / 2 << "\" y=\"" << H - 8 << "\" text-anchor=\"middle\">generation</text>\n";
+  auto line = [&](const std::vector<double>& v, const char* colour, const char* label, int row) {
+    o << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"2\" points=\"";
+    for (int i = 0; i < n; ++i)
+      if (v[i] > 0) o << X(i) << "," << Y(v[i]) << " ";
+    o << "\"/>\n";
+    for (int i = 0; i < n; ++i)
+      if (v[i] > 0) o << "<circle cx=\"" << X(i) << "\" cy=\"" << Y(v[i]) << "\" r=\"2.5\" fill=\"" << colour << "\"/>\n";
+    o << "<text x=\"" << L + 10 << "\" y=\"" << T + 14 * row << "\" fill=\"" << colour << "\">" << label << "</text>\n";
+  };
+  line(best, "#c0392b", "best correct candidate", 1);
+  line(med, "#2e86c1", "median correct candidate", 2);
+  o << "</svg>\n";
+  return o.str();
+}
+
+void write_report(const std::string& dir) {
+  auto h = read_generation_log(dir);
+  write_text_atomic((fs::path(dir) / "fitness.svg").string(), fitness_svg(h));
+  nlohmann::json cfg = nlohmann::json::object();
+  if (fs::exists(fs::path(dir) / "config.json")) cfg = nlohmann::json::parse(read_text((fs::path(dir) / "config.json").string()));
+  std::ostringstream o;
+  o.setf(std::ios::fixed);
+  o << "# GI run report: " << cfg.value("problem", std::string("?")) << "\n\n";
+  o << "- device: " << cfg.value("device", std::string("?")) << " (sm_" << cfg.value("cc", 0) << ")\n"
+    << "- population " << cfg.value("population", 0) << ", generations " << cfg.value("generations", 0) << ", seed "
+    << cfg.value("seed", 0) << ", tolerance " << cfg.value("tolerance", 0.0) << "\n\n";
+  double comp = 0, run = 0, wall = 0;
+  int evaluated = 0, compiled = 0, correct = 0;
+  for (const auto& s : h) {
+    comp += s.compile_s;
+    run += s.run_s;
+    wall += s.wall_s;
+    evaluated += s.evaluated;
+    compiled += s.compiled;
+    correct += s.correct;
+  }
+  if (!h.empty()) {
+    o.precision(3);
+    o << "## Summary\n\n"
+      << "- best speed-up over the original (same training case): " << h.back().best_so_far_speedup << "\n"
+      << "- best genome: `" << h.back().best_so_far_genome << "`\n"
+      << "- candidates evaluated: " << evaluated << ", compiled " << compiled << " ("
+      << (evaluated ? 100.0 * compiled / evaluated : 0) << "%), correct " << correct << "\n";
+    o.precision(1);
+    o << "- time: " << wall << " s total, compile " << comp << " s, run " << run << " s; "
+      << (wall > 0 ? evaluated / wall : 0) << " candidates/s\n\n";
+  }
+  o << "![fitness per generation](fitness.svg)\n\n## Generations\n\n"
+    << "| gen | ref ms | best ms | speed-up | median ms | compiled | correct | faster | parents | tabu g/p/c | crash/hang | compile s | run s |\n"
+    << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& s : h) {
+    o.precision(4);
+    o << "| " << s.generation << " | " << s.ref_ms << " | " << s.best_ms << " | ";
+    o.precision(3);
+    o << s.best_speedup << " | ";
+    o.precision(4);
+    o << s.median_ms << " | " << s.compiled << "/" << s.evaluated << " | " << s.correct << " | " << s.faster << " | "
+      << s.parents << " | " << s.tabu_genotype << "/" << s.tabu_phenotype << "/" << s.tabu_code << " | " << s.crashes
+      << "/" << s.hangs << " | ";
+    o.precision(1);
+    o << s.compile_s << " | " << s.run_s << " |\n";
+  }
+  write_text_atomic((fs::path(dir) / "report.md").string(), o.str());
+}
+
+}  // namespace evk::gi

@@ -1,0 +1,187 @@
+// Run directory files: checkpoint (population, tabu hashes, RNG state, history), generation logs.
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "evk/cuda_library.hpp"
+#include "evk/error.hpp"
+#include "evk/gi/search.hpp"
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace evk::gi {
+
+void write_text_atomic(const std::string& path, const std::string& text) {
+  fs::path p(path);
+  fs::path tmp = p;
+  tmp += ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream o(tmp, std::ios::binary);
+    if (!o) input_error(path, "cannot write");
+    o << text;
+    o.flush();
+    if (!o) input_error(path, "write failed");
+  }
+  fs::rename(tmp, p);
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) input_error(path, "cannot read");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string genome_file(const std::vector<std::pair<std::string, std::string>>& header, const std::string& genome) {
+  std::string s = "# evokernels genome v1\n";
+  for (const auto& [k, v] : header) s += "# " + k + ": " + v + "\n";
+  return s + genome + "\n";
+}
+
+namespace {
+json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+double num_of(const json& j, const char* k) {
+  if (!j.contains(k) || j[k].is_null()) return std::numeric_limits<double>::infinity();
+  return j[k].get<double>();
+}
+
+json stats_json(const GenerationStats& s) {
+  return {{"generation", s.generation}, {"case_seed", s.case_seed}, {"case", s.case_describe}, {"ref_ms", s.ref_ms},
+          {"best_ms", s.best_ms}, {"best_speedup", s.best_speedup}, {"median_ms", s.median_ms},
+          {"evaluated", s.evaluated}, {"compiled", s.compiled}, {"correct", s.correct}, {"faster", s.faster},
+          {"parents", s.parents}, {"tabu_genotype", s.tabu_genotype}, {"tabu_phenotype", s.tabu_phenotype},
+          {"tabu_code", s.tabu_code}, {"crashes", s.crashes}, {"hangs", s.hangs}, {"restarts", s.restarts},
+          {"compile_s", s.compile_s}, {"compile_cpu_s", s.compile_cpu_s}, {"run_s", s.run_s}, {"wall_s", s.wall_s},
+          {"best_genome", s.best_genome}, {"best_so_far_speedup", s.best_so_far_speedup},
+          {"best_so_far_genome", s.best_so_far_genome}};
+}
+GenerationStats stats_of(const json& j) {
+  GenerationStats s;
+  s.generation = j.value("generation", 0);
+  s.case_seed = j.value("case_seed", std::uint64_t{0});
+  s.case_describe = j.value("case", "");
+  s.ref_ms = j.value("ref_ms", 0.0);
+  s.best_ms = j.value("best_ms", 0.0);
+  s.best_speedup = j.value("best_speedup", 0.0);
+  s.median_ms = j.value("median_ms", 0.0);
+  s.evaluated = j.value("evaluated", 0);
+  s.compiled = j.value("compiled", 0);
+  s.correct = j.value("correct", 0);
+  s.faster = j.value("faster", 0);
+  s.parents = j.value("parents", 0);
+  s.tabu_genotype = j.value("tabu_genotype", 0);
+  s.tabu_phenotype = j.value("tabu_phenotype", 0);
+  s.tabu_code = j.value("tabu_code", 0);
+  s.crashes = j.value("crashes", 0);
+  s.hangs = j.value("hangs", 0);
+  s.restarts = j.value("restarts", 0);
+  s.compile_s = j.value("compile_s", 0.0);
+  s.compile_cpu_s = j.value("compile_cpu_s", 0.0);
+  s.run_s = j.value("run_s", 0.0);
+  s.wall_s = j.value("wall_s", 0.0);
+  s.best_genome = j.value("best_genome", "");
+  s.best_so_far_speedup = j.value("best_so_far_speedup", 0.0);
+  s.best_so_far_genome = j.value("best_so_far_genome", "");
+  return s;
+}
+json hashes(const std::set<std::uint64_t>& s) {
+  json a = json::array();
+  for (auto h : s) a.push_back(hex64(h));
+  return a;
+}
+std::set<std::uint64_t> hashes_of(const json& a) {
+  std::set<std::uint64_t> s;
+  for (const auto& h : a) s.insert(std::stoull(h.get<std::string>(), nullptr, 16));
+  return s;
+}
+}  // namespace
+
+void save_checkpoint(const std::string& dir, const SearchState& s) {
+  json j;
+  j["version"] = 1;
+  j["next_generation"] = s.next_generation;
+  j["rng"] = s.rng;
+  j["population"] = json::array();
+  for (const auto& ind : s.population)
+    j["population"].push_back({{"genome", ind.text}, {"status", ind.status}, {"fitness", num(ind.fitness)},
+                               {"time_ms", ind.time_ms}, {"penalty", ind.penalty}, {"summary", ind.summary}});
+  j["tabu"] = {{"genotype", hashes(s.tabu_genotype)}, {"phenotype", hashes(s.tabu_phenotype)}, {"code", hashes(s.tabu_code)}};
+  j["best"] = {{"genome", s.best_genome}, {"speedup", s.best_speedup}, {"ms", s.best_ms}, {"ref_ms", s.best_ref_ms}};
+  j["history"] = json::array();
+  for (const auto& h : s.history) j["history"].push_back(stats_json(h));
+  write_text_atomic((fs::path(dir) / "checkpoint.json").string(), j.dump(1) + "\n");
+}
+
+SearchState load_checkpoint(const std::string& dir, const Grammar& g) {
+  std::string path = (fs::path(dir) / "checkpoint.json").string();
+  json j;
+  try {
+    j = json::parse(read_text(path));
+  } catch (const json::exception& e) {
+    input_error(path, std::string("not a checkpoint: ") + e.what());
+  }
+  SearchState s;
+  s.next_generation = j.value("next_generation", 0);
+  s.rng = j.value("rng", "");
+  for (const auto& p : j["population"]) {
+    Individual ind;
+    ind.text = p.value("genome", "");
+    ind.genome = parse_genome(g, ind.text, path);
+    ind.status = p.value("status", "");
+    ind.fitness = num_of(p, "fitness");
+    ind.time_ms = p.value("time_ms", 0.0);
+    ind.penalty = p.value("penalty", 0.0);
+    ind.summary = p.value("summary", "");
+    s.population.push_back(ind);
+  }
+  s.tabu_genotype = hashes_of(j["tabu"]["genotype"]);
+  s.tabu_phenotype = hashes_of(j["tabu"]["phenotype"]);
+  s.tabu_code = hashes_of(j["tabu"]["code"]);
+  s.best_genome = j["best"].value("genome", "");
+  s.best_speedup = j["best"].value("speedup", 0.0);
+  s.best_ms = j["best"].value("ms", 0.0);
+  s.best_ref_ms = j["best"].value("ref_ms", 0.0);
+  for (const auto& h : j["history"]) s.history.push_back(stats_of(h));
+  return s;
+}
+
+void write_generation_logs(const std::string& dir, const std::vector<GenerationStats>& h) {
+  std::string jl, csv =
+      "generation,case_seed,ref_ms,best_ms,best_speedup,median_ms,evaluated,compiled,correct,faster,parents,"
+      "tabu_genotype,tabu_phenotype,tabu_code,crashes,hangs,restarts,compile_s,run_s,wall_s\n";
+  for (const auto& s : h) {
+    jl += stats_json(s).dump() + "\n";
+    std::ostringstream o;
+    o << s.generation << "," << s.case_seed << "," << s.ref_ms << "," << s.best_ms << "," << s.best_speedup << ","
+      << s.median_ms << "," << s.evaluated << "," << s.compiled << "," << s.correct << "," << s.faster << ","
+      << s.parents << "," << s.tabu_genotype << "," << s.tabu_phenotype << "," << s.tabu_code << "," << s.crashes
+      << "," << s.hangs << "," << s.restarts << "," << s.compile_s << "," << s.run_s << "," << s.wall_s << "\n";
+    csv += o.str();
+  }
+  write_text_atomic((fs::path(dir) / "generations.jsonl").string(), jl);
+  write_text_atomic((fs::path(dir) / "generations.csv").string(), csv);
+}
+
+std::vector<GenerationStats> read_generation_log(const std::string& dir) {
+  std::string path = (fs::path(dir) / "generations.jsonl").string();
+  std::istringstream in(read_text(path));
+  std::vector<GenerationStats> h;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    try {
+      h.push_back(stats_of(json::parse(line)));
+    } catch (const json::exception& e) {
+      input_error(path, std::string("bad line: ") + e.what());
+    }
+  }
+  return h;
+}
+
+}  // namespace evk::gi

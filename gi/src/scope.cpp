@@ -1,0 +1,166 @@
+// Scoping: for every variable rule, the rules of its type its text may be copied to without moving
+// one of its variables out of scope. Derived from declarations, braces and #if groups.
+#include <map>
+#include <regex>
+
+#include "evk/gi/grammar.hpp"
+#include "text.hpp"
+
+namespace evk::gi {
+
+namespace {
+struct Block {
+  int start = 0, end = 0;
+};
+struct Decl {
+  int from = 0;  // first line (0-based) where the name is visible
+  int block = 0;
+};
+}  // namespace
+
+void compute_scopes(Grammar& g) {
+  int n = static_cast<int>(g.lines.size());
+  int begin = -1, end = n;
+  for (int i = 0; i < n; ++i) {
+    std::string t = text::trim(g.lines[i].text);
+    if (t == "//@gi begin") begin = i;
+    if (t == "//@gi end") end = i;
+  }
+  std::vector<Block> blocks{{begin, end}};
+  std::vector<int> stack{0};
+  std::vector<int> pp_stack;
+  std::multimap<std::string, Decl> decls;
+  std::vector<std::string> pending_params;  // of a function head, declared in its body block
+  static const std::regex for_re(R"(^for\s*\()");
+  static const std::regex ctl_re(R"(^(\}\s*)?(else\s+)?(if|while|switch|for|return)\b)");
+  static const std::regex fn_re(R"(^[\w\s\*&:<>,]*?\b(\w+)\s*\()");
+  bool in_block = false;
+  auto push = [&](int line) {
+    blocks.push_back({line, end});
+    stack.push_back(static_cast<int>(blocks.size()) - 1);
+    return stack.back();
+  };
+  auto pop = [&](int line) {
+    if (stack.size() > 1) {
+      blocks[stack.back()].end = line;
+      stack.pop_back();
+    }
+  };
+  for (int i = begin + 1; i < end; ++i) {
+    std::string code = text::trim(text::code_part(g.lines[i].text, in_block));
+    if (code.empty()) continue;
+    if (code[0] == '#') {
+      std::string d = text::trim(code.substr(1));
+      if (text::starts_with(d, "if")) {
+        pp_stack.push_back(push(i));
+      } else if (text::starts_with(d, "el")) {
+        if (!pp_stack.empty()) {
+          while (stack.size() > 1 && stack.back() != pp_stack.back()) pop(i);
+          pop(i);
+          pp_stack.back() = push(i);
+        }
+      } else if (text::starts_with(d, "endif")) {
+        if (!pp_stack.empty()) {
+          while (stack.size() > 1 && stack.back() != pp_stack.back()) pop(i);
+          pop(i);
+          pp_stack.pop_back();
+        }
+      }
+      continue;
+    }
+    std::vector<std::string> for_decls, line_decls;
+    bool is_for = std::regex_search(code, for_re);
+    if (is_for) {
+      auto open = code.find('(');
+      auto close = text::match_paren(code, open);
+      if (close != std::string::npos) {
+        auto parts = text::split_top(code.substr(open + 1, close - open - 1), ';');
+        if (!parts.empty()) for_decls = text::declared_names(text::trim(parts[0]) + ";");
+      }
+    } else if (!std::regex_search(code, ctl_re)) {
+      std::smatch m;
+      bool sig = i >= g.signature_begin && i <= g.signature_end;
+      if (sig || (code.back() != ';' && std::regex_search(code, m, fn_re) && !text::is_keyword(m[1].str()))) {
+        // function head: its parameters live in the body
+        std::string joined;
+        int j = i;
+        for (; j < end; ++j) {
+          bool b2 = false;
+          joined += text::code_part(g.lines[j].text, b2) + " ";
+          auto open = joined.find('(');
+          if (open != std::string::npos && text::match_paren(joined, open) != std::string::npos) break;
+        }
+        auto open = joined.find('(');
+        auto close = text::match_paren(joined, open);
+        if (close != std::string::npos) {
+          for (const auto& arg : text::split_top(joined.substr(open + 1, close - open - 1), ',')) {
+            auto ids = text::identifiers(arg);
+            if (!ids.empty()) pending_params.push_back(ids.back());
+          }
+        }
+      } else {
+        line_decls = text::declared_names(code);
+      }
+    }
+    int top = stack.back();
+    for (const auto& nm : line_decls) decls.insert({nm, Decl{i + 1, top}});
+    int opened = -1;
+    char quote = 0;
+    for (std::size_t c = 0; c < code.size(); ++c) {
+      char ch = code[c];
+      if (quote) {
+        if (ch == '\\') ++c;
+        else if (ch == quote) quote = 0;
+        continue;
+      }
+      if (ch == '"' || ch == '\'') quote = ch;
+      else if (ch == '{') {
+        int b = push(i);
+        if (opened < 0) opened = b;
+        for (const auto& p : pending_params) decls.insert({p, Decl{i, b}});
+        pending_params.clear();
+      } else if (ch == '}') {
+        pop(i);
+      }
+    }
+    if (!for_decls.empty()) {
+      int b = opened;
+      if (b < 0) {  // unbraced body: the header and the next line
+        blocks.push_back({i, i + 1});
+        b = static_cast<int>(blocks.size()) - 1;
+      }
+      for (const auto& nm : for_decls) decls.insert({nm, Decl{i, b}});
+    }
+  }
+  auto visible_at = [&](const std::string& id, int line) {
+    auto range = decls.equal_range(id);
+    if (range.first == range.second) return true;  // declared outside the region: global
+    for (auto it = range.first; it != range.second; ++it) {
+      const Block& b = blocks[it->second.block];
+      if (line >= it->second.from && line >= b.start && line <= b.end) return true;
+    }
+    return false;
+  };
+  auto fits = [&](const Rule& r, int line0) {
+    for (const auto& id : text::identifiers(r.text))
+      if (!text::is_keyword(id) && !visible_at(id, line0)) return false;
+    return true;
+  };
+  g.sources.assign(g.rules.size(), {});
+  for (std::size_t ri = 0; ri < g.rules.size(); ++ri) {
+    Rule& r = g.rules[ri];
+    r.targets.clear();
+    bool copyable = r.type == RuleType::line || r.type == RuleType::if_cond || r.type == RuleType::for1 ||
+                    r.type == RuleType::for2 || r.type == RuleType::for3;
+    if (!copyable) continue;
+    bool self_ok = fits(r, r.line - 1);
+    for (std::size_t ti = 0; ti < g.rules.size(); ++ti) {
+      const Rule& t = g.rules[ti];
+      if (t.type != r.type) continue;
+      if (ti == ri || (self_ok && fits(r, t.line - 1))) r.targets.push_back(static_cast<int>(ti));
+    }
+    for (int t : r.targets) g.sources[t].push_back(static_cast<int>(ri));
+  }
+}
+
+}  // namespace evk::gi

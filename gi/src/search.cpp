@@ -1,0 +1,326 @@
+#include "evk/gi/search.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "evk/cuda_library.hpp"
+#include "evk/error.hpp"
+
+namespace evk::gi {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string rng_text(const Rng& r) {
+  std::ostringstream o;
+  o << r;
+  return o.str();
+}
+}  // namespace
+
+std::uint64_t phenotype_hash(const Variant& v, const std::vector<std::string>& options) {
+  std::vector<std::string> rest;
+  auto defs = defines_of(options, &rest);
+  std::string key = preprocess(v.source, defs);
+  key += "\n--options:";
+  for (const auto& o : rest) key += " " + o;
+  key += "\n--config:";
+  for (const auto& [k, val] : v.config) key += " " + k + "=" + val;
+  return fnv1a64(key.data(), key.size());
+}
+
+std::vector<int> select_parents(const std::vector<Individual>& pop, double ref_ms, double tolerance, int max_parents) {
+  std::vector<int> ok;
+  for (std::size_t i = 0; i < pop.size(); ++i)
+    if (pop[i].correct() && pop[i].time_ms <= ref_ms * (1 + tolerance)) ok.push_back(static_cast<int>(i));
+  std::stable_sort(ok.begin(), ok.end(), [&](int a, int b) { return pop[a].fitness < pop[b].fitness; });
+  if (static_cast<int>(ok.size()) > max_parents) ok.resize(std::max(0, max_parents));
+  return ok;
+}
+
+namespace {
+
+class Search {
+ public:
+  Search(const Grammar& g, Evaluator& ev, const SearchOptions& o) : g_(g), ev_(ev), o_(o) {}
+
+  SearchState run(const GenerationCallback& cb) {
+    namespace fs = std::filesystem;
+    if (!o_.run_dir.empty()) fs::create_directories(o_.run_dir);
+    if (o_.resume) {
+      s_ = load_checkpoint(o_.run_dir, g_);
+      std::istringstream in(s_.rng);
+      in >> rng_;
+    } else {
+      rng_.seed(o_.seed);
+      s_.tabu_genotype.insert(genome_hash(g_, empty_genome(g_)));
+    }
+    s_.device = ev_.device();
+    // the reference: the original kernel (with loop guards), default config
+    Variant ref = apply(g_, empty_genome(g_));
+    ref_compiled_ = ev_.compile({ref});
+    if (!ref_compiled_[0].ok) throw std::runtime_error("the original kernel does not compile: " + ref_compiled_[0].log);
+    ref_cfg_ = ref.config;
+    if (!o_.resume) {
+      try {
+        s_.tabu_phenotype.insert(phenotype_hash(ref, ev_.options(ref.config)));
+      } catch (const std::exception&) {
+      }
+      s_.tabu_code.insert(ref_compiled_[0].code_hash ^ config_hash(ref.config));
+    }
+    for (int gen = s_.next_generation; gen < o_.generations; ++gen) {
+      GenerationStats st;
+      st.generation = gen;
+      auto t0 = Clock::now();
+      int restarts0 = ev_.restarts();
+      // breed
+      std::vector<Genome> kids;
+      if (gen == 0) {
+        parents_.clear();
+        while (static_cast<int>(kids.size()) < o_.population && fresh_into(kids, st, 200)) {
+        }
+        fill_from(kids, st);
+      } else {
+        kids = breed(st);
+      }
+      // case + reference
+      st.case_seed = (o_.seed << 20) + static_cast<std::uint64_t>(gen);
+      st.case_describe = ev_.set_case(st.case_seed, false).describe;
+      RunResult rr = ev_.run(ref_compiled_[0], ref_cfg_, o_.timing, 120);
+      if (!rr.ok() || rr.check.penalty > 0)
+        throw std::runtime_error("the original kernel failed on training case " + std::to_string(st.case_seed) + ": " +
+                                 (rr.ok() ? rr.check.summary : rr.message));
+      st.ref_ms = rr.median_ms;
+      // evaluate
+      std::vector<Individual> pop = evaluate(kids, st);
+      // statistics and selection
+      std::vector<double> times;
+      st.evaluated = static_cast<int>(pop.size());
+      for (const auto& ind : pop) {
+        if (ind.status != "compile_error" && ind.status != "illegal_config") ++st.compiled;
+        if (ind.status == "crash") ++st.crashes;
+        if (ind.status == "hang") ++st.hangs;
+        if (!ind.correct()) continue;
+        ++st.correct;
+        times.push_back(ind.time_ms);
+        if (ind.time_ms < st.ref_ms) ++st.faster;
+        if (st.best_ms == 0 || ind.time_ms < st.best_ms) {
+          st.best_ms = ind.time_ms;
+          st.best_genome = ind.text;
+        }
+      }
+      if (!times.empty()) {
+        std::sort(times.begin(), times.end());
+        st.median_ms = times[times.size() / 2];
+        st.best_speedup = st.ref_ms / st.best_ms;
+        if (st.best_speedup > s_.best_speedup) {
+          s_.best_speedup = st.best_speedup;
+          s_.best_genome = st.best_genome;
+          s_.best_ms = st.best_ms;
+          s_.best_ref_ms = st.ref_ms;
+        }
+      }
+      auto par = select_parents(pop, st.ref_ms, o_.tolerance, o_.population / 2);
+      st.parents = static_cast<int>(par.size());
+      st.restarts = ev_.restarts() - restarts0;
+      st.wall_s = since(t0);
+      st.best_so_far_speedup = s_.best_speedup;
+      st.best_so_far_genome = s_.best_genome;
+      s_.population = std::move(pop);
+      s_.next_generation = gen + 1;
+      s_.rng = rng_text(rng_);
+      s_.history.push_back(st);
+      if (!o_.run_dir.empty()) {
+        save_checkpoint(o_.run_dir, s_);
+        write_generation_logs(o_.run_dir, s_.history);
+        write_failures(st);
+      }
+      if (cb) cb(st, s_);
+    }
+    return s_;
+  }
+
+ private:
+  static std::uint64_t config_hash(const Config& c) {
+    std::string k;
+    for (const auto& [a, b] : c) k += a + "=" + b + ";";
+    return fnv1a64(k.data(), k.size()) * 31;
+  }
+
+  bool unique_push(std::vector<Genome>& out, Genome c, GenerationStats& st) {
+    if (is_empty(g_, c)) return false;
+    auto h = genome_hash(g_, c);
+    if (s_.tabu_genotype.count(h)) {
+      ++st.tabu_genotype;
+      return false;
+    }
+    s_.tabu_genotype.insert(h);
+    out.push_back(std::move(c));
+    return true;
+  }
+
+  // a new child: mutation of a random parent, else a random single mutant
+  bool fresh_into(std::vector<Genome>& out, GenerationStats& st, int tries) {
+    Genome base = empty_genome(g_);
+    for (int t = 0; t < tries; ++t) {
+      const Genome& p = parents_.empty() ? base : parents_[std::uniform_int_distribution<std::size_t>(0, parents_.size() - 1)(rng_)];
+      if (unique_push(out, mutate(g_, p, rng_), st)) return true;
+    }
+    return false;
+  }
+
+  // Small grammars run out of unique single mutants: fill up with mutants of the children so far.
+  void fill_from(std::vector<Genome>& kids, GenerationStats& st) {
+    for (int t = 0; t < 20 * o_.population && !kids.empty() && static_cast<int>(kids.size()) < o_.population; ++t) {
+      Genome b = kids[std::uniform_int_distribution<std::size_t>(0, kids.size() - 1)(rng_)];
+      unique_push(kids, mutate(g_, b, rng_), st);
+    }
+  }
+
+  std::vector<Genome> breed(GenerationStats& st) {
+    const auto& prev = s_.population;
+    double ref = s_.history.empty() ? 0 : s_.history.back().ref_ms;
+    auto idx = select_parents(prev, ref, o_.tolerance, o_.population / 2);
+    parents_.clear();
+    for (int i : idx) parents_.push_back(prev[i].genome);
+    std::vector<Genome> kids;
+    std::uniform_int_distribution<std::size_t> any(0, parents_.empty() ? 0 : parents_.size() - 1);
+    for (const auto& p : parents_) {
+      bool ok = false;
+      for (int t = 0; t < 10 && !ok; ++t) ok = unique_push(kids, mutate(g_, p, rng_), st);
+      ok = false;
+      for (int t = 0; t < 5 && !ok; ++t) ok = unique_push(kids, crossover(p, parents_[any(rng_)], rng_), st);
+      for (int t = 0; t < 10 && !ok; ++t) ok = unique_push(kids, mutate(g_, p, rng_), st);
+    }
+    std::vector<Genome> keep = parents_;
+    parents_.clear();  // missing children: random single mutants
+    while (static_cast<int>(kids.size()) < o_.population && fresh_into(kids, st, 200)) {
+    }
+    parents_ = keep;
+    fill_from(kids, st);
+    if (static_cast<int>(kids.size()) > o_.population) kids.resize(o_.population);
+    return kids;
+  }
+
+  std::vector<Individual> evaluate(std::vector<Genome>& kids, GenerationStats& st) {
+    std::size_t n = kids.size();
+    std::vector<Individual> pop(n);
+    std::vector<Variant> vars(n);
+    std::vector<Compiled> comp(n);
+    std::vector<char> done(n, 0);
+    std::vector<std::size_t> pending(n);
+    for (std::size_t i = 0; i < n; ++i) pending[i] = i;
+    for (int round = 0; !pending.empty(); ++round) {
+      bool last = round >= o_.tabu_rounds;
+      std::vector<std::size_t> to_compile;
+      for (std::size_t i : pending) {
+        for (int t = 0;; ++t) {  // tier 1: preprocessed source
+          vars[i] = apply(g_, kids[i]);
+          std::vector<std::string> opts;
+          try {
+            opts = ev_.options(vars[i].config);
+          } catch (const std::exception& e) {
+            pop[i].status = "illegal_config";
+            pop[i].summary = e.what();
+            done[i] = 1;
+            break;
+          }
+          auto h = phenotype_hash(vars[i], opts);
+          if (!s_.tabu_phenotype.count(h) || t >= o_.tabu_rounds * 4) {
+            s_.tabu_phenotype.insert(h);
+            to_compile.push_back(i);
+            break;
+          }
+          ++st.tabu_phenotype;
+          std::vector<Genome> one;
+          if (!fresh_into(one, st, 100)) {
+            to_compile.push_back(i);
+            break;
+          }
+          kids[i] = one[0];
+        }
+      }
+      std::vector<Variant> batch;
+      for (std::size_t i : to_compile) batch.push_back(vars[i]);
+      auto tc = Clock::now();
+      auto res = batch.empty() ? std::vector<Compiled>{} : ev_.compile(batch);
+      st.compile_s += since(tc);
+      std::vector<std::size_t> again;
+      for (std::size_t k = 0; k < to_compile.size(); ++k) {
+        std::size_t i = to_compile[k];
+        comp[i] = std::move(res[k]);
+        st.compile_cpu_s += comp[i].seconds;
+        if (comp[i].ok) {  // tier 2: compiled code (+ config, which sets the launch)
+          auto h = comp[i].code_hash ^ config_hash(vars[i].config);
+          if (s_.tabu_code.count(h) && !last) {
+            ++st.tabu_code;
+            std::vector<Genome> one;
+            if (fresh_into(one, st, 100)) {
+              kids[i] = one[0];
+              again.push_back(i);
+              continue;
+            }
+          }
+          s_.tabu_code.insert(h);
+        }
+        done[i] = 1;
+      }
+      pending = again;
+    }
+    auto tr = Clock::now();
+    double limit = o_.watchdog_min_s + o_.watchdog_factor * (1 + o_.timing.warmup + o_.timing.repeats) * st.ref_ms / 1000.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      Individual& ind = pop[i];
+      ind.genome = kids[i];
+      ind.text = format_genome(g_, kids[i]);
+      if (ind.status == "illegal_config") continue;
+      if (!comp[i].ok) {
+        ind.status = "compile_error";
+        ind.summary = comp[i].log.substr(0, 2000);
+        continue;
+      }
+      RunResult r = ev_.run(comp[i], vars[i].config, o_.timing, limit);
+      ind.status = status_name(r.status);
+      if (!r.ok()) {
+        ind.summary = r.message;
+        continue;
+      }
+      ind.time_ms = r.median_ms;
+      ind.penalty = r.check.penalty;
+      ind.fitness = r.median_ms + r.check.penalty;
+      ind.summary = r.check.summary;
+    }
+    st.run_s = since(tr);
+    return pop;
+  }
+
+  void write_failures(const GenerationStats& st) {
+    std::ofstream f(std::filesystem::path(o_.run_dir) / "failures.log", std::ios::app);
+    for (const auto& ind : s_.population)
+      if (ind.status != "ok")
+        f << "gen " << st.generation << " " << ind.status << " [" << ind.text << "]\n  " << ind.summary << "\n";
+  }
+
+  const Grammar& g_;
+  Evaluator& ev_;
+  SearchOptions o_;
+  SearchState s_;
+  Rng rng_;
+  std::vector<Genome> parents_;
+  std::vector<Compiled> ref_compiled_;
+  Config ref_cfg_;
+};
+
+}  // namespace
+
+SearchState run_search(const Grammar& g, Evaluator& ev, const SearchOptions& opt, const GenerationCallback& cb) {
+  Search s(g, ev, opt);
+  return s.run(cb);
+}
+
+}  // namespace evk::gi

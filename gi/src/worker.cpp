@@ -1,0 +1,393 @@
+// The worker process: owns the CUDA context, loads each candidate cubin, poisons, runs, checks and
+// times it. The parent talks to it over two pipes (length-prefixed frames: JSON, then the cubin).
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "evk/cuda_check.hpp"
+#include "evk/cuda_library.hpp"
+#include "evk/gi/evaluate.hpp"
+#include "evk/gpu_timer.hpp"
+#include "evk/stats.hpp"
+
+using nlohmann::json;
+
+namespace evk::gi {
+
+const char* status_name(RunResult::Status s) {
+  switch (s) {
+    case RunResult::Status::ok: return "ok";
+    case RunResult::Status::launch_error: return "launch_error";
+    case RunResult::Status::crash: return "crash";
+    case RunResult::Status::hang: return "hang";
+    case RunResult::Status::worker_error: return "worker_error";
+  }
+  return "?";
+}
+
+namespace {
+struct Timeout : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+struct Closed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+void write_all(int fd, const void* p, std::size_t n) {
+  auto* c = static_cast<const char*>(p);
+  while (n > 0) {
+    ssize_t w = ::write(fd, c, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) throw Closed("worker pipe closed");
+    c += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+// deadline < 0: wait forever
+void read_all(int fd, void* p, std::size_t n, double deadline_s) {
+  auto* c = static_cast<char*>(p);
+  auto t0 = std::chrono::steady_clock::now();
+  while (n > 0) {
+    if (deadline_s >= 0) {
+      double left = deadline_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (left <= 0) throw Timeout("timeout");
+      pollfd pf{fd, POLLIN, 0};
+      int r = ::poll(&pf, 1, static_cast<int>(std::ceil(left * 1000)));
+      if (r < 0 && errno == EINTR) continue;
+      if (r == 0) throw Timeout("timeout");
+    }
+    ssize_t got = ::read(fd, c, n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) throw Closed("worker pipe closed");
+    c += got;
+    n -= static_cast<std::size_t>(got);
+  }
+}
+
+void send_frame(int fd, const std::string& s) {
+  std::uint64_t n = s.size();
+  write_all(fd, &n, sizeof n);
+  write_all(fd, s.data(), s.size());
+}
+void send_frame(int fd, const std::vector<char>& s) {
+  std::uint64_t n = s.size();
+  write_all(fd, &n, sizeof n);
+  write_all(fd, s.data(), s.size());
+}
+std::string recv_frame(int fd, double timeout_s) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::uint64_t n = 0;
+  read_all(fd, &n, sizeof n, timeout_s);
+  if (n > (1ull << 32)) throw Closed("corrupt frame");
+  std::string s(n, '\0');
+  double left = timeout_s < 0 ? -1 : timeout_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (timeout_s >= 0 && left <= 0) left = 0.001;
+  read_all(fd, s.data(), n, left);
+  return s;
+}
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// parent side
+
+Worker::Worker(Options o) : opt_(std::move(o)) { ::signal(SIGPIPE, SIG_IGN); }
+Worker::~Worker() { stop(); }
+
+void Worker::end(Proc& p) {
+  if (p.pid > 0) {
+    ::close(p.to);
+    ::close(p.from);
+    bool gone = false;
+    for (int i = 0; i < 20 && !gone; ++i) {  // a healthy worker exits on EOF
+      int st = 0;
+      gone = ::waitpid(p.pid, &st, WNOHANG) == p.pid;
+      if (!gone) ::usleep(5000);
+    }
+    if (!gone) {
+      ::kill(p.pid, SIGKILL);
+      ::waitpid(p.pid, nullptr, 0);
+    }
+  }
+  p = Proc{};
+}
+
+void Worker::stop() {
+  end(cur_);
+  end(spare_);
+}
+
+Worker::Proc Worker::spawn() {
+  if (opt_.argv.empty()) throw std::runtime_error("gi worker: no command to start");
+  int a[2], b[2];  // a: parent -> worker, b: worker -> parent
+  if (::pipe2(a, O_CLOEXEC) != 0) throw std::runtime_error("gi worker: pipe failed");
+  if (::pipe2(b, O_CLOEXEC) != 0) {
+    ::close(a[0]);
+    ::close(a[1]);
+    throw std::runtime_error("gi worker: pipe failed");
+  }
+  std::vector<char*> argv;
+  for (auto& x : opt_.argv) argv.push_back(const_cast<char*>(x.c_str()));
+  argv.push_back(nullptr);
+  int pid = ::fork();
+  if (pid < 0) throw std::runtime_error("gi worker: fork failed");
+  if (pid == 0) {
+    int in = ::fcntl(a[0], F_DUPFD, 100), out = ::fcntl(b[1], F_DUPFD, 100);
+    ::dup2(in, 3);
+    ::dup2(out, 4);
+    if (!opt_.stderr_path.empty()) {
+      int e = ::open(opt_.stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      if (e >= 0) ::dup2(e, 2);
+    }
+    int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, 0);
+    ::execv(argv[0], argv.data());
+    _exit(127);
+  }
+  ::close(a[0]);
+  ::close(b[1]);
+  Proc p;
+  p.pid = pid;
+  p.to = a[1];
+  p.from = b[0];
+  if (have_case_) send_case(p);
+  return p;
+}
+
+void Worker::send_case(Proc& p) {
+  json req{{"op", "case"}, {"seed", case_seed_}, {"holdout", case_holdout_}};
+  send_frame(p.to, req.dump());
+  ++p.pending_cases;
+}
+
+void Worker::start() {
+  end(cur_);
+  Proc p = spare_.pid > 0 ? spare_ : spawn();  // a warm standby takes over at once
+  spare_ = Proc{};
+  ++starts_;
+  if (starts_ > 1) ++restarts_;
+  try {
+    json hello = json::parse(recv_frame(p.from, opt_.startup_timeout_s));
+    if (!hello.value("ok", false)) throw std::runtime_error("gi worker failed to start: " + hello.value("error", "unknown"));
+    dev_.name = hello.value("name", "");
+    dev_.cc = hello.value("cc", 0);
+    dev_.sm_count = hello.value("sm_count", 0);
+    dev_.clock_khz = hello.value("clock_khz", 0);
+    for (; p.pending_cases > 0; --p.pending_cases) {
+      json r = json::parse(recv_frame(p.from, 600));
+      if (p.pending_cases == 1 && !r.value("ok", false))
+        throw std::runtime_error("gi worker: making case " + std::to_string(case_seed_) + " failed: " + r.value("error", ""));
+    }
+  } catch (const Timeout&) {
+    end(p);
+    throw std::runtime_error("gi worker did not start within " + std::to_string(opt_.startup_timeout_s) + " s");
+  } catch (const Closed&) {
+    end(p);
+    throw std::runtime_error("gi worker exited while starting (see its stderr)");
+  } catch (...) {
+    end(p);
+    throw;
+  }
+  cur_ = p;
+  if (opt_.standby) {
+    try {
+      spare_ = spawn();
+    } catch (const std::exception&) {
+      end(spare_);
+    }
+  }
+}
+
+DeviceSummary Worker::device() {
+  if (cur_.pid <= 0) start();
+  return dev_;
+}
+
+CaseInfo Worker::set_case(std::uint64_t seed, bool holdout, double timeout_s) {
+  if (cur_.pid <= 0) start();
+  have_case_ = true;
+  case_seed_ = seed;
+  case_holdout_ = holdout;
+  try {
+    send_case(cur_);
+    json r = json::parse(recv_frame(cur_.from, timeout_s));
+    cur_.pending_cases = 0;
+    if (!r.value("ok", false)) throw std::runtime_error("gi worker: making case " + std::to_string(seed) + " failed: " + r.value("error", ""));
+    case_info_ = {r.value("describe", ""), r.value("work_items", 0.0)};
+  } catch (const Timeout&) {
+    stop();
+    throw std::runtime_error("gi worker: making case " + std::to_string(seed) + " timed out");
+  } catch (const Closed&) {
+    stop();
+    throw std::runtime_error("gi worker died while making case " + std::to_string(seed));
+  }
+  if (spare_.pid > 0) {
+    try {
+      send_case(spare_);
+    } catch (const std::exception&) {
+      end(spare_);
+    }
+  }
+  return case_info_;
+}
+
+RunResult Worker::run(const std::vector<char>& cubin, const std::string& entry, const Config& cfg, const TimingSpec& t,
+                      double timeout_s) {
+  RunResult res;
+  json req{{"op", "run"}, {"entry", entry}, {"config", cfg}, {"warmup", t.warmup}, {"repeats", t.repeats},
+           {"flush_l2", t.flush_l2}};
+  try {
+    if (cur_.pid <= 0) start();
+    send_frame(cur_.to, req.dump());
+    send_frame(cur_.to, cubin);
+    json r = json::parse(recv_frame(cur_.from, timeout_s));
+    std::string st = r.value("status", "worker_error");
+    res.status = st == "ok" ? RunResult::Status::ok
+                 : st == "launch_error" ? RunResult::Status::launch_error
+                 : st == "crash" ? RunResult::Status::crash
+                                 : RunResult::Status::worker_error;
+    res.message = r.value("message", "");
+    res.median_ms = r.value("median_ms", 0.0);
+    res.stdev_ms = r.value("stdev_ms", 0.0);
+    res.min_ms = r.value("min_ms", 0.0);
+    res.max_ms = r.value("max_ms", 0.0);
+    res.repeats = r.value("repeats", 0);
+    res.check.penalty = r.value("penalty", 0.0);
+    res.check.max_error = r.value("max_error", 0.0);
+    res.check.bad_fraction = r.value("bad_fraction", 0.0);
+    res.check.summary = r.value("summary", "");
+    if (r.value("fatal", false)) end(cur_);  // the context is gone; the standby takes over
+  } catch (const Timeout&) {
+    end(cur_);
+    res.status = RunResult::Status::hang;
+    res.message = "no answer within " + std::to_string(timeout_s) + " s: worker killed";
+  } catch (const Closed&) {
+    end(cur_);
+    res.status = RunResult::Status::crash;
+    res.message = "worker process died";
+  } catch (const std::exception& e) {
+    end(cur_);
+    res.status = RunResult::Status::worker_error;
+    res.message = e.what();
+  }
+  return res;
+}
+
+// ---------------------------------------------------------------------------------------------
+// worker side
+
+#if defined(EVK_HAVE_CUDA)
+int worker_main(const Problem& problem, int device, int in_fd, int out_fd) {
+  ::signal(SIGPIPE, SIG_IGN);
+  std::unique_ptr<Evaluation> eval;
+  cudaStream_t stream = nullptr;
+  std::unique_ptr<L2Flusher> flusher;
+  cudaEvent_t ev_a = nullptr, ev_b = nullptr;
+  try {
+    EVK_CUDA(cudaSetDevice(device));
+    EVK_CUDA(cudaFree(nullptr));
+    EVK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    EVK_CUDA(cudaEventCreate(&ev_a));
+    EVK_CUDA(cudaEventCreate(&ev_b));
+    flusher = std::make_unique<L2Flusher>();
+    cudaDeviceProp prop{};
+    EVK_CUDA(cudaGetDeviceProperties(&prop, device));
+    int clock = 0;
+    cudaDeviceGetAttribute(&clock, cudaDevAttrClockRate, device);
+    json hello{{"ok", true}, {"name", prop.name}, {"cc", prop.major * 10 + prop.minor},
+               {"sm_count", prop.multiProcessorCount}, {"clock_khz", clock}};
+    send_frame(out_fd, hello.dump());
+  } catch (const std::exception& e) {
+    try {
+      send_frame(out_fd, json{{"ok", false}, {"error", e.what()}}.dump());
+    } catch (...) {
+    }
+    return 1;
+  }
+  for (;;) {
+    json req;
+    std::string cubin;
+    try {
+      req = json::parse(recv_frame(in_fd, -1));
+      if (req.value("op", "") == "run") cubin = recv_frame(in_fd, -1);
+    } catch (...) {
+      return 0;  // parent closed the pipe
+    }
+    json r;
+    bool fatal = false;
+    if (req.value("op", "") == "case") {
+      try {
+        eval.reset();
+        eval = problem.make_evaluation(req.value("seed", std::uint64_t{0}), req.value("holdout", false));
+        r = {{"ok", true}, {"describe", eval->describe()}, {"work_items", eval->work_items()}};
+      } catch (const std::exception& e) {
+        r = {{"ok", false}, {"error", e.what()}};
+        fatal = cudaDeviceSynchronize() != cudaSuccess;
+      }
+    } else if (req.value("op", "") == "run") {
+      try {
+        if (!eval) throw std::runtime_error("no case set");
+        Config cfg = req.value("config", Config{});
+        CudaLibrary lib(cubin.data());
+        cudaKernel_t k = lib.kernel(req.value("entry", "").c_str());
+        eval->poison(stream);
+        eval->launch(k, cfg, stream);
+        EVK_CUDA_LAST();
+        Check c = eval->check(stream);
+        int warm = req.value("warmup", 2), reps = req.value("repeats", 7);
+        if (c.penalty > 0) {  // wrong answers: a rough time is enough
+          warm = 0;
+          reps = std::min(reps, 3);
+        }
+        bool flush = req.value("flush_l2", true);
+        for (int i = 0; i < warm; ++i) eval->launch(k, cfg, stream);
+        EVK_CUDA_LAST();
+        EVK_CUDA(cudaStreamSynchronize(stream));
+        std::vector<double> ms;
+        for (int i = 0; i < reps; ++i) {
+          if (flush) flusher->flush(stream);
+          EVK_CUDA(cudaEventRecord(ev_a, stream));
+          eval->launch(k, cfg, stream);
+          EVK_CUDA(cudaEventRecord(ev_b, stream));
+          EVK_CUDA(cudaEventSynchronize(ev_b));
+          EVK_CUDA_LAST();
+          float t = 0;
+          EVK_CUDA(cudaEventElapsedTime(&t, ev_a, ev_b));
+          ms.push_back(t);
+        }
+        TimingStats ts = summarize(ms);
+        r = {{"status", "ok"}, {"median_ms", ts.median_ms}, {"stdev_ms", ts.stdev_ms}, {"min_ms", ts.min_ms},
+             {"max_ms", ts.max_ms}, {"repeats", ts.repeats}, {"penalty", c.penalty}, {"max_error", c.max_error},
+             {"bad_fraction", c.bad_fraction}, {"summary", c.summary}};
+      } catch (const std::exception& e) {
+        // sticky errors leave the context unusable: report and exit so the parent restarts us
+        fatal = cudaDeviceSynchronize() != cudaSuccess || cudaGetLastError() != cudaSuccess;
+        r = {{"status", fatal ? "crash" : "launch_error"}, {"message", e.what()}, {"fatal", fatal}};
+      }
+    } else {
+      r = {{"ok", false}, {"error", "unknown op"}};
+    }
+    try {
+      send_frame(out_fd, r.dump());
+    } catch (...) {
+      return 0;
+    }
+    if (fatal) return 3;
+  }
+}
+#else
+int worker_main(const Problem&, int, int, int out_fd) {
+  send_frame(out_fd, json{{"ok", false}, {"error", "built without CUDA"}}.dump());
+  return 1;
+}
+#endif
+
+}  // namespace evk::gi

@@ -1,0 +1,155 @@
+// Genome text, apply, and the operators' invariants.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "evk/error.hpp"
+#include "evk/gi/genome.hpp"
+#include "toy_problem.hpp"
+
+namespace evk::gi {
+namespace {
+
+Grammar toy() { return make_grammar(*testing::make_toy_problem()); }
+int line_of(const Grammar& g, const std::string& needle) {
+  for (std::size_t i = 0; i < g.lines.size(); ++i)
+    if (g.lines[i].text.find(needle) != std::string::npos) return static_cast<int>(i) + 1;
+  return -1;
+}
+std::string K(const Grammar& g, const std::string& prefix, const std::string& needle) {
+  return prefix + std::to_string(line_of(g, needle));
+}
+
+TEST(GiGenome, TextRoundTripsExactly) {
+  Grammar g = toy();
+  std::string s = K(g, "_K_", "scratch[i] = acc;"), w = K(g, "_K_", "w[t] = weights[t];"),
+              b = K(g, "_K_", "acc = acc + bias;"), i1 = K(g, "IF_K_", "if (acc > limit)"), i2 = K(g, "IF_K_", "if (i < n)"),
+              f = K(g, "pragma_K_", "for (int k");
+  std::string text = "BLOCK_W=256 USE_SHARED=true <" + s + "> <" + s + "><" + b + "> <" + w + ">+<" + s + "> <" + i1 +
+                     "><" + i2 + "> <" + f + "><pragma_K4> <" + K(g, "restrict_K_", "toy_filter(") +
+                     "><restrict_on> <" + K(g, "launchbounds_K_", "toy_filter(") + "><launchbounds_K2> <volatile_K><volatile_on>";
+  Genome x = parse_genome(g, text);
+  EXPECT_EQ(x.config["BLOCK_W"], "256");
+  EXPECT_EQ(x.edits.size(), 8u);
+  EXPECT_EQ(format_genome(g, x), text);
+  EXPECT_EQ(parse_genome(g, format_genome(g, x)), x);
+  // header lines and newlines (docs/FORMATS.md) are accepted
+  EXPECT_EQ(parse_genome(g, "# evokernels genome v1\n# kernel: toy\nBLOCK_W=256 USE_SHARED=true\n" + text.substr(text.find('<'))), x);
+  // empty genome
+  EXPECT_EQ(format_genome(g, parse_genome(g, "")), "");
+  EXPECT_TRUE(is_empty(g, parse_genome(g, "BLOCK_W=128")));  // the default value is no change
+}
+
+TEST(GiGenome, BadGenesAreInputErrors) {
+  Grammar g = toy();
+  EXPECT_THROW(parse_genome(g, "<_K_9999>"), InputError);
+  EXPECT_THROW(parse_genome(g, "BLOCK_W=100"), InputError);
+  EXPECT_THROW(parse_genome(g, "NOPE=1"), InputError);
+  EXPECT_THROW(parse_genome(g, "<" + K(g, "_K_", "scratch[i]") + "><" + K(g, "IF_K_", "if (i < n)") + ">"), InputError);  // types
+  // out of scope: the USE_SHARED loop's tile store copied after the loop
+  EXPECT_THROW(parse_genome(g, "<" + K(g, "_K_", "scratch[i]") + "><" + K(g, "_K_", "tile[j] = in[g];") + ">"), InputError);
+  EXPECT_THROW(parse_genome(g, "<" + K(g, "pragma_K_", "for (int k") + "><pragma_K12>"), InputError);
+  EXPECT_THROW(parse_genome(g, "<_K_1"), InputError);
+}
+
+TEST(GiApply, EditsChangeTheRightLines) {
+  auto p = testing::make_toy_problem();
+  Grammar g = make_grammar(*p);
+  Variant orig = apply_genome(*p, "");
+  EXPECT_EQ(orig.source, p->kernel_source());  // empty genome: the original, untouched
+  EXPECT_EQ(orig.config, p->default_config());
+  Variant guarded = apply(g, empty_genome(g));
+  EXPECT_NE(guarded.source.find("EVK_GI_OK(evk_gi_guard_"), std::string::npos);
+  EXPECT_NE(guarded.source.find("unsigned evk_gi_guard_"), std::string::npos);
+  EXPECT_NE(guarded.source.find("#define EVK_GI_LOOP_LIMIT 65536u"), std::string::npos);
+  std::string s = K(g, "_K_", "scratch[i] = acc;"), b = K(g, "_K_", "acc = acc + bias;");
+  Variant v = apply(g, parse_genome(g, "<" + s + "> <" + b + ">+<" + s + "> <" + K(g, "pragma_K_", "for (int k") +
+                                           "><pragma_K3> <" + K(g, "IF_K_", "if (acc > limit)") + "> <volatile_K><volatile_on> <" +
+                                           K(g, "restrict_K_", "toy_filter(") + "><restrict_on> <" +
+                                           K(g, "const_K_", "toy_filter(") + "_n><const_on> <" +
+                                           K(g, "launchbounds_K_", "toy_filter(") + "><launchbounds_K0>"));
+  EXPECT_NE(v.source.find("deleted"), std::string::npos);
+  EXPECT_EQ(v.source.find("  scratch[i] = acc;\n    if"), std::string::npos);
+  EXPECT_NE(v.source.find("  scratch[i] = acc;\n  acc = acc + bias;"), std::string::npos) << v.source;  // inserted copy
+  EXPECT_NE(v.source.find("#pragma unroll 3\n  for (int k"), std::string::npos) << v.source;
+  EXPECT_NE(v.source.find("if (false)"), std::string::npos);
+  EXPECT_NE(v.source.find("__shared__ volatile float tile"), std::string::npos);
+  EXPECT_NE(v.source.find("const float* __restrict__ in"), std::string::npos) << v.source;
+  EXPECT_NE(v.source.find("const int n"), std::string::npos);
+  EXPECT_NE(v.source.find("__global__ __launch_bounds__(BLOCK_W) void"), std::string::npos);
+  // fixed lines untouched
+  EXPECT_NE(v.source.find("    out[i] = acc;  //@gi fixed"), std::string::npos);
+}
+
+TEST(GiOperators, MutationAppendsOneEditOrChangesOneValue) {
+  Grammar g = toy();
+  Rng rng(42);
+  Genome base = parse_genome(g, "<" + K(g, "_K_", "scratch[i] = acc;") + ">");
+  int code = 0, cfg = 0;
+  for (int i = 0; i < 500; ++i) {
+    Genome c = mutate(g, base, rng);
+    if (c.edits.size() == base.edits.size() + 1) {
+      ++code;
+      EXPECT_TRUE(std::equal(base.edits.begin(), base.edits.end(), c.edits.begin()));
+      std::string why;
+      EXPECT_TRUE(edit_valid(g, c.edits.back(), &why)) << why;
+      EXPECT_EQ(c.config, base.config);
+    } else {
+      ++cfg;
+      EXPECT_EQ(c.edits, base.edits);
+      int changed = 0;
+      for (auto& [k, v] : c.config) changed += base.config.at(k) != v;
+      EXPECT_LE(changed, 1);
+    }
+    EXPECT_EQ(parse_genome(g, format_genome(g, c)), c);
+  }
+  EXPECT_GT(code, 150);  // half and half
+  EXPECT_GT(cfg, 150);
+}
+
+TEST(GiOperators, ConfigMutationFollowsThePapersRules) {
+  Grammar g = toy();
+  Rng rng(7);
+  int resets = 0, neighbours = 0, jumps = 0, n = 4000;
+  std::vector<std::string> bw = g.params[0].values;
+  for (int i = 0; i < n; ++i) {
+    Config c = empty_genome(g).config;
+    c["BLOCK_W"] = "512";
+    c["USE_SHARED"] = "true";
+    Config before = c;
+    mutate_config(g, c, rng);
+    if (c["USE_SHARED"] != before["USE_SHARED"]) {
+      EXPECT_EQ(c["USE_SHARED"], "false");  // flip (or reset: the default is false)
+      continue;
+    }
+    ASSERT_NE(c["BLOCK_W"], "512");
+    if (c["BLOCK_W"] == "128") ++resets;  // reset to default (a jump may also land here)
+    else if (c["BLOCK_W"] == "256" || c["BLOCK_W"] == "1024") ++neighbours;
+    else ++jumps;
+  }
+  // P(BLOCK_W chosen)=1/2; reset 1/5 + jumps landing on 128: 4/5*1/2*1/5 -> ~0.28 of those
+  EXPECT_NEAR(resets / (n / 2.0), 0.28, 0.06);
+  EXPECT_GT(neighbours, jumps);  // neighbours: 4/5*(1/2 + 1/2*2/5); others: 4/5*1/2*2/5
+}
+
+TEST(GiOperators, CrossoverTakesGenesOnlyFromParentsWithoutDuplicates) {
+  Grammar g = toy();
+  Rng rng(3);
+  Genome a = empty_genome(g), b = empty_genome(g);
+  for (int i = 0; i < 6; ++i) a = mutate(g, a, rng);
+  for (int i = 0; i < 6; ++i) b = mutate(g, b, rng);
+  for (int i = 0; i < 300; ++i) {
+    Genome c = crossover(a, b, rng);
+    std::set<std::string> seen;
+    for (const auto& e : c.edits) {
+      EXPECT_TRUE(seen.insert(e.text()).second) << "duplicate " << e.text();
+      bool from = std::find(a.edits.begin(), a.edits.end(), e) != a.edits.end() ||
+                  std::find(b.edits.begin(), b.edits.end(), e) != b.edits.end();
+      EXPECT_TRUE(from) << e.text();
+    }
+    for (const auto& [k, v] : c.config) EXPECT_TRUE(v == a.config.at(k) || v == b.config.at(k));
+  }
+}
+
+}  // namespace
+}  // namespace evk::gi

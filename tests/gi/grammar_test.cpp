@@ -1,0 +1,152 @@
+// Grammar extraction, scoping and the phenotype preprocessor on the toy kernel.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "evk/error.hpp"
+#include "evk/gi/grammar.hpp"
+#include "text.hpp"
+#include "toy_problem.hpp"
+
+namespace evk::gi {
+namespace {
+
+Grammar toy() { return make_grammar(*testing::make_toy_problem()); }
+
+int line_of(const Grammar& g, const std::string& needle) {
+  for (std::size_t i = 0; i < g.lines.size(); ++i)
+    if (g.lines[i].text.find(needle) != std::string::npos) return static_cast<int>(i) + 1;
+  return -1;
+}
+
+TEST(GiGrammar, RuleCountsByTypeOnToyKernel) {
+  Grammar g = toy();
+  auto c = rule_counts(g);
+  // plain lines: w[t]=, g=min(max(g..)), tile[j]=, __syncthreads x2, acc+= x2, acc=acc+bias, scratch[i]=, acc=limit
+  EXPECT_EQ(c["line"], 10);
+  EXPECT_EQ(c["IF"], 3);      // t < 2R+1, i < n, acc > limit
+  EXPECT_EQ(c["for1"], 0);    // both loops declare their counter
+  EXPECT_EQ(c["for2"], 2);
+  EXPECT_EQ(c["for3"], 2);
+  EXPECT_EQ(c["pragma"], 2);
+  EXPECT_EQ(c["restrict"], 1);
+  EXPECT_EQ(c["launchbounds"], 1);
+  EXPECT_EQ(c["volatile"], 1);
+  EXPECT_EQ(c["const"], 2);   // n and limit are never assigned
+  EXPECT_EQ(c["config"], 2);
+  EXPECT_EQ(g.array_args.size(), 4u);
+  EXPECT_EQ(g.find("_K_" + std::to_string(line_of(g, "scratch[i] = acc;"))), g.find("_K_" + std::to_string(line_of(g, "scratch[i]"))));
+  EXPECT_GE(g.find("IF_K_" + std::to_string(line_of(g, "if (acc > limit)"))), 0);
+}
+
+TEST(GiGrammar, FixedLinesAreNotRules) {
+  Grammar g = toy();
+  int out = line_of(g, "out[i] = acc;");  // marked //@gi fixed
+  EXPECT_FALSE(g.lines[out - 1].evolvable);
+  EXPECT_LT(g.find("_K_" + std::to_string(out)), 0);
+  for (std::string decl : {"float acc = 0.0f;", "int t = threadIdx.x;", "__shared__ float tile", "#if USE_SHARED"}) {
+    int l = line_of(g, decl);
+    ASSERT_GT(l, 0) << decl;
+    EXPECT_FALSE(g.lines[l - 1].evolvable) << decl;
+  }
+  // lines outside the region: never evolvable
+  for (int i = 0; i < line_of(g, "//@gi begin"); ++i) EXPECT_FALSE(g.lines[i].evolvable) << g.lines[i].text;
+}
+
+TEST(GiGrammar, BnfInPapersNotation) {
+  Grammar g = toy();
+  std::string bnf = print_bnf(g, "toy.cu");
+  int s = line_of(g, "scratch[i] = acc;");
+  EXPECT_NE(bnf.find("<_K_" + std::to_string(s) + "> ::= \"scratch[i] = acc;\""), std::string::npos) << bnf;
+  int f = line_of(g, "for (int k = -RADIUS");
+  EXPECT_NE(bnf.find("<for2_K_" + std::to_string(f) + "> ::= \"k <= RADIUS\""), std::string::npos);
+  EXPECT_NE(bnf.find("<pragma_K11> ::= \"#pragma unroll 11\\n\""), std::string::npos);
+  EXPECT_NE(bnf.find("<launchbounds_K5> ::= \"__launch_bounds__(BLOCK_W, 5)\""), std::string::npos);
+  EXPECT_NE(bnf.find("line 10;"), std::string::npos);
+  EXPECT_NE(bnf.find("<def_BLOCK_W>"), std::string::npos);
+}
+
+TEST(GiGrammar, MissingRegionIsAnInputError) {
+  EXPECT_THROW(make_grammar("extern \"C\" __global__ void k(int* a) { a[0] = 1; }\n", "k", {}, {}, "k.cu"), InputError);
+  EXPECT_THROW(make_grammar("//@gi begin\n//@gi end\n", "k", {}, {}, "k.cu"), InputError);  // no entry
+}
+
+TEST(GiScope, NoTargetLeavesAVariablesScope) {
+  Grammar g = toy();
+  int tile_store = g.find("_K_" + std::to_string(line_of(g, "tile[j] = in[g];")));
+  int clamp_g = g.find("_K_" + std::to_string(line_of(g, "g = min(max(g, 0), n - 1);")));
+  ASSERT_GE(tile_store, 0);
+  ASSERT_GE(clamp_g, 0);
+  // `j` lives in the USE_SHARED load loop: the tile store may only go to lines inside it
+  int loop_begin = line_of(g, "for (int j = t;"), loop_end = loop_begin + 4;
+  ASSERT_FALSE(g.rules[tile_store].targets.empty());
+  for (int t : g.rules[tile_store].targets) {
+    EXPECT_GT(g.rules[t].line, loop_begin) << g.rules[t].name;
+    EXPECT_LT(g.rules[t].line, loop_end) << g.rules[t].name;
+  }
+  // `g` is declared twice (load loop; tap loop's #else branch): the clamp may go after either
+  int g2 = line_of(g, "int g = min(max(i + k");
+  for (int t : g.rules[clamp_g].targets) {
+    int l = g.rules[t].line;
+    bool in_first = l > loop_begin && l < loop_end, in_second = l > g2 && l <= g2 + 2;
+    EXPECT_TRUE(in_first || in_second) << g.rules[t].name;
+  }
+  // a line using only kernel arguments and block-level variables may go anywhere after them
+  int scratch = g.find("_K_" + std::to_string(line_of(g, "scratch[i] = acc;")));
+  int wload = g.find("_K_" + std::to_string(line_of(g, "w[t] = weights[t];")));
+  bool found = false;
+  for (int t : g.rules[scratch].targets) found |= t == wload;
+  EXPECT_TRUE(found) << "scratch[i] = acc; should be copyable onto w[t] = weights[t];";
+  // the tap loop's condition mentions k: it may only replace a for2 where a k is visible (its own)
+  int f2 = g.find("for2_K_" + std::to_string(line_of(g, "for (int k")));
+  for (int t : g.rules[f2].targets) EXPECT_EQ(g.rules[t].line, g.rules[f2].line);
+}
+
+TEST(GiScope, EveryTargetHasItsVariablesDeclaredAbove) {
+  // generic check: for each copy, every identifier declared inside the region is declared before the target line
+  Grammar g = toy();
+  int begin = line_of(g, "//@gi begin");
+  for (const auto& r : g.rules)
+    for (int t : r.targets)
+      for (const auto& id : text::identifiers(r.text)) {
+        bool declared_in_region = false, before = false;
+        for (int l = begin; l < static_cast<int>(g.lines.size()); ++l) {
+          bool b = false;
+          auto names = text::declared_names(text::trim(text::code_part(g.lines[l].text, b)));
+          std::string code = g.lines[l].text;
+          bool for_decl = code.find("for (int " + id + " ") != std::string::npos;
+          for (auto& n : names) for_decl |= n == id;
+          if (!for_decl) continue;
+          declared_in_region = true;
+          if (l + 1 <= g.rules[t].line) before = true;
+        }
+        if (declared_in_region) {
+          EXPECT_TRUE(before) << r.name << " -> " << g.rules[t].name << " uses " << id;
+        }
+      }
+}
+
+TEST(GiPhenotype, ConditionalCompilationAndMacros) {
+  std::string src = "#define A 4\n#if B\nint x = A;\n#else\nint y = A + C;\n#endif\n// comment\nint   z;\n";
+  EXPECT_EQ(preprocess(src, {{"B", "1"}}), "int x = 4;\nint z;\n");
+  EXPECT_EQ(preprocess(src, {{"B", "0"}, {"C", "7"}}), "int y = 4 + 7;\nint z;\n");
+  EXPECT_EQ(preprocess("#if defined(X) && X > 2\na;\n#elif !defined(X)\nb;\n#else\nc;\n#endif\n", {{"X", "1"}}), "c;\n");
+  std::vector<std::string> rest;
+  auto d = defines_of({"-DA=1", "-DB", "-Xptxas=-v"}, &rest);
+  EXPECT_EQ(d["A"], "1");
+  EXPECT_EQ(d["B"], "1");
+  ASSERT_EQ(rest.size(), 1u);
+  EXPECT_EQ(rest[0], "-Xptxas=-v");
+}
+
+TEST(GiText, DeclarationsAndIdentifiers) {
+  EXPECT_EQ(text::declared_names("const int a = 1, *b;"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(text::declared_names("__shared__ float tile[64];"), (std::vector<std::string>{"tile"}));
+  EXPECT_TRUE(text::declared_names("x = y;").empty());
+  EXPECT_TRUE(text::declared_names("return x;").empty());
+  EXPECT_TRUE(text::declared_names("__syncthreads();").empty());
+  EXPECT_EQ(text::identifiers("p.x = q->y + z;"), (std::vector<std::string>{"p", "q", "z"}));
+}
+
+}  // namespace
+}  // namespace evk::gi

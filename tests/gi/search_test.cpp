@@ -1,0 +1,180 @@
+// Selection, tabu tiers and checkpoint/resume of the search, against a deterministic fake evaluator.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "evk/cuda_library.hpp"
+#include "evk/gi/search.hpp"
+#include "evk_testing.hpp"
+#include "toy_problem.hpp"
+
+namespace evk::gi {
+namespace {
+
+// Fake "GPU": time falls with every deleted line, an if(false) is a wrong answer; the "code" ignores
+// #pragma lines (so pragma-only variants are tier-2 duplicates, as unrolling a loop the compiler
+// already unrolls would be).
+class FakeEvaluator : public Evaluator {
+ public:
+  explicit FakeEvaluator(const Problem& p) : p_(p) {}
+  DeviceSummary device() override { return {"fake", 90, 1, 1}; }
+  CaseInfo set_case(std::uint64_t seed, bool) override {
+    case_ = seed;
+    return {"fake case " + std::to_string(seed), 1};
+  }
+  std::vector<std::string> options(const Config& c) const override { return p_.compile_options(c); }
+  std::vector<Compiled> compile(const std::vector<Variant>& vs) override {
+    std::vector<Compiled> out;
+    for (const auto& v : vs) {
+      Compiled c;
+      std::string pre = preprocess(v.source, defines_of(p_.compile_options(v.config), nullptr));
+      std::string code = std::regex_replace(pre, std::regex("#pragma unroll[^\n]*\n"), "");
+      compiled_phenotypes.push_back(pre + cfg_text(v.config));
+      c.ok = true;
+      c.cubin.assign(code.begin(), code.end());
+      c.code_hash = fnv1a64(code.data(), code.size());
+      out.push_back(c);
+    }
+    return out;
+  }
+  RunResult run(const Compiled& c, const Config& cfg, const TimingSpec&, double) override {
+    std::string s(c.cubin.begin(), c.cubin.end());
+    RunResult r;
+    r.status = RunResult::Status::ok;
+    int deleted = 0;
+    for (std::size_t p = s.find("\n;\n"); p != std::string::npos; p = s.find("\n;\n", p + 1)) ++deleted;
+    r.median_ms = 1.0 - 0.01 * deleted + (cfg.at("BLOCK_W") == "256" ? -0.05 : 0.0) + 1e-6 * static_cast<double>(case_ % 7);
+    r.check.penalty = s.find("if (false)") != std::string::npos ? 100 : 0;
+    return r;
+  }
+  static std::string cfg_text(const Config& c) {
+    std::string t;
+    for (auto& [k, v] : c) t += k + "=" + v + ";";
+    return t;
+  }
+  std::vector<std::string> compiled_phenotypes;
+
+ private:
+  const Problem& p_;
+  std::uint64_t case_ = 0;
+};
+
+Individual ind(double t, double pen, const std::string& status = "ok") {
+  Individual i;
+  i.status = status;
+  i.time_ms = t;
+  i.penalty = pen;
+  i.fitness = t + pen;
+  return i;
+}
+
+TEST(GiSelection, TruncationWithToleranceAndZeroPenalty) {
+  std::vector<Individual> pop = {ind(1.05, 0), ind(0.9, 0), ind(1.10, 0), ind(1.11, 0), ind(0.5, 1),
+                                 ind(0.4, 0, "crash"), ind(0.95, 0), ind(0.97, 0)};
+  auto p = select_parents(pop, 1.0, 0.10, 4);
+  EXPECT_EQ(p, (std::vector<int>{1, 6, 7, 0}));  // best first, at most 4
+  auto all = select_parents(pop, 1.0, 0.10, 100);
+  EXPECT_EQ(all.size(), 5u);  // 1.11 too slow, penalty, crash excluded; 1.10 is within 10%
+  EXPECT_EQ(select_parents(pop, 1.0, 0.0, 100).size(), 3u);
+}
+
+TEST(GiTabu, PhenotypeTier1SeesThroughConditionalCompilation) {
+  auto p = testing::make_toy_problem();
+  Grammar g = make_grammar(*p);
+  Genome e = empty_genome(g);
+  auto ph = [&](const Genome& x) {
+    Variant v = apply(g, x);
+    return phenotype_hash(v, p->compile_options(v.config));
+  };
+  int tile = 0, tap = 0;
+  for (std::size_t i = 0; i < g.lines.size(); ++i) {
+    if (g.lines[i].text.find("tile[j] = in[g];") != std::string::npos) tile = static_cast<int>(i) + 1;
+    if (g.lines[i].text.find("acc += w[k + RADIUS] * in[g];") != std::string::npos) tap = static_cast<int>(i) + 1;
+  }
+  Genome hidden = parse_genome(g, "<_K_" + std::to_string(tile) + ">");  // inside #if USE_SHARED (off)
+  Genome visible = parse_genome(g, "<_K_" + std::to_string(tap) + ">");
+  EXPECT_EQ(ph(hidden), ph(e));
+  EXPECT_NE(ph(visible), ph(e));
+  hidden.config["USE_SHARED"] = "true";
+  Genome shared = e;
+  shared.config["USE_SHARED"] = "true";
+  EXPECT_NE(ph(hidden), ph(shared));  // now the deleted line is compiled
+  Genome comment_only = parse_genome(g, "BLOCK_W=256");
+  EXPECT_NE(ph(comment_only), ph(e));
+}
+
+TEST(GiSearch, RunKeepsTabuAndNeverCompilesAPhenotypeTwice) {
+  auto p = testing::make_toy_problem();
+  Grammar g = make_grammar(*p);
+  FakeEvaluator ev(*p);
+  SearchOptions o;
+  o.population = 24;
+  o.generations = 5;
+  o.seed = 11;
+  SearchState s = run_search(g, ev, o);
+  ASSERT_EQ(s.history.size(), 5u);
+  int code_hits = 0, geno_hits = 0;
+  for (const auto& h : s.history) {
+    EXPECT_EQ(h.evaluated, 24);
+    code_hits += h.tabu_code;
+    geno_hits += h.tabu_genotype;
+    EXPECT_GT(h.parents, 0);
+  }
+  EXPECT_GT(code_hits, 0) << "pragma-only variants should hit the tier-2 tabu";
+  std::set<std::string> seen;
+  for (const auto& ph : ev.compiled_phenotypes) EXPECT_TRUE(seen.insert(ph).second) << "compiled twice:\n" << ph;
+  std::set<std::string> texts;
+  for (const auto& i : s.population) EXPECT_TRUE(texts.insert(i.text).second) << "duplicate genome " << i.text;
+  EXPECT_GT(s.best_speedup, 1.0);
+  EXPECT_FALSE(s.best_genome.empty());
+  (void)geno_hits;
+}
+
+TEST(GiSearch, ResumeFromCheckpointEqualsAnUninterruptedRun) {
+  auto p = testing::make_toy_problem();
+  Grammar g = make_grammar(*p);
+  evk::testing::TempDir a, b;
+  SearchOptions o;
+  o.population = 16;
+  o.generations = 4;
+  o.seed = 5;
+  o.run_dir = a.path().string();
+  FakeEvaluator ev1(*p);
+  SearchState full = run_search(g, ev1, o);
+
+  SearchOptions o2 = o;
+  o2.run_dir = b.path().string();
+  o2.generations = 2;
+  FakeEvaluator ev2(*p);
+  run_search(g, ev2, o2);
+  EXPECT_TRUE(std::filesystem::exists(b / "checkpoint.json"));
+  o2.generations = 4;
+  o2.resume = true;
+  FakeEvaluator ev3(*p);
+  SearchState resumed = run_search(g, ev3, o2);
+
+  ASSERT_EQ(full.population.size(), resumed.population.size());
+  for (std::size_t i = 0; i < full.population.size(); ++i) {
+    EXPECT_EQ(full.population[i].text, resumed.population[i].text);
+    EXPECT_EQ(full.population[i].fitness, resumed.population[i].fitness);
+  }
+  EXPECT_EQ(full.tabu_genotype, resumed.tabu_genotype);
+  EXPECT_EQ(full.tabu_phenotype, resumed.tabu_phenotype);
+  EXPECT_EQ(full.tabu_code, resumed.tabu_code);
+  EXPECT_EQ(full.best_genome, resumed.best_genome);
+  EXPECT_EQ(full.rng, resumed.rng);
+  EXPECT_EQ(resumed.history.size(), 4u);
+  auto log = read_generation_log(b.path().string());
+  EXPECT_EQ(log.size(), 4u);
+  // the report is written from the log
+  write_report(b.path().string());
+  std::string md = read_text((b / "report.md").string());
+  EXPECT_NE(md.find("| 3 |"), std::string::npos);
+  EXPECT_NE(read_text((b / "fitness.svg").string()).find("<polyline"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace evk::gi
