@@ -35,8 +35,13 @@ demo: data build
 bench: build-all
 	bash scripts/bench.sh $(BUILD_DIR)
 
-bundle: build-all
-	bash scripts/gpu-bundle.sh $(BUILD_DIR)
+# GPU tests, benchmarks and the tools for a GPU host without -dev packages: a separate build
+# without OpenCV (so `stereo` travels too; it then reads PGM/PPM only).
+BUNDLE_BUILD_DIR ?= build-bundle
+bundle: deps
+	cmake -S . -B $(BUNDLE_BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DEVK_WITH_OPENCV=OFF $(CMAKE_ARGS)
+	cmake --build $(BUNDLE_BUILD_DIR) -j $(JOBS)
+	bash scripts/gpu-bundle.sh $(BUNDLE_BUILD_DIR)
 
 clean:
-	rm -rf $(BUILD_DIR) bundle
+	rm -rf $(BUILD_DIR) $(BUNDLE_BUILD_DIR) bundle

@@ -7,6 +7,8 @@
 #include "core/index.hpp"
 #include "core/kernel_config.hpp"
 #include "evk/cli.hpp"
+#include "evk/gi/cli.hpp"
+#include "core/gi_problem.hpp"
 #include "evk/error.hpp"
 #include "io/index_files.hpp"
 #include "io/map_run.hpp"
@@ -127,5 +129,6 @@ int main(int argc, char** argv) {
   evk::add_devices_command(*app, "barracuda_exact", make_registry);
   add_index_command(*app);
   add_map_command(*app, join_args(argc, argv));
+  evk::gi::add_gi_command(*app, [] { return evk::barracuda_exact::make_gi_problem(); });
   return evk::run_cli(*app, argc, argv);
 }

@@ -6,6 +6,8 @@
 
 #include "evk/atomic_file.hpp"
 #include "evk/cli.hpp"
+#include "evk/gi/cli.hpp"
+#include "gi_problem.hpp"
 #include "evk/error.hpp"
 #include "field_cpu.hpp"
 #include "active.hpp"
@@ -302,5 +304,6 @@ int main(int argc, char** argv) {
     print_json({{"command", "snapshot"}, {"output", sa->out}, {"times_ms", st.times}}, sa->c);
   });
 
+  evk::gi::add_gi_command(*app, [] { return evk::reg_deform::make_gi_problem(); });
   return evk::run_cli(*app, argc, argv);
 }

@@ -11,6 +11,8 @@
 
 #include "evk/atomic_file.hpp"
 #include "evk/cli.hpp"
+#include "evk/gi/cli.hpp"
+#include "evk/stereo/gi_problem.hpp"
 #include "evk/error.hpp"
 #include "evk/stereo/eval.hpp"
 #include "evk/stereo/gpu.hpp"
@@ -312,5 +314,6 @@ int main(int argc, char** argv) {
   bcmd->callback([&] { run_batch(bc); });
 
   evk::add_devices_command(*app, "stereo", [] { return make_registry(); });
+  evk::gi::add_gi_command(*app, [] { return evk::stereo::make_gi_problem(); });
   return evk::run_cli(*app, argc, argv);
 }

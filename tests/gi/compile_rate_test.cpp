@@ -10,6 +10,9 @@
 #include "evk/gi/genome.hpp"
 #include "evk/parallel.hpp"
 #include "toy_problem.hpp"
+#include "core/gi_problem.hpp"  // barracuda_exact
+#include "evk/stereo/gi_problem.hpp"
+#include "gi_problem.hpp"  // reg_deform (apps/reg_deform/core)
 
 namespace evk::gi {
 namespace {
@@ -22,9 +25,9 @@ struct KernelCase {
 
 const KernelCase kKernels[] = {
     {"toy", [] { return testing::make_toy_problem(); }, 1000},
-    // {"stereo", [] { return evk::stereo::make_gi_problem(); }, 1000},
-    // {"reg_deform", [] { return evk::reg_deform::make_gi_problem(); }, 1000},
-    // {"barracuda_exact", [] { return evk::barracuda_exact::make_gi_problem(); }, 1000},
+    {"stereo", [] { return evk::stereo::make_gi_problem(); }, 1000},
+    {"reg_deform", [] { return evk::reg_deform::make_gi_problem(); }, 1000},
+    {"barracuda_exact", [] { return evk::barracuda_exact::make_gi_problem(); }, 1000},
 };
 
 class GiCompileRate : public ::testing::TestWithParam<KernelCase> {};
