@@ -30,6 +30,8 @@ const KernelCase kKernels[] = {
     {"barracuda_exact", [] { return evk::barracuda_exact::make_gi_problem(); }, 1000},
 };
 
+void PrintTo(const KernelCase& k, std::ostream* os) { *os << k.name; }
+
 class GiCompileRate : public ::testing::TestWithParam<KernelCase> {};
 
 TEST_P(GiCompileRate, RandomSingleEditMutantsCompile) {
