@@ -69,7 +69,7 @@ void precompile_all() {
       evk::NvrtcRequest req;
       req.source = src;
       req.name = "reg_deform.cu";
-      req.options = cfgs[i].defines();
+      req.options = cfgs[i].compile_options();  // exactly what Kernels::load asks for
       req.cc = cc;
       evk::CompileCache().compile(req);
     }
