@@ -96,6 +96,15 @@ TEST(RegGi, GenomeVariantsApplyToTheTileKernel) {
   std::size_t n = 0;
   for (std::size_t at = 0; (at = k.source.find("tid < activeTileNumber", at)) != std::string::npos; ++at) ++n;
   EXPECT_EQ(n, 2u);
+  if (!evk::nvrtc_version().empty()) {  // the evolved source compiles with its options (PTX only)
+    evk::NvrtcRequest req;
+    req.source = k.source;
+    req.options = k.config.compile_options();
+    req.want_cubin = false;
+    req.want_ptx = true;
+    const auto r = evk::nvrtc_compile(req);
+    EXPECT_TRUE(r.ok) << r.log;
+  }
 
   // malformed genomes and genomes for another kernel: InputError naming the file
   v.path = "/tmp/x.genome";

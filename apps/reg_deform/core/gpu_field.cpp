@@ -69,11 +69,12 @@ cudaTextureObject_t linear_texture(T* ptr, std::size_t n) {
 
 struct Helpers {
   CudaLibrary lib;
-  cudaKernel_t fill, scatter_voxels, scatter_tiles, resample;
+  cudaKernel_t fill, scatter_voxels, scatter_tiles, scatter_tiles_naive, resample;
   Helpers() : lib(reg_deform_helpers().fatbin) {
     fill = lib.kernel("reg_fill_identity");
     scatter_voxels = lib.kernel("reg_scatter_voxels");
     scatter_tiles = lib.kernel("reg_scatter_tiles");
+    scatter_tiles_naive = lib.kernel("reg_scatter_tiles_naive");
     resample = lib.kernel("reg_resample");
   }
 };
@@ -261,7 +262,12 @@ void FieldEngine::assemble(bool displacement, cudaStream_t s) {
     int count = static_cast<int>(tiles_host_.size()), ty = tiles_y_;
     const std::uint8_t* mask = masked_ ? mask_.get() : nullptr;
     void* args[] = {&compact, &list, &count, &ty, &mask, &field, &nx, &ny, &nz, &m, &disp};
-    if (count) launch(h.scatter_tiles, dim3(blocks_for(static_cast<std::size_t>(count) * 25, 256)), dim3(256), args, 0, s);
+    if (!count) {
+    } else if (opt_.naive_scatter) {
+      launch(h.scatter_tiles_naive, dim3(blocks_for(static_cast<std::size_t>(count) * 25, 256)), dim3(256), args, 0, s);
+    } else {  // one block per 32 tiles (SCATTER_TILES in helpers.cu)
+      launch(h.scatter_tiles, dim3(blocks_for(static_cast<std::size_t>(count), 32)), dim3(256), args, 0, s);
+    }
   } else {
     int count = static_cast<int>(voxels_host_.size());
     void* args[] = {&compact, &list, &count, &field, &nx, &ny, &nz, &m, &disp};

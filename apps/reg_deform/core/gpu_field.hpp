@@ -116,6 +116,7 @@ struct FieldOptions {
   KernelConfig config;
   bool generic = false;  // force the one-thread-per-voxel kernel (also used when spacing != 5)
   std::string source;    // kernel source override (empty: the embedded original)
+  bool naive_scatter = false;  // assemble with the first, uncoalesced scatter (benchmark baseline)
 };
 
 // One reference geometry + mask on the device; grids are uploaded per call to set_grid.
