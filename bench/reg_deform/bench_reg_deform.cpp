@@ -3,14 +3,17 @@
 // and the GPU original in all 64 macro combinations, a block-size sweep, and the generic kernel.
 // GPU times: kernel only, CUDA events, warm-up, L2 flushed before every repeat, median (manual
 // time); counters: active voxels per second, median/min/max kernel time in us, relative spread.
+// EVK_REG_GENOME=FILE adds an evolved genome (and the NVRTC-compiled original) on both cases.
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
 
 #include "evk/device.hpp"
+#include "evk/dispatch.hpp"
 #include "evk/parallel.hpp"
 #include "active.hpp"
 #include "field_cpu.hpp"
@@ -174,6 +177,27 @@ int main(int argc, char** argv) {
       fo.config.block_size = bs;
       benchmark::RegisterBenchmark(("gpu/" + c->name + "/generic/bs" + std::to_string(bs)).c_str(), bench_gpu, c, fo, Part::kernel)
           ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    }
+    // An evolved genome (EVK_REG_GENOME=FILE, e.g. from `reg_deform gi tune`) through the app's
+    // path (FieldEngine, NVRTC), beside the NVRTC-compiled original at the same configuration.
+    if (const char* gfile = std::getenv("EVK_REG_GENOME"); gfile && *gfile) {
+      try {
+        const rd::KernelChoice k = rd::kernel_for_variant(evk::read_genome_file(gfile));
+        rd::gpu::FieldOptions ev, og;
+        ev.config = k.config;
+        ev.source = k.source;
+        og.source = rd::make_gi_problem()->kernel_source();  // the original text, via NVRTC
+        for (Part part : {Part::kernel, Part::kernel_assemble}) {
+          const std::string what = part == Part::kernel ? "/tile5/" : "/tile5+assemble/";
+          benchmark::RegisterBenchmark(("gpu/" + c->name + what + "original_nvrtc bs192").c_str(), bench_gpu, c, og, part)
+              ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+          benchmark::RegisterBenchmark(("gpu/" + c->name + what + "evolved " + k.config.describe()).c_str(), bench_gpu, c, ev, part)
+              ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+        }
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench_reg_deform: EVK_REG_GENOME: %s\n", e.what());
+        return 2;
+      }
     }
     // End to end (kernel + compact -> dense planar field) and the assemble step alone, with the
     // transposed scatter (default) and the first one-thread-per-entry scatter.
