@@ -51,29 +51,40 @@ struct Stages {
   }
 };
 
-// The backend and, on the GPU, the kernel variant (registry + overlay).
+// The backend and, on the GPU, the kernel variant (registry + overlay; a genome is applied to the
+// GI problem's kernel and compiled through NVRTC with its configuration).
 struct Plan {
   evk::BackendChoice backend;
   std::string variant = "cpu";
-  rd::KernelConfig config;
+  rd::KernelChoice kernel;
 };
 Plan plan_for(const evk::CommonOptions& opt) {
   Plan p;
   p.backend = evk::choose_backend(opt);
+  const bool file = opt.kernel != "auto" && opt.kernel != "original" && opt.kernel != "evolved";
   if (p.backend.backend == evk::Backend::gpu) {
     evk::Registry reg = make_registry();
     const auto overlay = evk::default_overlay_dir();
     if (!overlay.empty()) reg.load_overlay(overlay);
     const auto& d = p.backend.device;
     evk::Selection s = reg.select("reg_deform", evk::DeviceKey{d.cc(), d.name}, opt.kernel);
-    p.config = rd::config_for_variant(s.variant);
+    p.kernel = rd::kernel_for_variant(s.variant);
     p.variant = s.variant.id + " (" + s.rule + ")";
 #if defined(EVK_HAVE_CUDA)
     EVK_CUDA(cudaSetDevice(d.index));
 #endif
+  } else if (file) {
+    // A genome file is still checked on the CPU backend (bad input is reported, never ignored).
+    evk::Registry reg = make_registry();
+    rd::kernel_for_variant(reg.select("reg_deform", evk::DeviceKey{}, opt.kernel).variant);
+    p.variant = "cpu (genome " + opt.kernel + " checked, not used by the CPU reference)";
   }
+  std::string k = p.variant;
+  if (p.backend.backend == evk::Backend::gpu)
+    k += p.kernel.evolved() ? ", evolved genome '" + p.kernel.genome + "', " + p.kernel.config.describe() + ", NVRTC"
+                            : ", original " + p.kernel.config.describe();
   evk::verbose_line(opt, "backend: " + std::string(p.backend.backend == evk::Backend::gpu ? "gpu" : "cpu") + " (" +
-                             p.backend.reason + "), kernel " + p.variant);
+                             p.backend.reason + "), kernel " + k);
   return p;
 }
 
@@ -82,6 +93,7 @@ nlohmann::json summary(const std::string& cmd, const Plan& p, const Stages& st) 
           {"backend", p.backend.backend == evk::Backend::gpu ? "gpu" : "cpu"},
           {"device", p.backend.backend == evk::Backend::gpu ? p.backend.device.name : ""},
           {"kernel", p.variant},
+          {"genome", p.kernel.genome},
           {"times_ms", st.times}};
 }
 
@@ -91,7 +103,8 @@ rd::Field field_of(const Plan& p, const rd::Geometry& ref, const rd::Grid& grid,
 #if defined(EVK_HAVE_CUDA)
   if (p.backend.backend == evk::Backend::gpu) {
     rd::gpu::FieldOptions fo;
-    fo.config = p.config;
+    fo.config = p.kernel.config;
+    fo.source = p.kernel.source;
     rd::gpu::FieldEngine eng(ref, mask, grid.sx, grid.sy, grid.sz, fo);
     eng.set_grid(grid);
     eng.compute(disp);

@@ -3,14 +3,17 @@
 // and the GPU original in all 64 macro combinations, a block-size sweep, and the generic kernel.
 // GPU times: kernel only, CUDA events, warm-up, L2 flushed before every repeat, median (manual
 // time); counters: active voxels per second, median/min/max kernel time in us, relative spread.
+// EVK_REG_GENOME=FILE adds an evolved genome (and the NVRTC-compiled original) on both cases.
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
 
 #include "evk/device.hpp"
+#include "evk/dispatch.hpp"
 #include "evk/parallel.hpp"
 #include "active.hpp"
 #include "field_cpu.hpp"
@@ -88,7 +91,8 @@ void bench_cpu(benchmark::State& st, std::shared_ptr<Case> c) {
 }
 
 #if defined(EVK_HAVE_CUDA)
-void bench_gpu(benchmark::State& st, std::shared_ptr<Case> c, rd::gpu::FieldOptions fo, bool with_assemble) {
+enum class Part { kernel, kernel_assemble, assemble };
+void bench_gpu(benchmark::State& st, std::shared_ptr<Case> c, rd::gpu::FieldOptions fo, Part part) {
   if (!evk::gpu_environment().usable()) {
     st.SkipWithError(("no usable GPU: " + evk::gpu_environment().status).c_str());
     return;
@@ -96,6 +100,7 @@ void bench_gpu(benchmark::State& st, std::shared_ptr<Case> c, rd::gpu::FieldOpti
   try {
     rd::gpu::FieldEngine eng(c->geo, c->mask, c->grid.sx, c->grid.sy, c->grid.sz, fo);
     eng.set_grid(c->grid);
+    if (part == Part::assemble) eng.run_kernel();  // the compact input of the assemble step
     cudaStream_t s;
     EVK_CUDA(cudaStreamCreate(&s));
     evk::TimingOptions to;
@@ -103,8 +108,8 @@ void bench_gpu(benchmark::State& st, std::shared_ptr<Case> c, rd::gpu::FieldOpti
     to.repeats = 31;
     const evk::TimingStats t = evk::time_gpu(
         [&](cudaStream_t ss) {
-          if (with_assemble) eng.compute(false, ss);
-          else eng.run_kernel(ss);
+          if (part != Part::assemble) eng.run_kernel(ss);
+          if (part != Part::kernel) eng.assemble(false, ss);
         },
         s, to);
     EVK_CUDA(cudaStreamDestroy(s));
@@ -132,7 +137,7 @@ void precompile_all() {
       evk::NvrtcRequest req;
       req.source = src;
       req.name = "reg_deform.cu";
-      req.options = cfgs[i].defines();
+      req.options = cfgs[i].compile_options();  // exactly what Kernels::load asks for
       req.cc = cc;
       evk::CompileCache().compile(req);
     }
@@ -156,26 +161,55 @@ int main(int argc, char** argv) {
     for (const auto& cfg : rd::KernelConfig::all_combinations(192)) {
       rd::gpu::FieldOptions fo;
       fo.config = cfg;
-      benchmark::RegisterBenchmark(("gpu/" + c->name + "/tile5/" + cfg.describe()).c_str(), bench_gpu, c, fo, false)
+      benchmark::RegisterBenchmark(("gpu/" + c->name + "/tile5/" + cfg.describe()).c_str(), bench_gpu, c, fo, Part::kernel)
           ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
     }
     for (int bs = 32; bs <= 1024; bs += 32) {
       rd::gpu::FieldOptions fo;
       fo.config.block_size = bs;
       if (bs != 192)
-        benchmark::RegisterBenchmark(("gpu/" + c->name + "/tile5/" + fo.config.describe()).c_str(), bench_gpu, c, fo, false)
+        benchmark::RegisterBenchmark(("gpu/" + c->name + "/tile5/" + fo.config.describe()).c_str(), bench_gpu, c, fo, Part::kernel)
             ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
     }
     for (int bs : {64, 128, 192, 256, 512}) {
       rd::gpu::FieldOptions fo;
       fo.generic = true;
       fo.config.block_size = bs;
-      benchmark::RegisterBenchmark(("gpu/" + c->name + "/generic/bs" + std::to_string(bs)).c_str(), bench_gpu, c, fo, false)
+      benchmark::RegisterBenchmark(("gpu/" + c->name + "/generic/bs" + std::to_string(bs)).c_str(), bench_gpu, c, fo, Part::kernel)
           ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
     }
-    rd::gpu::FieldOptions fo;
-    benchmark::RegisterBenchmark(("gpu/" + c->name + "/tile5+assemble/default bs192").c_str(), bench_gpu, c, fo, true)
-        ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    // An evolved genome (EVK_REG_GENOME=FILE, e.g. from `reg_deform gi tune`) through the app's
+    // path (FieldEngine, NVRTC), beside the NVRTC-compiled original at the same configuration.
+    if (const char* gfile = std::getenv("EVK_REG_GENOME"); gfile && *gfile) {
+      try {
+        const rd::KernelChoice k = rd::kernel_for_variant(evk::read_genome_file(gfile));
+        rd::gpu::FieldOptions ev, og;
+        ev.config = k.config;
+        ev.source = k.source;
+        og.source = rd::make_gi_problem()->kernel_source();  // the original text, via NVRTC
+        for (Part part : {Part::kernel, Part::kernel_assemble}) {
+          const std::string what = part == Part::kernel ? "/tile5/" : "/tile5+assemble/";
+          benchmark::RegisterBenchmark(("gpu/" + c->name + what + "original_nvrtc bs192").c_str(), bench_gpu, c, og, part)
+              ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+          benchmark::RegisterBenchmark(("gpu/" + c->name + what + "evolved " + k.config.describe()).c_str(), bench_gpu, c, ev, part)
+              ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+        }
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench_reg_deform: EVK_REG_GENOME: %s\n", e.what());
+        return 2;
+      }
+    }
+    // End to end (kernel + compact -> dense planar field) and the assemble step alone, with the
+    // transposed scatter (default) and the first one-thread-per-entry scatter.
+    for (bool naive : {false, true}) {
+      rd::gpu::FieldOptions fo;
+      fo.naive_scatter = naive;
+      const std::string sc = naive ? "naive_scatter" : "transposed_scatter";
+      benchmark::RegisterBenchmark(("gpu/" + c->name + "/tile5+assemble/" + sc).c_str(), bench_gpu, c, fo, Part::kernel_assemble)
+          ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+      benchmark::RegisterBenchmark(("gpu/" + c->name + "/assemble/" + sc).c_str(), bench_gpu, c, fo, Part::assemble)
+          ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    }
   }
 #endif
   benchmark::RunSpecifiedBenchmarks();

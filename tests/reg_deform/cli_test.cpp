@@ -159,6 +159,31 @@ TEST(RegCli, BadInputExit2OneLineNothingLeft) {
   expect_bad("grid --ref " + ref + " -o " + out + " --spacing -2", out, "--spacing");
 }
 
+// --kernel FILE: a malformed genome, or one for another kernel, is refused (also on the CPU backend).
+TEST(RegCli, BadGenomeFileExit2OneLine) {
+  Files f;
+  const std::string out = f.p("o.nii.gz");
+  const std::string field = "field --ref " + f.p("ref.nii.gz") + " --cpp " + f.p("cpp.nii.gz") + " -o " + out + " --kernel ";
+  auto genome = [&](const std::string& name, const std::string& header_kernel, const std::string& body) {
+    std::ofstream g(f.tmp / name);
+    g << "# evokernels genome v1\n";
+    if (!header_kernel.empty()) g << "# kernel: " << header_kernel << "\n";
+    g << "# cc: 9.0\n" << body << "\n";
+    return f.p(name);
+  };
+  expect_bad(field + genome("norule.genome", "reg_deform", "<_K_99999>"), out, "norule.genome");
+  expect_bad(field + genome("trunc.genome", "reg_deform", "BLOCK_SIZE=256 <_K_3"), out, "trunc.genome");
+  expect_bad(field + genome("badcfg.genome", "reg_deform", "BLOCK_SIZE=100"), out, "badcfg.genome");
+  expect_bad(field + genome("words.genome", "reg_deform", "faster please"), out, "words.genome");
+  expect_bad(field + genome("stereo.genome", "stereo", "BLOCK_W=64"), out, "stereo.genome");
+  expect_bad(field + genome("nohdr.genome", "", "BLOCK_SIZE=256"), out, "nohdr.genome");
+  expect_bad(field + f.p("missing.genome"), out, "missing.genome");
+  // a well-formed genome is accepted (the CPU backend computes the reference field)
+  const auto r = run_tool("reg_deform", field + genome("ok.genome", "reg_deform", "BLOCK_SIZE=256") + " --backend cpu");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(out));
+}
+
 TEST(RegCli, DevicesListsTheKernel) {
   const auto r = run_tool("reg_deform", "devices --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -1,6 +1,12 @@
-// The GI problem's host side: parameters, compile options, the paper's penalties, and that every
-// configuration of the original kernel compiles with NVRTC (PTX only; no GPU needed).
+// The GI problem's host side: parameters, compile options, the paper's penalties, genome variants
+// (applied to the kernel, bad ones refused), the grammar's counts against the kernel text, `gi apply`
+// of an empty genome, and that every configuration compiles with NVRTC (PTX only; no GPU needed).
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "evk/cuda_library.hpp"
+#include "evk/dispatch.hpp"
+#include "evk/gi/grammar.hpp"
 #include "evk/error.hpp"
 #include "evk_testing.hpp"
 #include "gi_problem.hpp"
@@ -24,15 +30,16 @@ TEST(RegGi, ProblemDescribesThePaperKernel) {
   EXPECT_EQ(params.back().values.back(), "1024");
   auto cfg = p->default_config();
   EXPECT_EQ(cfg["BLOCK_SIZE"], "192");
-  EXPECT_TRUE(p->compile_options(cfg).empty());  // the human-written defaults
+  EXPECT_EQ(p->compile_options(cfg), (std::vector<std::string>{"-DBLOCK_SIZE=192"}));  // the human-written defaults
   cfg["constantBasis"] = "true";
   cfg["c_controlPointVoxelSpacing"] = "true";
   const auto opts = p->compile_options(cfg);
-  EXPECT_EQ(opts, (std::vector<std::string>{"-Dc_controlPointVoxelSpacing=5", "-DconstantBasis=1"}));
+  EXPECT_EQ(opts, (std::vector<std::string>{"-Dc_controlPointVoxelSpacing=5", "-DconstantBasis=1", "-DBLOCK_SIZE=192"}));
   cfg["BLOCK_SIZE"] = "100";
   EXPECT_THROW(p->compile_options(cfg), evk::InputError);
   EXPECT_EQ(p->default_population(), 300);
   EXPECT_EQ(p->default_generations(), 50);
+  EXPECT_EQ(p->launch_bounds_threads(), "BLOCK_SIZE");
 }
 
 TEST(RegGi, PaperPenalties) {
@@ -45,15 +52,158 @@ TEST(RegGi, PaperPenalties) {
   EXPECT_NEAR(rd::penalize(5.0, 0, 250, 250, 1000).bad_fraction, 0.25, 1e-12);
 }
 
-TEST(RegGi, GenomeVariantsAreNotYetSupported) {
+namespace {
+std::string rule_with_text(const evk::gi::Grammar& g, evk::gi::RuleType t, const std::string& text) {
+  for (const auto& r : g.rules)
+    if (r.type == t && r.text == text) return r.name;
+  ADD_FAILURE() << "no rule with text " << text;
+  return "";
+}
+}  // namespace
+
+TEST(RegGi, GenomeVariantsApplyToTheTileKernel) {
   evk::Variant v;
   v.kernel = "reg_deform";
-  v.id = "sm90-x";
-  v.genome = "<_K_1>";
-  EXPECT_THROW(rd::config_for_variant(v), evk::InputError);
   v.id = "original";
-  v.genome.clear();
-  EXPECT_TRUE(rd::config_for_variant(v).macros_default());
+  const rd::KernelChoice o = rd::kernel_for_variant(v);
+  EXPECT_TRUE(o.config.macros_default());
+  EXPECT_EQ(o.config.block_size, 192);
+  EXPECT_TRUE(o.source.empty());  // the embedded original (nvcc fatbin)
+  EXPECT_FALSE(o.evolved());
+
+  // config only: the configuration changes, the source is the guarded original
+  v.id = "sm90-test";
+  v.genome = "constantBasis=true BLOCK_SIZE=256";
+  rd::KernelChoice k = rd::kernel_for_variant(v);
+  EXPECT_TRUE(k.config.constant_basis);
+  EXPECT_FALSE(k.config.basis_a);
+  EXPECT_EQ(k.config.block_size, 256);
+  EXPECT_TRUE(k.evolved());
+  EXPECT_NE(k.source.find("extern \"C\" __global__ void reg_deform_tile5"), std::string::npos);
+  EXPECT_NE(k.source.find("extern \"C\" __global__ void reg_deform_generic"), std::string::npos);
+  EXPECT_EQ(k.config.compile_options(),
+            (std::vector<std::string>{"-DconstantBasis=1", "-DBLOCK_SIZE=256"}));
+
+  // a code edit: the paper's guard replacement (the x-sum condition becomes the tile condition)
+  auto p = rd::make_gi_problem();
+  const evk::gi::Grammar g = evk::gi::make_grammar(*p);
+  const std::string from = rule_with_text(g, evk::gi::RuleType::if_cond, "((threadIdx.x & 31) < 16)");
+  const std::string to = rule_with_text(g, evk::gi::RuleType::if_cond, "(tid < activeTileNumber)");
+  v.genome = "<" + from + "><" + to + ">";
+  k = rd::kernel_for_variant(v);
+  EXPECT_TRUE(k.config.macros_default());
+  EXPECT_EQ(k.source.find("(threadIdx.x & 31) < 16"), std::string::npos) << k.source;
+  std::size_t n = 0;
+  for (std::size_t at = 0; (at = k.source.find("tid < activeTileNumber", at)) != std::string::npos; ++at) ++n;
+  EXPECT_EQ(n, 2u);
+  if (!evk::nvrtc_version().empty()) {  // the evolved source compiles with its options (PTX only)
+    evk::NvrtcRequest req;
+    req.source = k.source;
+    req.options = k.config.compile_options();
+    req.want_cubin = false;
+    req.want_ptx = true;
+    const auto r = evk::nvrtc_compile(req);
+    EXPECT_TRUE(r.ok) << r.log;
+  }
+
+  // malformed genomes and genomes for another kernel: InputError naming the file
+  v.path = "/tmp/x.genome";
+  for (const char* bad : {"<_K_99999>", "<_K_3", "BLOCK_SIZE=100", "NOSUCH=1", "hello"}) {
+    v.genome = bad;
+    try {
+      rd::kernel_for_variant(v);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const evk::InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("/tmp/x.genome: ", 0), 0u) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+  }
+  v.genome = "BLOCK_SIZE=256";
+  v.kernel = "stereo";
+  EXPECT_THROW(rd::kernel_for_variant(v), evk::InputError);
+}
+
+// Counts the grammar's rules from the kernel text with a scan of our own: inside //@gi begin..end,
+// lines not marked fixed, one-line for headers (each declares nothing), if conditions, and plain
+// statements (ending in ';', not declarations, not preprocessor).
+TEST(RegGi, GrammarCountsMatchTheKernelText) {
+  std::ifstream in(std::string(REG_SOURCE_DIR) + "/kernels/original/reg_deform/reg_deform.cu");
+  ASSERT_TRUE(in);
+  std::string line;
+  bool inside = false;
+  int fors = 0, ifs = 0, statements = 0, fixed = 0;
+  const std::vector<std::string> decl = {"const ", "int ", "int3 ", "unsigned ", "float ", "float4 "};
+  while (std::getline(in, line)) {
+    const std::string t = line.substr(std::min(line.find_first_not_of(' '), line.size()));
+    if (t == "//@gi begin") inside = true;
+    if (t == "//@gi end") inside = false;
+    if (!inside || t.rfind("//@gi", 0) == 0) continue;
+    if (t.find("//@gi fixed") != std::string::npos) {
+      ++fixed;
+      continue;
+    }
+    if (t.rfind("for (", 0) == 0) ++fors;
+    else if (t.rfind("if (", 0) == 0) ++ifs;
+    else if (!t.empty() && t.back() == ';' && t[0] != '#') {
+      bool is_decl = false;
+      for (const auto& d : decl) is_decl |= t.rfind(d, 0) == 0;
+      statements += !is_decl;
+    }
+  }
+  // By hand from the kernel: 3 loops (a; c; b), 5 conditions, 35 statements, 6 fixed lines.
+  EXPECT_EQ(fors, 3);
+  EXPECT_EQ(ifs, 5);
+  EXPECT_EQ(statements, 35);
+  EXPECT_EQ(fixed, 6);
+
+  const auto r = evk::testing::run_tool("reg_deform", "gi grammar --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& c = j.at("counts");
+  EXPECT_EQ(c.at("for1").get<int>(), fors);
+  EXPECT_EQ(c.at("for2").get<int>(), fors);
+  EXPECT_EQ(c.at("for3").get<int>(), fors);
+  EXPECT_EQ(c.at("pragma").get<int>(), fors);
+  EXPECT_EQ(c.at("IF").get<int>(), ifs);
+  EXPECT_EQ(c.at("line").get<int>(), statements);
+  EXPECT_EQ(c.at("restrict").get<int>(), 1);
+  EXPECT_EQ(c.at("launchbounds").get<int>(), 1);
+  // The BNF text: the header counts, and __launch_bounds__ uses the block-size parameter.
+  const auto b = evk::testing::run_tool("reg_deform", "gi grammar");
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_NE(b.out.find("__launch_bounds__(BLOCK_SIZE"), std::string::npos) << b.out;
+  EXPECT_NE(b.out.find("<IF_K_"), std::string::npos);
+  EXPECT_NE(b.out.find("<for2_K_"), std::string::npos);
+}
+
+// `reg_deform gi apply` of an empty genome writes the kernel file byte for byte.
+TEST(RegGi, ApplyEmptyGenomeReproducesTheOriginal) {
+  evk::testing::TempDir tmp;
+  {
+    std::ofstream g(tmp / "empty.genome");
+    g << "# evokernels genome v1\n# kernel: reg_deform\n";
+  }
+  const auto r = evk::testing::run_tool("reg_deform", "gi apply " + (tmp / "empty.genome").string() + " -o " +
+                                                          (tmp / "out.cu").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto slurp = [](const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(f)), {});
+  };
+  const std::string want = slurp(std::string(REG_SOURCE_DIR) + "/kernels/original/reg_deform/reg_deform.cu");
+  ASSERT_FALSE(want.empty());
+  EXPECT_TRUE(slurp((tmp / "out.cu").string()) == want);
+  // a config-only genome: the same kernel with loop guards, and its options as JSON
+  {
+    std::ofstream g(tmp / "cfg.genome");
+    g << "# evokernels genome v1\n# kernel: reg_deform\nRemX=true BLOCK_SIZE=64\n";
+  }
+  const auto a = evk::testing::run_tool("reg_deform", "gi apply " + (tmp / "cfg.genome").string() + " -o " +
+                                                          (tmp / "cfg.cu").string() + " --json");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const auto j = nlohmann::json::parse(a.out);
+  EXPECT_EQ(j.at("options"), (nlohmann::json{"-DRemX=1", "-DBLOCK_SIZE=64"}));
+  EXPECT_NE(slurp((tmp / "cfg.cu").string()).find("EVK_GI_OK("), std::string::npos);
 }
 
 TEST(RegGi, EveryMacroCompilesWithNvrtc) {

@@ -160,7 +160,7 @@ class Problem final : public evk::gi::Problem {
     return p;
   }
   std::vector<std::string> compile_options(const evk::gi::Config& cfg) const override {
-    return KernelConfig::from_map(cfg).defines();
+    return KernelConfig::from_map(cfg).compile_options();
   }
   std::unique_ptr<evk::gi::Evaluation> make_evaluation(std::uint64_t seed, bool holdout) const override {
 #if defined(EVK_HAVE_CUDA)
@@ -171,6 +171,8 @@ class Problem final : public evk::gi::Problem {
     throw std::runtime_error("reg_deform: built without CUDA, no GPU evaluation");
 #endif
   }
+  // __launch_bounds__ edits use the launch's real block size (passed as -DBLOCK_SIZE=N).
+  std::string launch_bounds_threads() const override { return "BLOCK_SIZE"; }
   int default_population() const override { return 300; }
   int default_generations() const override { return 50; }
 

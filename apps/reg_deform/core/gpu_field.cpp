@@ -69,11 +69,12 @@ cudaTextureObject_t linear_texture(T* ptr, std::size_t n) {
 
 struct Helpers {
   CudaLibrary lib;
-  cudaKernel_t fill, scatter_voxels, scatter_tiles, resample;
+  cudaKernel_t fill, scatter_voxels, scatter_tiles, scatter_tiles_naive, resample;
   Helpers() : lib(reg_deform_helpers().fatbin) {
     fill = lib.kernel("reg_fill_identity");
     scatter_voxels = lib.kernel("reg_scatter_voxels");
     scatter_tiles = lib.kernel("reg_scatter_tiles");
+    scatter_tiles_naive = lib.kernel("reg_scatter_tiles_naive");
     resample = lib.kernel("reg_resample");
   }
 };
@@ -88,13 +89,14 @@ unsigned blocks_for(std::size_t n, unsigned bs) { return static_cast<unsigned>((
 std::shared_ptr<const Kernels> Kernels::load(const KernelConfig& cfg, const std::string& source) {
   static std::mutex mu;
   static std::map<std::string, std::shared_ptr<const Kernels>> cache;
+  const std::vector<std::string> options = cfg.compile_options();  // as the GI problem compiles
   std::string key;
-  for (const auto& d : cfg.defines()) key += d + " ";
+  for (const auto& d : options) key += d + " ";
   if (!source.empty()) key += "src:" + hex64(fnv1a64(source.data(), source.size()));
   std::lock_guard<std::mutex> lock(mu);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   auto k = std::shared_ptr<Kernels>(new Kernels());
-  if (source.empty() && cfg.macros_default()) {
+  if (source.empty() && cfg.macros_default()) {  // block size is a launch parameter only
     k->lib_ = CudaLibrary(reg_deform_original().fatbin);
     k->fatbin_ = true;
   } else {
@@ -104,10 +106,14 @@ std::shared_ptr<const Kernels> Kernels::load(const KernelConfig& cfg, const std:
     NvrtcRequest req;
     req.source = source.empty() ? std::string(reg_deform_original().text()) : source;
     req.name = "reg_deform.cu";
-    req.options = cfg.defines();
+    req.options = options;
     req.cc = dev < static_cast<int>(env.devices.size()) ? env.devices[dev].cc() : 90;
     NvrtcResult r = CompileCache().compile(req);
-    if (!r.ok) throw InputError("reg_deform kernel (" + cfg.describe() + "): NVRTC failed: " + r.log);
+    if (!r.ok) {
+      std::string first = r.log.substr(0, r.log.find('\n'));  // one line for the CLI
+      throw InputError("reg_deform kernel (" + cfg.describe() + (source.empty() ? "" : ", evolved source") +
+                       "): NVRTC failed: " + first);
+    }
     k->lib_ = CudaLibrary(r.cubin.data());
   }
   k->tile5_ = k->lib_.kernel("reg_deform_tile5");
@@ -256,7 +262,12 @@ void FieldEngine::assemble(bool displacement, cudaStream_t s) {
     int count = static_cast<int>(tiles_host_.size()), ty = tiles_y_;
     const std::uint8_t* mask = masked_ ? mask_.get() : nullptr;
     void* args[] = {&compact, &list, &count, &ty, &mask, &field, &nx, &ny, &nz, &m, &disp};
-    if (count) launch(h.scatter_tiles, dim3(blocks_for(static_cast<std::size_t>(count) * 25, 256)), dim3(256), args, 0, s);
+    if (!count) {
+    } else if (opt_.naive_scatter) {
+      launch(h.scatter_tiles_naive, dim3(blocks_for(static_cast<std::size_t>(count) * 25, 256)), dim3(256), args, 0, s);
+    } else {  // one block per 32 tiles (SCATTER_TILES in helpers.cu)
+      launch(h.scatter_tiles, dim3(blocks_for(static_cast<std::size_t>(count), 32)), dim3(256), args, 0, s);
+    }
   } else {
     int count = static_cast<int>(voxels_host_.size());
     void* args[] = {&compact, &list, &count, &field, &nx, &ny, &nz, &m, &disp};

@@ -41,8 +41,11 @@ class Buffer {
   std::size_t n_ = 0;
 };
 
-// The loaded original kernel for one configuration (entries reg_deform_tile5, reg_deform_generic).
-// source empty: the embedded original. Throws InputError when NVRTC rejects a configuration.
+// The loaded kernel for one configuration (entries reg_deform_tile5, reg_deform_generic).
+// source empty: the embedded original (nvcc fatbin for the default macros, else NVRTC); otherwise
+// an evolved source (evk::gi::apply_genome), compiled through NVRTC + the disk cache with
+// KernelConfig::compile_options(), exactly as the GI engine compiled it. Throws InputError when
+// NVRTC rejects it.
 class Kernels {
  public:
   static std::shared_ptr<const Kernels> load(const KernelConfig& cfg, const std::string& source = "");
@@ -113,6 +116,7 @@ struct FieldOptions {
   KernelConfig config;
   bool generic = false;  // force the one-thread-per-voxel kernel (also used when spacing != 5)
   std::string source;    // kernel source override (empty: the embedded original)
+  bool naive_scatter = false;  // assemble with the first, uncoalesced scatter (benchmark baseline)
 };
 
 // One reference geometry + mask on the device; grids are uploaded per call to set_grid.

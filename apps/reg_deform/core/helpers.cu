@@ -45,10 +45,58 @@ extern "C" __global__ void reg_scatter_voxels(const float4* compact, const unsig
 }
 
 // Compact outputs of the tile kernel (entry tile*25 + t) into the dense field: voxels inside the
-// volume and the mask (mask == nullptr: all).
+// volume and the mask (mask == nullptr: all). One block per SCATTER_TILES consecutive tiles: the
+// block's entries are read coalesced into shared memory, then written transposed (warp lanes =
+// consecutive tiles with the same (y, z), i.e. consecutive x in a dense row), so the planar field
+// writes are coalesced too. Launch with ceil(count / SCATTER_TILES) blocks of any multiple of 32.
+#define SCATTER_TILES 32
 extern "C" __global__ void reg_scatter_tiles(const float4* compact, const unsigned int* tiles, const int count,
                                              const int tilesY, const unsigned char* mask, float* field, const int nx,
                                              const int ny, const int nz, const Affine34 v2w, const int displacement) {
+  __shared__ float sx[SCATTER_TILES * 25], sy[SCATTER_TILES * 25], sz[SCATTER_TILES * 25];
+  __shared__ unsigned int scode[SCATTER_TILES];
+  const int first = blockIdx.x * SCATTER_TILES;
+  const int ntiles = min(SCATTER_TILES, count - first);
+  if (ntiles <= 0) return;
+  const float4* in = compact + (size_t)first * 25;
+  for (int i = threadIdx.x; i < ntiles * 25; i += blockDim.x) {
+    const float4 p = in[i];
+    sx[i] = p.x;
+    sy[i] = p.y;
+    sz[i] = p.z;
+  }
+  if (threadIdx.x < ntiles) scode[threadIdx.x] = tiles[first + threadIdx.x];
+  __syncthreads();
+  const size_t n = (size_t)nx * ny * nz;
+  for (int i = threadIdx.x; i < SCATTER_TILES * 25; i += blockDim.x) {
+    const int k = i % SCATTER_TILES, t = i / SCATTER_TILES;  // tile in the block, element in the tile
+    if (k >= ntiles) continue;
+    const unsigned int code = scode[k];
+    const int x = code % nx;
+    const int y = ((code / nx) % tilesY) * 5 + t % 5;
+    const int z = ((code / nx) / tilesY) * 5 + t / 5;
+    if (y >= ny || z >= nz) continue;
+    const size_t v = ((size_t)z * ny + y) * nx + x;
+    if (mask && !mask[v]) continue;
+    float3 p = make_float3(sx[k * 25 + t], sy[k * 25 + t], sz[k * 25 + t]);
+    if (displacement) {
+      const float3 o = apply34(v2w, x, y, z);
+      p.x -= o.x;
+      p.y -= o.y;
+      p.z -= o.z;
+    }
+    field[v] = p.x;
+    field[n + v] = p.y;
+    field[2 * n + v] = p.z;
+  }
+}
+
+// The first version of the scatter (one thread per compact entry: coalesced reads, but each warp's
+// writes hit ~25 rows), kept as the benchmark baseline of the transposed one above.
+extern "C" __global__ void reg_scatter_tiles_naive(const float4* compact, const unsigned int* tiles, const int count,
+                                                   const int tilesY, const unsigned char* mask, float* field,
+                                                   const int nx, const int ny, const int nz, const Affine34 v2w,
+                                                   const int displacement) {
   const int e = blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= count * 25) return;
   const unsigned int code = tiles[e / 25];

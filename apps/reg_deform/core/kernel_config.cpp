@@ -1,6 +1,10 @@
 #include "kernel_config.hpp"
 
+#include <cctype>
+
 #include "evk/error.hpp"
+#include "evk/gi/genome.hpp"
+#include "gi_problem.hpp"
 
 namespace evk::reg_deform {
 
@@ -12,6 +16,12 @@ std::vector<std::string> KernelConfig::defines() const {
   if (basis_a) d.push_back("-DBasisA=1");
   if (directx_basis) d.push_back("-DdirectxBasis=1");
   if (rem_x) d.push_back("-DRemX=1");
+  return d;
+}
+
+std::vector<std::string> KernelConfig::compile_options() const {
+  auto d = defines();
+  d.push_back("-DBLOCK_SIZE=" + std::to_string(block_size));
   return d;
 }
 
@@ -83,10 +93,23 @@ std::vector<KernelConfig> KernelConfig::all_combinations(int block_size) {
   return v;
 }
 
-KernelConfig config_for_variant(const Variant& v) {
-  if (v.is_original() && v.genome.empty()) return {};
-  throw InputError("kernel variant '" + v.id + "'" + (v.path.empty() ? "" : " (" + v.path + ")") +
-                   ": evolved reg_deform genomes are not yet supported");
+KernelChoice kernel_for_variant(const Variant& v) {
+  KernelChoice k;
+  std::string body = v.genome;
+  while (!body.empty() && std::isspace(static_cast<unsigned char>(body.back()))) body.pop_back();
+  if (body.empty()) return k;  // the original (or an empty genome file): the embedded kernel
+  const std::string what = v.path.empty() ? "kernel variant '" + v.id + "'" : v.path;
+  if (!v.kernel.empty() && v.kernel != "reg_deform") input_error(what, "genome is for kernel '" + v.kernel + "', not 'reg_deform'");
+  try {
+    const auto problem = make_gi_problem();
+    const evk::gi::Variant gv = evk::gi::apply_genome(*problem, body);
+    k.config = KernelConfig::from_map(gv.config);
+    k.source = gv.source;
+  } catch (const InputError& e) {
+    input_error(what, e.what());
+  }
+  k.genome = body;
+  return k;
 }
 
 }  // namespace evk::reg_deform

@@ -1,5 +1,6 @@
-// The original kernel's configuration (the paper's macros + block size) and how a dispatch
-// Variant maps onto it. Pure host code (no CUDA needed).
+// The kernel's configuration (the paper's macros + block size) and how a dispatch Variant (the
+// original, or an evolved genome: built-in, overlay or --kernel FILE) maps onto source + configuration.
+// Pure host code (no CUDA needed).
 #pragma once
 #include <map>
 #include <string>
@@ -21,7 +22,10 @@ struct KernelConfig {
   bool macros_default() const {
     return !const_bspline && !const_spacing && !constant_basis && !basis_a && !directx_basis && !rem_x;
   }
-  std::vector<std::string> defines() const;  // NVRTC/nvcc -D options
+  std::vector<std::string> defines() const;  // NVRTC/nvcc -D options of the six switches
+  // The NVRTC options of a configuration: defines() + -DBLOCK_SIZE=N (what an evolved
+  // __launch_bounds__(BLOCK_SIZE) needs). The GI problem compiles with exactly these.
+  std::vector<std::string> compile_options() const;
   std::string describe() const;              // e.g. "constantBasis+RemX bs192" or "default bs192"
   std::map<std::string, std::string> to_map() const;
   // From name -> "true"/"false"/number (unknown names or bad values: InputError).
@@ -30,8 +34,16 @@ struct KernelConfig {
   static std::vector<KernelConfig> all_combinations(int block_size = 192);
 };
 
-// Which configuration a dispatch variant runs: the original -> defaults; a genome -> InputError
-// ("not yet supported") until genomes are wired in.
-KernelConfig config_for_variant(const Variant& v);
+// What a dispatch variant runs: the kernel source (empty = the embedded original, run from the
+// nvcc fatbin) and its configuration. A genome is applied to the GI problem's kernel
+// (evk::gi::apply_genome); a malformed genome or one that does not fit this kernel's grammar is an
+// InputError naming the genome file (or variant id).
+struct KernelChoice {
+  KernelConfig config;
+  std::string source;  // empty: the embedded original
+  std::string genome;  // the genome text ("" for the original)
+  bool evolved() const { return !genome.empty(); }
+};
+KernelChoice kernel_for_variant(const Variant& v);
 
 }  // namespace evk::reg_deform
