@@ -182,6 +182,18 @@ TEST(StereoGiCli, GenomeVariantsCompileWithNvrtc) {
     auto r = compile(g);
     EXPECT_TRUE(r.ok) << g << "\n" << r.log;
   }
+  // The genomes of the recorded H200 run still fit the kernel (line numbers, scopes) and compile.
+  for (const char* f : {"best", "min", "pretuned", "evolved"}) {
+    evk::Variant v = evk::read_genome_file(std::string(EVK_STEREO_GI_RUN) + "/" + f + ".genome");
+    ASSERT_EQ(v.kernel, "stereo");
+    evk::NvrtcRequest req;
+    KernelVariant k = make_kernel_variant(v);
+    req.source = k.source;
+    req.options = KernelSettings::from(k.config).compile_options();
+    req.cc = 90;
+    auto r = evk::nvrtc_compile(req);
+    EXPECT_TRUE(r.ok) << f << "\n" << r.log;
+  }
   // Negative control (the check is not vacuous): with its loop-guard macro renamed away the
   // patched source does not compile.
   evk::Variant v;
