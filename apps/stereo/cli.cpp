@@ -48,12 +48,18 @@ void add_match_options(CLI::App* c, MatchOptions& o) {
 class Matcher {
  public:
   explicit Matcher(const MatchOptions& o) : o_(o) {
+    // A genome file is checked before anything else, so a bad one is reported as such with or
+    // without a GPU (reading and applying a genome needs no device).
+    if (is_genome_file_choice(o.common.kernel))
+      make_kernel_variant(select_variant(o.common.kernel, evk::DeviceInfo{}).variant);
     evk::BackendChoice b = evk::choose_backend(o.common);
     evk::verbose_line(o.common, "backend: " + b.reason);
     if (b.backend == evk::Backend::gpu) {
       evk::Selection s = select_variant(o.common.kernel, b.device);
-      evk::verbose_line(o.common, "kernel stereo: " + s.variant.id + " (" + s.rule + ")");
-      gpu_ = std::make_unique<GpuBackend>(o.common.device);
+      KernelVariant kv = make_kernel_variant(s.variant);
+      evk::verbose_line(o.common, "kernel stereo: " + s.variant.id + " (" + s.rule + ")" +
+                                      (kv.is_original() ? "" : ", genome: " + kv.genome));
+      gpu_ = std::make_unique<GpuBackend>(o.common.device, std::move(kv));
       backend_ = "gpu";
       variant_ = s.variant.id;
       device_ = b.device.name;

@@ -4,6 +4,8 @@
 #include <map>
 
 #include "evk/error.hpp"
+#include "evk/gi/genome.hpp"
+#include "evk/stereo/gi_problem.hpp"
 
 #if defined(EVK_HAVE_CUDA)
 #include "evk/cuda_check.hpp"
@@ -22,17 +24,37 @@ Selection select_variant(const std::string& choice, const DeviceInfo& device) {
   Registry reg = make_registry();
   std::filesystem::path overlay = default_overlay_dir();
   if (!overlay.empty()) reg.load_overlay(overlay);
-  Selection s = reg.select("stereo", DeviceKey{device.cc(), device.name}, choice);
-  if (!s.variant.genome.empty())
-    input_error("--kernel " + choice, "variant '" + s.variant.id + "' is an evolved genome: not yet supported");
-  return s;
+  return reg.select("stereo", DeviceKey{device.cc(), device.name}, choice);
+}
+
+bool is_genome_file_choice(const std::string& choice) {
+  return choice != "auto" && choice != "original" && choice != "evolved";
+}
+
+KernelVariant make_kernel_variant(const Variant& v) {
+  KernelVariant k;
+  k.id = v.id;
+  if (v.genome.empty()) return k;
+  const std::string what = v.path.empty() ? "kernel variant " + v.id : v.path;
+  std::unique_ptr<gi::Problem> problem = make_gi_problem();
+  gi::Variant patched;
+  try {
+    patched = gi::apply_genome(*problem, v.genome);
+    KernelSettings::from(patched.config);  // an illegal combination is the genome's fault too
+  } catch (const InputError& e) {
+    input_error(what, std::string("bad genome: ") + e.what());
+  }
+  k.genome = v.genome;
+  k.source = patched.source;
+  k.config = patched.config;
+  return k;
 }
 
 #if defined(EVK_HAVE_CUDA)
 struct GpuBackend::Impl {
   int device = 0;
   DeviceInfo info;
-  gi::Config cfg;
+  KernelVariant variant;
   std::map<int, LoadedKernel> kernels;  // by radius
   std::map<int, KernelSettings> settings;
   DeviceFrame frame;
@@ -46,15 +68,21 @@ struct GpuBackend::Impl {
   }
 };
 
-GpuBackend::GpuBackend(int device, gi::Config cfg) : impl_(std::make_unique<Impl>()) {
+GpuBackend::GpuBackend(int device, gi::Config cfg) : GpuBackend(device, [&] {
+  KernelVariant v;
+  v.config = std::move(cfg);
+  return v;
+}()) {}
+
+GpuBackend::GpuBackend(int device, KernelVariant variant) : impl_(std::make_unique<Impl>()) {
   const GpuEnvironment& env = gpu_environment();
   if (!env.usable()) input_error("--backend gpu", env.status);
   if (device < 0 || device >= static_cast<int>(env.devices.size()))
     input_error("--device", "no CUDA device " + std::to_string(device));
   impl_->device = device;
   impl_->info = env.devices[static_cast<std::size_t>(device)];
-  impl_->cfg = std::move(cfg);
-  KernelSettings::from(impl_->cfg);  // validate early
+  impl_->variant = std::move(variant);
+  KernelSettings::from(impl_->variant.config);  // validate early
   EVK_CUDA(cudaSetDevice(device));
   EVK_CUDA(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking));
   EVK_CUDA(cudaEventCreate(&impl_->ev[0]));
@@ -73,8 +101,9 @@ DisparityMap GpuBackend::run(const Image8& L, const Image8& R, const Params& p, 
   auto t0 = clk::now();
   const int r = p.radius();
   if (!m.kernels.count(r)) {
-    KernelSettings ks = KernelSettings::from(m.cfg, r);
-    m.kernels.emplace(r, load_kernel(ks, m.info.cc()));
+    // The genome's config with RADIUS from --window (the gi problem trains with window 11).
+    KernelSettings ks = KernelSettings::from(m.variant.config, r);
+    m.kernels.emplace(r, load_kernel(ks, m.info.cc(), m.variant.source));
     m.settings.emplace(r, ks);
   }
   const LoadedKernel& lk = m.kernels.at(r);
@@ -104,11 +133,18 @@ DisparityMap GpuBackend::run(const Image8& L, const Image8& R, const Params& p, 
 }
 
 std::string GpuBackend::describe() const {
-  return impl_->info.name + ", stereoKernel original (" + impl_->origin + ")";
+  return impl_->info.name + ", stereoKernel " + impl_->variant.id + " (" + impl_->origin + ")";
 }
+
+const KernelVariant& GpuBackend::variant() const { return impl_->variant; }
 #else
 struct GpuBackend::Impl {};
 GpuBackend::GpuBackend(int, gi::Config) { input_error("--backend gpu", "this build has no CUDA support"); }
+GpuBackend::GpuBackend(int, KernelVariant) { input_error("--backend gpu", "this build has no CUDA support"); }
+const KernelVariant& GpuBackend::variant() const {
+  static const KernelVariant none;
+  return none;
+}
 GpuBackend::~GpuBackend() = default;
 DisparityMap GpuBackend::run(const Image8&, const Image8&, const Params&, GpuTimes*) { return {}; }
 std::string GpuBackend::describe() const { return "no GPU"; }

@@ -165,15 +165,15 @@ DisparityMap to_disparity(const RawOutput& raw, const Params& p) {
   return m;
 }
 
-LoadedKernel load_kernel(const KernelSettings& ks, int cc) {
+LoadedKernel load_kernel(const KernelSettings& ks, int cc, const std::string& source) {
   LoadedKernel lk;
   const KernelImage& img = stereo_kernel_original();
-  if (ks.is_builtin() && img.fatbin_size > 0) {
+  if (source.empty() && ks.is_builtin() && img.fatbin_size > 0) {
     lk.lib = CudaLibrary(img.fatbin);
     lk.origin = "embedded fatbin";
   } else {
     NvrtcRequest req;
-    req.source = std::string(img.text());
+    req.source = source.empty() ? std::string(img.text()) : source;
     req.name = "stereo.cu";
     req.options = ks.compile_options();
     req.cc = cc;

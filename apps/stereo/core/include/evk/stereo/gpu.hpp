@@ -14,8 +14,21 @@ namespace evk::stereo {
 // The registry of stereo kernels (kernel "stereo"; built-in evolved variants are added here).
 Registry make_registry();
 // Resolves --kernel (auto | original | evolved | FILE) for a device, overlay directory included.
-// Genome variants are not runnable yet: throws InputError for a selection that carries a genome.
 Selection select_variant(const std::string& choice, const DeviceInfo& device);
+// True when --kernel names a genome file (not auto / original / evolved).
+bool is_genome_file_choice(const std::string& choice);
+
+// A runnable variant of stereoKernel: the original, or a genome applied to it (evk::gi::apply_genome).
+struct KernelVariant {
+  std::string id = "original";  // registry id, e.g. "original", "sm90-NVIDIA_H200", a file stem
+  std::string genome;           // genome text; empty: the original
+  std::string source;           // patched kernel text; empty: the original (embedded fatbin when possible)
+  gi::Config config = default_config();  // the fixed part; launch geometry, textures, cache come from it
+  bool is_original() const { return genome.empty(); }
+};
+// Applies a registry variant's genome to the kernel. Pure CPU (no GPU needed): a malformed genome or
+// one that does not fit this kernel throws InputError naming the variant's file (or id).
+KernelVariant make_kernel_variant(const Variant& v);
 
 struct GpuTimes {
   double load_ms = 0;      // kernel load / NVRTC compile (first use of a configuration)
@@ -28,6 +41,8 @@ class GpuBackend {
  public:
   // device: CUDA device index; cfg: the kernel configuration (default: the original's).
   explicit GpuBackend(int device = 0, gi::Config cfg = default_config());
+  // An evolved (or original) variant: its source compiled with NVRTC for the device (disk-cached).
+  GpuBackend(int device, KernelVariant variant);
   ~GpuBackend();
   GpuBackend(const GpuBackend&) = delete;
   GpuBackend& operator=(const GpuBackend&) = delete;
@@ -35,6 +50,7 @@ class GpuBackend {
   // Buffers are kept between calls (re-allocated when the size changes): batches reuse them.
   DisparityMap run(const Image8& left, const Image8& right, const Params& p, GpuTimes* times = nullptr);
   std::string describe() const;  // e.g. "NVIDIA H200, stereoKernel original (embedded fatbin)"
+  const KernelVariant& variant() const;
 
  private:
   struct Impl;

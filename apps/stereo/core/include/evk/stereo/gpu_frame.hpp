@@ -55,15 +55,16 @@ class DeviceFrame {
   std::map<std::string, std::pair<cudaTextureObject_t, cudaTextureObject_t>> tex_;
 };
 
-// A loaded kernel for one configuration: the embedded fatbin for the built-in configuration, else
-// an NVRTC compile (disk-cached) for the device's architecture. Throws std::runtime_error with the
-// compiler log when compilation fails.
+// A loaded kernel for one configuration: the embedded fatbin for the built-in configuration of the
+// original source, else an NVRTC compile (disk-cached) for the device's architecture. source: the
+// kernel text (empty: the original; an evolved variant's patched text otherwise). Throws
+// std::runtime_error with the compiler log when compilation fails.
 struct LoadedKernel {
   CudaLibrary lib;
   cudaKernel_t kernel = nullptr;
   std::string origin;  // "embedded fatbin" or "NVRTC sm_90 (cached)" ...
 };
-LoadedKernel load_kernel(const KernelSettings& ks, int cc);
+LoadedKernel load_kernel(const KernelSettings& ks, int cc, const std::string& source = {});
 
 // Converts raw output to a DisparityMap; throws std::runtime_error on unset or out-of-range values.
 DisparityMap to_disparity(const RawOutput& raw, const Params& p);
