@@ -6,6 +6,7 @@
 
 #include "core/index.hpp"
 #include "core/kernel_config.hpp"
+#include "core/kernel_variant.hpp"
 #include "evk/cli.hpp"
 #include "evk/gi/cli.hpp"
 #include "core/gi_problem.hpp"
@@ -78,17 +79,25 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
   evk::add_common_options(cmd, *co);
   cmd->callback([mo, co] {
     const evk::BackendChoice be = evk::choose_backend(*co);
+    const bool gpu = be.backend == evk::Backend::gpu;
+    const bool file_choice = co->kernel != "auto" && co->kernel != "original" && co->kernel != "evolved";
     std::string variant = "cpu reference";
-    if (be.backend == evk::Backend::gpu) {
+    if (gpu || file_choice) {  // a genome FILE is checked even when the CPU backend will not use it
       evk::Registry reg = make_registry();
-      reg.load_overlay(evk::default_overlay_dir());
-      const evk::Selection sel = reg.select("barracuda_exact", evk::DeviceKey{be.device.cc(), be.device.name}, co->kernel);
-      if (!sel.variant.is_original())
-        throw evk::InputError("--kernel: variant " + sel.variant.id + ": evolved genomes are not yet supported");
-      mo->gpu = true;
-      mo->device = be.device.index;
-      mo->kernel_config = bc::default_kernel_config();
-      variant = "kernel " + sel.variant.id + " (" + sel.rule + ")";
+      if (gpu) reg.load_overlay(evk::default_overlay_dir());
+      const evk::DeviceKey key = gpu ? evk::DeviceKey{be.device.cc(), be.device.name} : evk::DeviceKey{};
+      const evk::Selection sel = reg.select("barracuda_exact", key, co->kernel);
+      const bc::KernelVariant kv = bc::resolve_kernel_variant(sel.variant);
+      if (gpu) {
+        mo->gpu = true;
+        mo->device = be.device.index;
+        mo->kernel_config = kv.config;
+        mo->kernel_source = kv.source;
+        variant = "kernel " + sel.variant.id + " [" + evk::to_string(sel.variant.source) + "] (" + sel.rule + "): " +
+                  kv.describe();
+      } else {
+        variant += " (--kernel " + co->kernel + " is valid but only used by the GPU backend)";
+      }
     }
     evk::verbose_line(*co, "backend: " + (be.backend == evk::Backend::gpu ? "GPU " + be.device.name : "CPU (" + be.reason + ")") +
                                ", " + variant);

@@ -19,6 +19,7 @@
 
 #include "core/gpu_exact.hpp"
 #include "core/kernel_config.hpp"
+#include "core/kernel_variant.hpp"
 #include "core/match.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk/device.hpp"
@@ -106,7 +107,8 @@ bc::ReadCodes sample_reads(const Genome& g, std::size_t n, std::uint64_t seed) {
 // The option sets that matter: the human defaults, the paper's evolved winners (K20: scache,
 // cache_threads=2, BLOCK_W=128; K40: cache_threads=4, BLOCK_W=128, direct_global_bwt, texture
 // queries), no BWT cache, k/l in parallel, parallel occurrence counting, 8-byte cache loads,
-// larger blocks, a local query buffer.
+// larger blocks, a local query buffer; entries with <rule> genes are genomes (applied through the GI
+// engine like `map --kernel FILE`).
 const std::vector<std::pair<std::string, std::string>>& option_sets() {
   static const std::vector<std::pair<std::string, std::string>> s = {
       {"default", ""},
@@ -119,6 +121,11 @@ const std::vector<std::pair<std::string, std::string>>& option_sets() {
       {"scache", "scache_global_bwt=true"},
       {"block256", "BLOCK_W=256"},
       {"local_query", "direct_sequence=false"},
+      // gi (docs "Genetic improvement"): the pre-tuned original (gi tune on the H200), the evolved
+      // genome's config part alone, and the minimized evolved genome (config + 3 code edits)
+      {"gi_pretuned", "BLOCK_W=32 cache_threads=1"},
+      {"gi_config_only", "kl_par=true direct_global_bwt=true cache_global_bwt=false"},
+      {"gi_evolved_h200", "kl_par=true direct_global_bwt=true cache_global_bwt=false <_K_287> <pragma_K_278><pragma_K9> <IF_K_196>"},
   };
   return s;
 }
@@ -136,7 +143,17 @@ void BM_Kernel(benchmark::State& state, const std::string& genome, const std::st
     return;
   }
   const auto& dev = evk::gpu_environment().devices[0];
-  const evk::gi::Config cfg = bc::validate_kernel_config(bc::parse_config_text(cfg_text));
+  bc::KernelVariant kv;  // config only: the original source; with genes: the patched one (loop guards included)
+  if (cfg_text.find('<') == std::string::npos) {
+    kv.config = bc::validate_kernel_config(bc::parse_config_text(cfg_text));
+  } else {
+    evk::Variant var;
+    var.kernel = "barracuda_exact";
+    var.id = "bench";
+    var.genome = cfg_text;
+    kv = bc::resolve_kernel_variant(var);
+  }
+  const evk::gi::Config& cfg = kv.config;
   static std::map<std::string, std::pair<bc::ReadCodes, std::vector<bc::KL>>> sets;
   auto& set = sets[genome];
   if (set.first.size() == 0) {
@@ -148,7 +165,7 @@ void BM_Kernel(benchmark::State& state, const std::string& genome, const std::st
   bc::DeviceBwt bwt(g->idx);
   bc::DeviceReads dr;
   dr.upload(p, nullptr);
-  evk::CudaLibrary lib = bc::load_exact_kernel(cfg, dev.cc());
+  evk::CudaLibrary lib = bc::load_exact_kernel(cfg, dev.cc(), kv.source);
   cudaKernel_t k = lib.kernel(bc::kKernelEntry);
   bc::ExactArgs a;
   a.bwt = bwt.data();

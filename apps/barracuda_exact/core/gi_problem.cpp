@@ -205,6 +205,12 @@ class Problem final : public gi::Problem {
   }
   int default_population() const override { return 1000; }
   int default_generations() const override { return 50; }
+  // __launch_bounds__ genes name the real block size, not the engine's 1024.
+  std::string launch_bounds_threads() const override { return "BLOCK_W"; }
+  // The longest loop of the original is the read loop (<= kMaxReadLen = 1024 bases; the others run
+  // <= 128 times): 2048 keeps every correct kernel unguarded in practice while a broken loop nested in
+  // the read loop ends 32x sooner than with the engine's 65536, so it costs less watchdog time.
+  int loop_limit() const override { return 2 * kMaxReadLen; }
 };
 
 }  // namespace

@@ -16,7 +16,9 @@ std::unique_ptr<evk::gi::Problem> make_gi_problem();
 
 // The paper's penalty (§2.7.1) for one read: reference (k, l) vs candidate (k', l'). Extension: a
 // repeat reported with the right count but a shifted interval costs the distance penalties (capped
-// at 10 each) so that only identical answers are penalty-free.
+// at 10 each), so every read is penalty-free only when answered identically, except that on a read
+// with an ambiguous base (reference k = 0) only k = 0 is checked: l is undefined there (as in the
+// paper; the pipeline ignores it).
 double kl_penalty(const KL& ref, const KL& got);
 
 // The training/hold-out material (deterministic): a generated ~4.6 Mbp reference with repeats and

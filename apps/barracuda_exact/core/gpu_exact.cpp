@@ -40,13 +40,13 @@ void launch_exact(cudaKernel_t kernel, const gi::Config& cfg, const ExactArgs& a
   }
 }
 
-CudaLibrary load_exact_kernel(const gi::Config& cfg, int cc) {
+CudaLibrary load_exact_kernel(const gi::Config& cfg, int cc, const std::string& source) {
   const std::vector<std::string> opts = kernel_compile_options(cfg);  // validates
   const KernelImage& img = barracuda_exact_kernel();
-  if (is_default_config(cfg) && img.fatbin_size > 0) return CudaLibrary(img.fatbin);
+  if (source.empty() && is_default_config(cfg) && img.fatbin_size > 0) return CudaLibrary(img.fatbin);
   NvrtcRequest req;
-  req.source = std::string(img.text());
-  req.name = "barracuda_exact.cu";
+  req.source = source.empty() ? std::string(img.text()) : source;
+  req.name = source.empty() ? "barracuda_exact.cu" : "barracuda_exact_evolved.cu";
   req.options = opts;
   req.cc = cc;
   NvrtcResult r = CompileCache().compile(req);
@@ -114,11 +114,12 @@ void DeviceReads::fill_args(ExactArgs& a) const {
   a.kl = kl_;
 }
 
-GpuMatcher::GpuMatcher(const BwtIndex& idx, const gi::Config& cfg, int device) : cfg_(validate_kernel_config(cfg)), bwt_((EVK_CUDA(cudaSetDevice(device)), idx)) {
+GpuMatcher::GpuMatcher(const BwtIndex& idx, const gi::Config& cfg, int device, const std::string& source)
+    : cfg_(validate_kernel_config(cfg)), bwt_((EVK_CUDA(cudaSetDevice(device)), idx)) {
   int major = 0, minor = 0;
   EVK_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   EVK_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  lib_ = load_exact_kernel(cfg_, major * 10 + minor);
+  lib_ = load_exact_kernel(cfg_, major * 10 + minor, source);
   kernel_ = lib_.kernel(kKernelEntry);
   EVK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   for (auto& e : ev_) EVK_CUDA(cudaEventCreate(&e));

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/index.hpp"
@@ -38,9 +39,11 @@ struct ExactArgs {
 // without many_blocks the grid is split into launches of at most 65535 blocks).
 void launch_exact(cudaKernel_t kernel, const gi::Config& cfg, const ExactArgs& a, cudaStream_t s);
 
-// Loads the kernel for cfg on the current device: the embedded fatbin when cfg is the default,
-// else NVRTC (cached). Throws InputError for an illegal config, std::runtime_error on compile failure.
-CudaLibrary load_exact_kernel(const gi::Config& cfg, int cc);
+// Loads the kernel for cfg on the current device: the embedded fatbin for the original source with
+// the default config, else NVRTC (cached) of `source` (empty: the original text; an evolved variant's
+// patched text from resolve_kernel_variant) with kernel_compile_options(cfg). Throws InputError for
+// an illegal config, std::runtime_error on compile failure.
+CudaLibrary load_exact_kernel(const gi::Config& cfg, int cc, const std::string& source = {});
 
 // The BWT occurrence array on the device (padded so whole-block loads stay in bounds).
 class DeviceBwt {
@@ -87,7 +90,8 @@ struct GpuBatchTimes {
 // Matches batches on one GPU with one kernel configuration.
 class GpuMatcher {
  public:
-  GpuMatcher(const BwtIndex& idx, const gi::Config& cfg, int device);
+  // source: as for load_exact_kernel (empty: the original kernel).
+  GpuMatcher(const BwtIndex& idx, const gi::Config& cfg, int device, const std::string& source = {});
   ~GpuMatcher();
   GpuMatcher(const GpuMatcher&) = delete;
   GpuMatcher& operator=(const GpuMatcher&) = delete;

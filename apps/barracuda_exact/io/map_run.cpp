@@ -107,7 +107,9 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
 
 #if defined(EVK_HAVE_CUDA)
   std::unique_ptr<GpuMatcher> gpu;
-  if (opt.gpu) gpu = std::make_unique<GpuMatcher>(idx, opt.kernel_config.empty() ? default_kernel_config() : opt.kernel_config, opt.device);
+  if (opt.gpu)
+    gpu = std::make_unique<GpuMatcher>(idx, opt.kernel_config.empty() ? default_kernel_config() : opt.kernel_config,
+                                       opt.device, opt.kernel_source);
 #else
   if (opt.gpu) throw InputError("--backend gpu: built without CUDA");
 #endif

@@ -20,6 +20,7 @@ struct MapOptions {
   bool gpu = false;
   int device = 0;
   gi::Config kernel_config;     // GPU kernel configuration (defaults when empty)
+  std::string kernel_source;    // GPU kernel source (empty: the original; else an evolved variant's)
   std::size_t batch_reads = 1u << 18;
 };
 

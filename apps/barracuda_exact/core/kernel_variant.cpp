@@ -1,0 +1,38 @@
+#include "core/kernel_variant.hpp"
+
+#include "core/gi_problem.hpp"
+#include "core/kernel_config.hpp"
+#include "evk/error.hpp"
+#include "evk/gi/genome.hpp"
+#include "evk/gi/grammar.hpp"
+
+namespace evk::barracuda_exact {
+
+std::string KernelVariant::describe() const {
+  std::string s = edits == 0 ? "original code" : std::to_string(edits) + " code edit" + (edits == 1 ? "" : "s");
+  std::string cfg;
+  const gi::Config d = default_kernel_config();
+  for (const auto& p : kernel_params())
+    if (config.at(p.name) != d.at(p.name)) cfg += (cfg.empty() ? "" : " ") + p.name + "=" + config.at(p.name);
+  return s + ", " + (cfg.empty() ? "default config" : cfg);
+}
+
+KernelVariant resolve_kernel_variant(const Variant& v) {
+  KernelVariant k;
+  k.config = default_kernel_config();
+  if (v.is_original() || v.genome.find_first_not_of(" \t\r\n") == std::string::npos) return k;
+  const std::string where = v.path.empty() ? "kernel variant " + v.id : v.path;
+  const auto problem = make_gi_problem();
+  const gi::Grammar g = gi::make_grammar(*problem);
+  const gi::Genome x = gi::parse_genome(g, v.genome, where);  // InputError "<where>: ..."
+  try {
+    k.config = validate_kernel_config(x.config);
+  } catch (const InputError& e) {
+    throw InputError(where + ": " + e.what());
+  }
+  k.edits = static_cast<int>(x.edits.size());
+  k.source = gi::apply(g, x).source;  // exactly what `gi run` compiled for this genome (loop guards included)
+  return k;
+}
+
+}  // namespace evk::barracuda_exact
