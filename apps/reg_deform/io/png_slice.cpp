@@ -1,7 +1,5 @@
 #include "png_slice.hpp"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -10,50 +8,14 @@
 #include "../core/resample_cpu.hpp"
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
+#include "evk/png.hpp"
 
 namespace evk::reg_deform {
-
-namespace {
-void put32(std::vector<std::uint8_t>& b, std::uint32_t v) {
-  for (int s = 24; s >= 0; s -= 8) b.push_back(static_cast<std::uint8_t>(v >> s));
-}
-void chunk(std::ofstream& out, const char* type, const std::vector<std::uint8_t>& data) {
-  std::vector<std::uint8_t> b;
-  put32(b, static_cast<std::uint32_t>(data.size()));
-  b.insert(b.end(), type, type + 4);
-  b.insert(b.end(), data.begin(), data.end());
-  const uLong crc = crc32(crc32(0L, Z_NULL, 0), b.data() + 4, static_cast<uInt>(b.size() - 4));
-  put32(b, static_cast<std::uint32_t>(crc));
-  out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
-}
-}  // namespace
 
 void write_png_rgb(const std::filesystem::path& path, int w, int h, const std::vector<std::uint8_t>& rgb) {
   if (rgb.size() != static_cast<std::size_t>(w) * h * 3) throw std::invalid_argument("write_png_rgb: size mismatch");
   AtomicOutput out(path);
-  std::vector<std::uint8_t> raw;
-  raw.reserve(static_cast<std::size_t>(h) * (3 * w + 1));
-  for (int y = 0; y < h; ++y) {
-    raw.push_back(0);  // filter: none
-    raw.insert(raw.end(), rgb.begin() + static_cast<std::ptrdiff_t>(y) * 3 * w, rgb.begin() + static_cast<std::ptrdiff_t>(y + 1) * 3 * w);
-  }
-  uLongf zlen = compressBound(raw.size());
-  std::vector<std::uint8_t> z(zlen);
-  if (compress2(z.data(), &zlen, raw.data(), raw.size(), 6) != Z_OK) throw std::runtime_error("zlib compress failed");
-  z.resize(zlen);
-  {
-    std::ofstream f(out.temp_path(), std::ios::binary);
-    const std::uint8_t sig[8] = {137, 80, 78, 71, 13, 10, 26, 10};
-    f.write(reinterpret_cast<const char*>(sig), 8);
-    std::vector<std::uint8_t> ihdr;
-    put32(ihdr, static_cast<std::uint32_t>(w));
-    put32(ihdr, static_cast<std::uint32_t>(h));
-    ihdr.insert(ihdr.end(), {8, 2, 0, 0, 0});  // 8-bit RGB
-    chunk(f, "IHDR", ihdr);
-    chunk(f, "IDAT", z);
-    chunk(f, "IEND", {});
-    if (!f) input_error(path.string(), "write failed");
-  }
+  write_png(out.temp_path(), w, h, 3, 8, rgb);
   out.commit();
 }
 

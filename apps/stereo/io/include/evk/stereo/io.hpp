@@ -8,6 +8,7 @@
 #pragma once
 #include <filesystem>
 
+#include "evk/png.hpp"
 #include "evk/stereo/types.hpp"
 
 namespace evk::stereo {
@@ -35,7 +36,6 @@ void write_color_png(const std::filesystem::path& path, const DisparityMap& d, i
 
 // Low-level writers (also used by tests and tools).
 void write_pgm8(const std::filesystem::path& path, const Image8& im);
-void write_png(const std::filesystem::path& path, int width, int height, int channels, int bit_depth,
-               const std::vector<unsigned char>& samples);  // samples in PNG byte order (16-bit big-endian)
+using evk::write_png;  // common/include/evk/png.hpp
 
 }  // namespace evk::stereo

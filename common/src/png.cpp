@@ -1,12 +1,14 @@
-// A small PNG writer (non-interlaced, filter 0, zlib): grey/RGB, 8 or 16 bit.
 #include <zlib.h>
 
 #include <fstream>
 
 #include "evk/error.hpp"
-#include "evk/stereo/io.hpp"
+#include "evk/png.hpp"
 
-namespace evk::stereo {
+#include <cstdint>
+#include <stdexcept>
+
+namespace evk {
 
 namespace {
 void put32(std::vector<unsigned char>& b, std::uint32_t v) {
@@ -57,4 +59,4 @@ void write_png(const std::filesystem::path& p, int w, int h, int channels, int d
   if (!out) input_error(p.string(), "write failed");
 }
 
-}  // namespace evk::stereo
+}  // namespace evk
