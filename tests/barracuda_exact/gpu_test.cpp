@@ -1,11 +1,18 @@
 // GPU: the BarraCUDA kernel against the CPU reference on every read, outputs poisoned first —
-// the embedded default, every legal option combination of a covering set (NVRTC), long and mixed
+// the embedded default, the distinct programs of the whole option space (every one at BLOCK_W=64,
+// a pairwise cover at every other BLOCK_W, optionally a sweep of the rest; NVRTC), long and mixed
 // reads, the GI problem's evaluation, evolved genomes (config-only and with code edits) through the
 // GPU backend, and the tool's GPU path (original and genome files) against its CPU path.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
@@ -15,6 +22,8 @@
 #include "core/gpu_exact.hpp"
 #include "core/hits.hpp"
 #include "core/kernel_config.hpp"
+#include "core/kernel_coverage.hpp"
+#include "core/kernel_space.hpp"
 #include "core/kernel_variant.hpp"
 #include "core/match.hpp"
 #include "evk/cuda_check.hpp"
@@ -56,52 +65,48 @@ std::string cfg_text(const evk::gi::Config& c) {
   return s.empty() ? "(defaults)" : s;
 }
 
-// A covering set of legal configurations: every combination of the cache/threading structure,
-// every combination of the access-path switches, every BLOCK_W.
-std::vector<evk::gi::Config> config_set() {
-  std::vector<evk::gi::Config> out;
-  auto add = [&](const evk::gi::Config& c) {
-    try {
-      bc::validate_kernel_config(c);
-    } catch (const evk::InputError&) {
-      return;
+
+// NVRTC in `procs` forked processes (only NVRTC and files in the children; no CUDA): one cubin per
+// options list, empty when the compile failed. Processes, not threads, so NVRTC's own locking does
+// not serialise the compiles.
+std::vector<std::vector<char>> compile_in_processes(const std::string& src, const std::vector<std::vector<std::string>>& opts,
+                                                    int cc, int procs, const std::filesystem::path& dir) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::vector<pid_t> kids;
+  for (int r = 0; r < procs; ++r) {
+    const pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid == 0) {
+      try {
+      for (std::size_t i = static_cast<std::size_t>(r); i < opts.size(); i += static_cast<std::size_t>(procs)) {
+        evk::NvrtcRequest req;
+        req.source = src;
+        req.options = opts[i];
+        req.cc = cc;
+        const auto res = evk::nvrtc_compile(req);
+        const auto f = dir / (std::to_string(i) + (res.ok ? ".cubin" : ".log"));
+        std::ofstream(f, std::ios::binary).write(res.ok ? res.cubin.data() : res.log.data(),
+                                                 static_cast<std::streamsize>(res.ok ? res.cubin.size() : res.log.size()));
+      }
+      } catch (...) {
+        _exit(1);
+      }
+      _exit(0);
     }
-    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
-  };
-  const auto d = bc::default_kernel_config();
-  const char* tf[] = {"false", "true"};
-  for (const char* ct : {"off", "1", "2", "4", "8", "16", "32"})
-    for (const char* kl : tf)
-      for (const char* op : tf)
-        for (const char* sc : tf)
-          for (int unit = 0; unit < 3; ++unit)
-            for (const char* cg : tf) {
-              auto c = d;
-              c["cache_threads"] = ct;
-              c["kl_par"] = kl;
-              c["occ_par"] = op;
-              c["scache_global_bwt"] = sc;
-              c["mycache4"] = unit == 0 ? "true" : "false";
-              c["mycache2"] = unit == 1 ? "true" : "false";
-              c["cache_global_bwt"] = cg;
-              add(c);
-            }
-  for (int m = 0; m < 32; ++m) {
-    auto c = d;
-    c["many_blocks"] = tf[m & 1];
-    c["direct_sequence"] = tf[(m >> 1) & 1];
-    c["direct_index"] = tf[(m >> 2) & 1];
-    c["sequence_global"] = tf[(m >> 3) & 1];
-    c["direct_global_bwt"] = tf[(m >> 4) & 1];
-    add(c);
+    kids.push_back(pid);
   }
-  const auto params = bc::kernel_params();
-  for (const auto& w : params[0].values) {
-    auto c = d;
-    c["BLOCK_W"] = w;
-    add(c);
-    c["many_blocks"] = "true";
-    if (w == "1" || w == "64") add(c);
+  for (pid_t k : kids) {
+    int st = 0;
+    waitpid(k, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) throw std::runtime_error("a compile process failed");
+  }
+  std::vector<std::vector<char>> out(opts.size());
+  for (std::size_t i = 0; i < opts.size(); ++i) {
+    const auto f = dir / (std::to_string(i) + ".cubin");
+    std::ifstream in(f, std::ios::binary);
+    if (in) out[i].assign(std::istreambuf_iterator<char>(in), {});
+    std::filesystem::remove(f);
   }
   return out;
 }
@@ -157,42 +162,139 @@ TEST(BarracudaGpu, LongAndMixedReads) {
   }
 }
 
-TEST(BarracudaGpu, EveryConfigurationOfTheCoveringSetGivesIdenticalKL) {
+TEST(BarracudaGpu, KernelSpaceProgramsGiveIdenticalKL) {
   EVK_REQUIRE_GPU();
+  using Clock = std::chrono::steady_clock;
+  auto secs = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   const int cc = evk::gpu_environment().devices[0].cc();
-  const auto cfgs = config_set();
-  ASSERT_GT(cfgs.size(), 150u);
-  // compile all in parallel (NVRTC is thread-safe), then run one by one
-  std::vector<evk::NvrtcResult> compiled(cfgs.size());
-  std::atomic<std::size_t> next{0};
-  std::vector<std::thread> pool;
-  const unsigned nt = std::max(2u, std::thread::hardware_concurrency());
-  for (unsigned t = 0; t < nt; ++t)
-    pool.emplace_back([&] {
-      for (std::size_t i; (i = next++) < cfgs.size();) {
-        evk::NvrtcRequest req;
-        req.source = std::string(barracuda_exact_kernel().text());
-        req.options = bc::kernel_compile_options(cfgs[i]);
-        req.cc = cc;
-        compiled[i] = evk::CompileCache().compile(req);
-      }
-    });
-  for (auto& t : pool) t.join();
+  const std::string src(barracuda_exact_kernel().text());
+  // 1. the whole space on the CPU (counts derived by hand in space_test.cpp)
+  auto t0 = Clock::now();
+  const bc::KernelSpace space = bc::enumerate_kernel_space(src);
+  const double t_enum = secs(t0);
+  ASSERT_EQ(space.combinations, 2121728u);
+  ASSERT_EQ(space.legal, 221056u);
+  ASSERT_EQ(space.rejected, 2121728u - 221056u);
+  ASSERT_EQ(space.legal_with_error, 0u);
+  ASSERT_EQ(space.programs.size(), 32u * 4416 + 96 * (5 + 14 + 22 + 30 + 38));  // 151,776
+  const bc::CoveragePlan plan = bc::plan_coverage(space, "64");
+  ASSERT_EQ(plan.full.size(), 4416u);
+  // 2. reads: the GI sample (mixed lengths 36-250, N, substitutions, random no-hits, repeats) and
+  // long/short reads up to the 1024-base limit; > 65535 blocks at BLOCK_W = 1
   const bc::BwtIndex& idx = bc::gi_reference_index();
-  const bc::ReadCodes rc = bc::gi_sample_reads(2, false, 70000);  // > 65535 blocks at BLOCK_W=1
-  const auto ref = bc::match_cpu(idx, rc);
-  bc::PackedReads p;
-  bc::pack_reads(rc, p);
-  bc::DeviceBwt bwt(idx);
-  int bad = 0;
-  for (std::size_t i = 0; i < cfgs.size(); ++i) {
-    ASSERT_TRUE(compiled[i].ok) << cfg_text(cfgs[i]) << "\n" << compiled[i].log;
-    evk::CudaLibrary lib(compiled[i].cubin.data());
-    const int m = mismatches(ref, run_kernel(lib.kernel(bc::kKernelEntry), cfgs[i], bwt, p));
-    EXPECT_EQ(m, 0) << cfg_text(cfgs[i]);
-    bad += m != 0;
+  bc::ReadCodes rc = bc::gi_sample_reads(2, false, 70000);
+  {
+    std::string fwd;
+    for (std::int64_t i = 0; i < 2000000; ++i) fwd += "ACGT"[idx.pac_base(i)];
+    std::mt19937_64 rng(7);
+    for (int i = 0; i < 2000; ++i) {
+      const std::size_t len = i % 50 == 0 ? 1024 : 1 + rng() % 400;
+      std::string r = fwd.substr(rng() % (fwd.size() - len), len);
+      if (i % 3 == 0) r[rng() % len] = "ACGTN"[rng() % 5];
+      rc.add(r.data(), r.size());
+    }
   }
-  std::printf("%zu configurations x %zu reads: %d differ\n", cfgs.size(), ref.size(), bad);
+  const auto ref = bc::match_cpu(idx, rc);
+  std::size_t hits = 0, reps = 0, ns = 0, misses = 0, one_block = 0;
+  for (const auto& kl : ref) {
+    hits += kl.hit();
+    reps += kl.count() > 1;
+    ns += kl.k == 0;
+    misses += kl.k > kl.l;
+    one_block += kl.hit() && (kl.k - 1) >> 7 == kl.l >> 7;  // the last step reads one cached block twice
+  }
+  EXPECT_GT(hits, 30000u);
+  EXPECT_GT(reps, 100u);
+  EXPECT_GT(ns, 1000u);
+  EXPECT_GT(misses, 5000u);
+  EXPECT_GT(one_block, 10000u);
+  bc::PackedReads packed;
+  bc::pack_reads(rc, packed);
+  bc::DeviceBwt bwt(idx);
+  bc::DeviceReads dr;
+  dr.upload(packed, nullptr);
+  EVK_CUDA(cudaDeviceSynchronize());
+  bc::ExactArgs args;
+  args.bwt = bwt.data();
+  args.consts = bwt.consts();
+  dr.fill_args(args);
+  std::vector<bc::KL> got(ref.size());
+  // 3. compile in processes, then run each program with poisoned outputs and compare every read
+  const int procs = std::max(2u, std::thread::hardware_concurrency());
+  evk::testing::TempDir dir;
+  std::size_t bad_programs = 0;
+  std::vector<std::vector<char>> kept;  // cubins of the last set
+  auto run_set = [&](const std::vector<std::size_t>& set, const char* what, double* compile_s, double* run_s) {
+    auto t = Clock::now();
+    std::vector<std::vector<std::string>> opts;
+    for (std::size_t p : set) opts.push_back(bc::kernel_compile_options(space.programs[p].config));
+    auto cubins = compile_in_processes(src, opts, cc, procs, dir.path());
+    *compile_s = secs(t);
+    t = Clock::now();
+    for (std::size_t i = 0; i < set.size(); ++i) {
+      const auto& cfg = space.programs[set[i]].config;
+      if (cubins[i].empty()) {
+        ADD_FAILURE() << what << ": NVRTC failed for " << cfg_text(cfg);
+        ++bad_programs;
+        continue;
+      }
+      evk::CudaLibrary lib(cubins[i].data());
+      EVK_CUDA(cudaMemset(args.kl, 0xA5, ref.size() * 16));
+      bc::launch_exact(lib.kernel(bc::kKernelEntry), cfg, args, nullptr);
+      EVK_CUDA(cudaDeviceSynchronize());
+      EVK_CUDA(cudaMemcpy(got.data(), args.kl, ref.size() * 16, cudaMemcpyDeviceToHost));
+      const int m = mismatches(ref, got);
+      if (m != 0 && ++bad_programs <= 20) ADD_FAILURE() << what << ": " << m << " reads differ for " << cfg_text(cfg);
+    }
+    *run_s = secs(t);
+    kept = std::move(cubins);
+    std::printf("%s: %zu programs, compile %.1f s (%.1f programs/s, %d processes), run+check %.1f s (%.2f ms each)\n",
+                what, set.size(), *compile_s, set.size() / *compile_s, procs, *run_s, 1e3 * *run_s / set.size());
+    std::fflush(stdout);
+  };
+  std::vector<std::size_t> must = plan.full;
+  must.insert(must.end(), plan.pairwise.begin(), plan.pairwise.end());
+  double c1 = 0, r1 = 0;
+  run_set(must, "BLOCK_W=64 all + pairwise per other BLOCK_W", &c1, &r1);
+  // 4. the grouping's claim, checked by the compiler: for every BLOCK_W=64 program with several
+  // members, its last member (differing most from the representative) compiles to the same cubin
+  {
+    std::vector<std::uint64_t> last(space.programs.size(), 0);
+    for (std::size_t i = 0; i < space.legal_program.size(); ++i) last[space.legal_program[i]] = space.legal_combination[i];
+    std::vector<std::size_t> which;
+    std::vector<std::vector<std::string>> opts;
+    for (std::size_t j = 0; j < plan.full.size(); ++j)
+      if (space.programs[plan.full[j]].members > 1) {
+        which.push_back(j);
+        opts.push_back(bc::kernel_compile_options(bc::kernel_combination(last[plan.full[j]])));
+      }
+    const auto t = Clock::now();
+    const auto twins = compile_in_processes(src, opts, cc, procs, dir.path());
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < which.size(); ++i) differ += twins[i].empty() || twins[i] != kept[which[i]];
+    EXPECT_EQ(differ, 0u);
+    std::printf("grouping: %zu BLOCK_W=64 programs with several members: last member's cubin identical to the "
+                "representative's in %zu (%.1f s)\n", which.size(), which.size() - differ, secs(t));
+    ASSERT_GT(which.size(), 1000u);
+  }
+  // 5. optional sweep of the rest (small block widths first) sized from the measured rates
+  std::size_t swept = 0;
+  double c2 = 0, r2 = 0;
+  if (const char* e = std::getenv("EVK_BC_SWEEP_SECONDS")) {
+    const double per = (c1 + r1) / static_cast<double>(must.size());
+    swept = std::min(plan.rest.size(), static_cast<std::size_t>(std::atof(e) / per));
+    if (swept > 0)
+      run_set(std::vector<std::size_t>(plan.rest.begin(), plan.rest.begin() + static_cast<std::ptrdiff_t>(swept)),
+              "sweep of the rest", &c2, &r2);
+  }
+  EXPECT_EQ(bad_programs, 0u);
+  std::printf("space: %llu combinations, %llu legal, %zu programs (enumerated in %.1f s); checked %zu programs "
+              "(%zu BLOCK_W=64, %zu pairwise, %zu of %zu others = first of rest up to BLOCK_W=%s) x %zu reads, "
+              "%zu differ\n",
+              static_cast<unsigned long long>(space.combinations), static_cast<unsigned long long>(space.legal),
+              space.programs.size(), t_enum, must.size() + swept, plan.full.size(), plan.pairwise.size(), swept,
+              plan.rest.size(), swept ? space.programs[plan.rest[swept - 1]].config.at("BLOCK_W").c_str() : "-",
+              ref.size(), bad_programs);
 }
 
 TEST(BarracudaGpu, GiEvaluationPenalisesOnlyWrongKernels) {

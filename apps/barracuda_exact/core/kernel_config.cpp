@@ -41,14 +41,21 @@ std::vector<ConfigParam> kernel_params() {
   };
 }
 
+namespace {
+const std::vector<ConfigParam>& params_once() {
+  static const std::vector<ConfigParam> p = kernel_params();
+  return p;
+}
+}  // namespace
+
 gi::Config default_kernel_config() {
   gi::Config c;
-  for (const auto& p : kernel_params()) c[p.name] = p.default_value;
+  for (const auto& p : params_once()) c[p.name] = p.default_value;
   return c;
 }
 
 gi::Config validate_kernel_config(const gi::Config& in) {
-  const auto params = kernel_params();
+  const auto& params = params_once();
   gi::Config c = default_kernel_config();
   for (const auto& [name, value] : in) {
     auto it = std::find_if(params.begin(), params.end(), [&](const ConfigParam& p) { return p.name == name; });
@@ -73,7 +80,7 @@ gi::Config validate_kernel_config(const gi::Config& in) {
 std::vector<std::string> kernel_compile_options(const gi::Config& cfg) {
   const gi::Config c = validate_kernel_config(cfg);
   std::vector<std::string> o;
-  for (const auto& p : kernel_params()) {
+  for (const auto& p : params_once()) {
     std::string v = c.at(p.name);
     if (v == "true") v = "1";
     else if (v == "false" || v == "off") v = "0";
