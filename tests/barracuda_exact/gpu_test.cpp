@@ -280,7 +280,19 @@ TEST(BarracudaGpu, KernelSpaceProgramsGiveIdenticalKL) {
   // 5. optional sweep of the rest (small block widths first) sized from the measured rates
   std::size_t swept = 0;
   double c2 = 0, r2 = 0;
-  if (const char* e = std::getenv("EVK_BC_SWEEP_SECONDS")) {
+  // EVK_BC_SWEEP_SHARD=i/n: every n-th remaining program starting at i, with no time limit, so that
+  // n device calls (or n GPUs) together check the whole space; e.g. 0/16 .. 15/16.
+  if (const char* sh = std::getenv("EVK_BC_SWEEP_SHARD")) {
+    unsigned i = 0, n = 0;
+    ASSERT_EQ(std::sscanf(sh, "%u/%u", &i, &n), 2) << "EVK_BC_SWEEP_SHARD wants i/n, got " << sh;
+    ASSERT_TRUE(n > 0 && i < n) << sh;
+    std::vector<std::size_t> part;
+    for (std::size_t k = i; k < plan.rest.size(); k += n) part.push_back(plan.rest[k]);
+    const std::string what = "sweep shard " + std::string(sh);
+    run_set(part, what.c_str(), &c2, &r2);
+    swept = part.size();
+    std::printf("sweep shard %s: %zu of the %zu remaining programs checked\n", sh, part.size(), plan.rest.size());
+  } else if (const char* e = std::getenv("EVK_BC_SWEEP_SECONDS")) {
     const double per = (c1 + r1) / static_cast<double>(must.size());
     swept = std::min(plan.rest.size(), static_cast<std::size_t>(std::atof(e) / per));
     if (swept > 0)
