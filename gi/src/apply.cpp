@@ -6,6 +6,56 @@
 
 namespace evk::gi {
 
+// Engine code in front of every evolved source (docs/GI.md, "Evaluation"):
+// - evk_gi_deadline: a %globaltimer deadline (ns) checked by the loop guards every 256 iterations, so
+//   a runaway loop ends itself (the answer is then wrong and gets a penalty instead of a watchdog
+//   kill); set per launch by evk_gi_stamp(budget_ns); never expires unless stamped.
+// - evk_gi_sm_ticks: per SM (index %smid) the first clock64() start and the last end seen by any warp
+//   of the kernel, and the number of warps (the papers' per-multiprocessor clock timing; the kernel's
+//   ticks are the longest span of any SM). evk_gi_stamp resets it. -DEVK_GI_TICKS=0 removes the
+//   instrumentation.
+const char* const kPrelude = R"(// ---- evk gi engine: loop-guard deadline and per-SM clock ticks ----
+#ifndef EVK_GI_TICKS
+#define EVK_GI_TICKS 1
+#endif
+#define EVK_GI_MAX_SM 256
+__device__ unsigned long long evk_gi_deadline = 0xffffffffffffffffull;
+__device__ unsigned long long evk_gi_sm_ticks[3 * EVK_GI_MAX_SM];
+__device__ __forceinline__ unsigned long long evk_gi_now() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __noinline__ bool evk_gi_in_time() { return evk_gi_now() < *(volatile unsigned long long*)&evk_gi_deadline; }
+struct evk_gi_tick_scope {
+#if EVK_GI_TICKS
+  unsigned long long t0;
+  __device__ __forceinline__ evk_gi_tick_scope() : t0(clock64()) {}
+  __device__ __forceinline__ ~evk_gi_tick_scope() {  // runs at every return of the kernel
+    const unsigned long long t1 = clock64();
+    const unsigned m = __activemask();
+    unsigned lane, sm;
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    if (lane == static_cast<unsigned>(__ffs(m) - 1) && sm < EVK_GI_MAX_SM) {
+      atomicMin(&evk_gi_sm_ticks[3 * sm], t0);
+      atomicMax(&evk_gi_sm_ticks[3 * sm + 1], t1);
+      atomicAdd(&evk_gi_sm_ticks[3 * sm + 2], 1ull);
+    }
+  }
+#endif
+};
+extern "C" __global__ void evk_gi_stamp(unsigned long long budget_ns) {
+  for (int i = threadIdx.x; i < EVK_GI_MAX_SM; i += blockDim.x) {
+    evk_gi_sm_ticks[3 * i] = 0xffffffffffffffffull;
+    evk_gi_sm_ticks[3 * i + 1] = 0;
+    evk_gi_sm_ticks[3 * i + 2] = 0;
+  }
+  if (threadIdx.x == 0) evk_gi_deadline = budget_ns ? evk_gi_now() + budget_ns : 0xffffffffffffffffull;
+}
+// ---- end of the engine's prelude ----
+)";
+
 namespace {
 struct LineState {
   bool deleted = false;
@@ -121,19 +171,32 @@ Variant apply(const Grammar& g, const Genome& x) {
     if (on) const_args.push_back(a);
   bool sig_changed = restrict_on != g.restrict_default || lb >= 0 || !const_args.empty();
 
-  std::string out;
+  // the kernel body's opening brace: the per-SM clock tick scope goes right after it
+  int body_open = -1;
+  for (int i = g.signature_end; i >= 0 && i < n && i <= g.signature_end + 2; ++i) {
+    bool dummy = false;
+    std::string c = text::trim(text::code_part(g.lines[i].text, dummy));
+    if (!c.empty() && c.back() == '{') {
+      body_open = i;
+      break;
+    }
+  }
+  std::string out = kPrelude;
   static const std::regex shared_re(R"(\b__shared__\b)");
   for (int i = 0; i < n; ++i) {
     const Line& L = g.lines[i];
+    if (i == body_open + 1 && body_open >= 0 && !(sig_changed && body_open == g.signature_end))
+      out += "  evk_gi_tick_scope evk_gi_ticks_;\n";
     if (i == begin) {
       out += "#ifndef EVK_GI_LOOP_LIMIT\n#define EVK_GI_LOOP_LIMIT " + std::to_string(g.options.loop_limit) + "u\n#endif\n"
-             "#define EVK_GI_OK(g) ((g)++ < EVK_GI_LOOP_LIMIT)\n";
+             "#define EVK_GI_OK(g) ((g)++ < EVK_GI_LOOP_LIMIT && (((g) & 255u) != 0u || evk_gi_in_time()))\n";
     }
     if (sig_changed && i == g.signature_begin) {
       std::string joined;
       for (int j = g.signature_begin; j <= g.signature_end; ++j) joined += g.lines[j].text + (j < g.signature_end ? "\n" : "");
       out += rebuild_signature(g, joined, restrict_on, const_args, lb) + "\n";
       i = g.signature_end;
+      if (body_open == i) out += "  evk_gi_tick_scope evk_gi_ticks_;\n";
       continue;
     }
     if (auto it = guard_before.find(i); it != guard_before.end())
@@ -178,7 +241,13 @@ Variant apply(const Grammar& g, const Genome& x) {
     std::string c = p[1].empty() ? guard : guard + " && (" + p[1] + ")";
     out += L.prefix + p[0] + "; " + c + "; " + p[2] + L.suffix + "\n";
   }
-  return {out, x.config};
+  std::vector<std::string> opts = nvrtc_options(x.options);
+  if (!opts.empty()) {
+    std::string line = "// evk-gi-nvrtc-options:";
+    for (const auto& o : opts) line += " " + o;
+    out = line + "\n" + out;
+  }
+  return {out, x.config, opts};
 }
 
 }  // namespace evk::gi

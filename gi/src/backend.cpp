@@ -56,7 +56,11 @@ namespace {
 class GpuEvaluator : public Evaluator {
  public:
   GpuEvaluator(const Problem& p, Worker& w, const GpuEvaluatorOptions& o) : p_(p), w_(w), o_(o) {}
-  DeviceSummary device() override { return w_.device(); }
+  DeviceSummary device() override {
+    DeviceSummary d = w_.device();
+    cc_ = d.cc;
+    return d;
+  }
   CaseInfo set_case(std::uint64_t seed, bool holdout) override { return w_.set_case(seed, holdout); }
   std::vector<std::string> options(const Config& c) const override { return p_.compile_options(c); }
   std::vector<Compiled> compile(const std::vector<Variant>& vs) override {
@@ -65,12 +69,16 @@ class GpuEvaluator : public Evaluator {
       reqs[i].source = vs[i].source;
       try {
         reqs[i].options = p_.compile_options(vs[i].config);
+        reqs[i].options.insert(reqs[i].options.end(), vs[i].options.begin(), vs[i].options.end());
       } catch (const std::exception& e) {
         reqs[i].options_ok = false;
         reqs[i].log = std::string("illegal configuration: ") + e.what();
       }
     }
-    return compile_parallel(reqs, w_.device().cc, true, o_.compile_threads, o_.cache_dir, o_.use_cache);
+    // cc_ once known: compile() may run in a background thread beside run() (search.cpp), which can
+    // restart the worker
+    int cc = cc_.load() > 0 ? cc_.load() : device().cc;
+    return compile_parallel(reqs, cc, true, o_.compile_threads, o_.cache_dir, o_.use_cache);
   }
   RunResult run(const Compiled& c, const Config& cfg, const TimingSpec& t, double timeout_s) override {
     return w_.run(c.cubin, p_.kernel_entry(), cfg, t, timeout_s);
@@ -81,6 +89,7 @@ class GpuEvaluator : public Evaluator {
   const Problem& p_;
   Worker& w_;
   GpuEvaluatorOptions o_;
+  std::atomic<int> cc_{0};
 };
 }  // namespace
 

@@ -167,7 +167,11 @@ void add_gi_command(CLI::App& app, MakeProblem make_problem) {
       }
       if (*json_out && out->empty()) input_error("--json", "needs -o (the source goes to stdout otherwise)");
       write_output(*out, v.source);
-      if (*json_out) std::cout << json{{"output", *out}, {"config", v.config}, {"options", p->compile_options(v.config)}}.dump(2) << "\n";
+      if (*json_out) std::cout << json{{"output", *out}, {"config", v.config}, {"options", [&] {
+                                  auto o = p->compile_options(v.config);
+                                  o.insert(o.end(), v.options.begin(), v.options.end());
+                                  return o;
+                                }()}}.dump(2) << "\n";
     });
   }
 

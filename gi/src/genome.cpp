@@ -15,13 +15,45 @@ std::string Edit::text() const {
   return "";
 }
 
+std::vector<ConfigParam> nvrtc_option_params() {
+  using K = ConfigParam::Kind;
+  return {
+      {"nvrtc:maxrregcount", K::number, {"0", "32", "40", "48", "64", "80", "96", "128", "168", "255"}, "0",
+       "--maxrregcount=N: at most N registers per thread (0: the compiler's choice)"},
+      {"nvrtc:ptxas-O", K::number, {"0", "1", "2", "3"}, "3", "-Xptxas=-ON: ptxas optimisation level"},
+      {"nvrtc:vectorize", K::boolean, {"false", "true"}, "false", "--extra-device-vectorization"},
+  };
+}
+
+std::vector<std::string> nvrtc_options(const Config& v) {
+  std::vector<std::string> o;
+  auto get = [&](const char* k, const char* d) {
+    auto it = v.find(k);
+    return it == v.end() ? std::string(d) : it->second;
+  };
+  if (std::string r = get("nvrtc:maxrregcount", "0"); r != "0") o.push_back("--maxrregcount=" + r);
+  if (std::string l = get("nvrtc:ptxas-O", "3"); l != "3") o.push_back("-Xptxas=-O" + l);
+  if (get("nvrtc:vectorize", "false") == "true") o.push_back("--extra-device-vectorization");
+  return o;
+}
+
+std::vector<std::string> source_nvrtc_options(const std::string& source) {
+  static const std::string tag = "// evk-gi-nvrtc-options:";
+  if (source.compare(0, tag.size(), tag) != 0) return {};
+  return text::split_ws(source.substr(tag.size(), source.find('\n') - tag.size()));
+}
+
 Genome empty_genome(const Grammar& g) {
   Genome x;
   for (const auto& p : g.params) x.config[p.name] = p.default_value;
+  for (const auto& p : g.option_params) x.options[p.name] = p.default_value;
   return x;
 }
 
-bool is_empty(const Grammar& g, const Genome& x) { return x.edits.empty() && x.config == empty_genome(g).config; }
+bool is_empty(const Grammar& g, const Genome& x) {
+  Genome e = empty_genome(g);
+  return x.edits.empty() && x.config == e.config && x.options == e.options;
+}
 
 std::string format_genome(const Grammar& g, const Genome& x) {
   std::string out;
@@ -32,6 +64,10 @@ std::string format_genome(const Grammar& g, const Genome& x) {
   for (const auto& p : g.params) {
     auto it = x.config.find(p.name);
     if (it != x.config.end() && it->second != p.default_value) add(p.name + "=" + it->second);
+  }
+  for (const auto& p : g.option_params) {
+    auto it = x.options.find(p.name);
+    if (it != x.options.end() && it->second != p.default_value) add(p.name + "=" + it->second);
   }
   for (const auto& e : x.edits) add(e.text());
   return out;
@@ -115,13 +151,16 @@ Genome parse_genome(const Grammar& g, const std::string& txt, const std::string&
       if (eq == std::string::npos) input_error(what, "'" + tok + "' is neither NAME=value nor a <rule> gene");
       std::string name = tok.substr(0, eq), value = tok.substr(eq + 1);
       const ConfigParam* p = nullptr;
+      bool option = false;
       for (const auto& q : g.params)
         if (q.name == name) p = &q;
+      for (const auto& q : g.option_params)
+        if (q.name == name) p = &q, option = true;
       if (!p) input_error(what, "unknown config parameter " + name);
       bool legal = p->values.empty();
       for (const auto& v : p->values) legal |= v == value;
       if (!legal) input_error(what, "illegal value " + name + "=" + value);
-      x.config[name] = value;
+      (option ? x.options : x.config)[name] = value;
       continue;
     }
     Edit e;

@@ -1,4 +1,5 @@
 #include "evk/gi/grammar.hpp"
+#include "evk/gi/genome.hpp"
 
 #include <regex>
 #include <sstream>
@@ -134,6 +135,7 @@ Grammar make_grammar(const std::string& source, const std::string& entry, const 
   Grammar g;
   g.entry = entry;
   g.params = params;
+  g.option_params = nvrtc_option_params();
   g.options = opt;
   auto raw = split_lines(source);
   int begin = -1, end = -1;

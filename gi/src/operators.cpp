@@ -140,6 +140,12 @@ Genome crossover(const Genome& a, const Genome& b, Rng& rng) {
     auto it = b.config.find(k);
     child.config[k] = (it != b.config.end() && uniform(0, 1, rng)) ? it->second : v;
   }
+  child.options = a.options;  // option genes: uniform too, drawing only when the parents differ
+  if (a.options != b.options)
+    for (auto& [k, v] : child.options) {
+      auto it = b.options.find(k);
+      if (it != b.options.end() && uniform(0, 1, rng)) v = it->second;
+    }
   auto cuts = [&](std::size_t n) {
     int x = uniform(0, static_cast<int>(n), rng), y = uniform(0, static_cast<int>(n), rng);
     return std::make_pair(std::min(x, y), std::max(x, y));

@@ -72,12 +72,17 @@ MinimizeResult minimize(const Grammar& g, Evaluator& ev, const Genome& x, const 
   std::vector<std::string> cfg_genes;
   for (const auto& p : g.params)
     if (cur.config[p.name] != p.default_value) cfg_genes.push_back(p.name);
+  for (const auto& p : g.option_params)
+    if (cur.options[p.name] != p.default_value) cfg_genes.push_back(p.name);
+  auto slot = [](Genome& y, const std::string& name) -> std::string& {
+    return y.config.count(name) ? y.config[name] : y.options[name];
+  };
   int total = static_cast<int>(cfg_genes.size() + x.edits.size()), done = 0;
   for (const auto& name : cfg_genes) {
     Genome cand = cur;
-    cand.config[name] = dflt.config[name];
+    slot(cand, name) = slot(dflt, name);
     RunResult r = measure(ev, apply(g, cand), o.timing);
-    std::string gene = name + "=" + cur.config[name];
+    std::string gene = name + "=" + slot(cur, name);
     if (good(r) && r.median_ms <= limit) {
       res.log.push_back("removed " + gene + ": " + fmt(r.median_ms) + " ms without it (limit " + fmt(limit) + ")");
       cur = cand;
@@ -129,6 +134,7 @@ TuneResult tune(const Grammar& g, Evaluator& ev, const Genome& x, const TuneOpti
     for (std::size_t i = 0; i < cands.size(); ++i) {
       TuneEntry e;
       e.config = cands[i].config;
+      for (const auto& [k, v] : cands[i].options) e.config[k] = v;
       if (!comp[i].ok) {
         e.status = "compile_error";
       } else {
@@ -175,6 +181,28 @@ TuneResult tune(const Grammar& g, Evaluator& ev, const Genome& x, const TuneOpti
         done += static_cast<int>(p->values.size());
         if (cb) cb(done, total);
       }
+  }
+  // then the NVRTC option genes, exhaustively, on the best launch configuration
+  if (o.options && !g.option_params.empty()) {
+    const Genome start = best;
+    std::vector<Genome> cands{start};
+    for (const auto& p : g.option_params) {  // every combination of the option values
+      res.tuned.push_back(p.name);
+      std::vector<Genome> next;
+      for (const auto& c : cands)
+        for (const auto& v : p.values) {
+          Genome n = c;
+          n.options[p.name] = v;
+          next.push_back(n);
+        }
+      cands = next;
+    }
+    cands.erase(std::remove(cands.begin(), cands.end(), start), cands.end());  // measured already
+    int total = static_cast<int>(cands.size());
+    for (int i = 0; i < total; i += 32) {
+      try_set(std::vector<Genome>(cands.begin() + i, cands.begin() + std::min(total, i + 32)));
+      if (cb) cb(std::min(total, i + 32), total);
+    }
   }
   res.output = best;
   res.output_ms = std::isfinite(best_ms) ? best_ms : 0;

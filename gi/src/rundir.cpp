@@ -58,6 +58,8 @@ json stats_json(const GenerationStats& s) {
           {"parents", s.parents}, {"tabu_genotype", s.tabu_genotype}, {"tabu_phenotype", s.tabu_phenotype},
           {"tabu_code", s.tabu_code}, {"crashes", s.crashes}, {"hangs", s.hangs}, {"restarts", s.restarts},
           {"compile_s", s.compile_s}, {"compile_cpu_s", s.compile_cpu_s}, {"run_s", s.run_s}, {"wall_s", s.wall_s},
+          {"compile_wait_s", s.compile_wait_s}, {"breed_s", s.breed_s}, {"reference_s", s.reference_s}, {"ref_ticks", s.ref_ticks},
+          {"best_ticks", s.best_ticks}, {"ref_sms", s.ref_sms},
           {"best_genome", s.best_genome}, {"best_so_far_speedup", s.best_so_far_speedup},
           {"best_so_far_genome", s.best_so_far_genome}};
 }
@@ -85,6 +87,12 @@ GenerationStats stats_of(const json& j) {
   s.compile_cpu_s = j.value("compile_cpu_s", 0.0);
   s.run_s = j.value("run_s", 0.0);
   s.wall_s = j.value("wall_s", 0.0);
+  s.compile_wait_s = j.value("compile_wait_s", 0.0);
+  s.breed_s = j.value("breed_s", 0.0);
+  s.reference_s = j.value("reference_s", 0.0);
+  s.ref_ticks = j.value("ref_ticks", 0.0);
+  s.best_ticks = j.value("best_ticks", 0.0);
+  s.ref_sms = j.value("ref_sms", 0);
   s.best_genome = j.value("best_genome", "");
   s.best_so_far_speedup = j.value("best_so_far_speedup", 0.0);
   s.best_so_far_genome = j.value("best_so_far_genome", "");
@@ -110,7 +118,8 @@ void save_checkpoint(const std::string& dir, const SearchState& s) {
   j["population"] = json::array();
   for (const auto& ind : s.population)
     j["population"].push_back({{"genome", ind.text}, {"status", ind.status}, {"fitness", num(ind.fitness)},
-                               {"time_ms", ind.time_ms}, {"penalty", ind.penalty}, {"summary", ind.summary}});
+                               {"time_ms", ind.time_ms}, {"ticks", ind.ticks}, {"sms", ind.sms},
+                               {"penalty", ind.penalty}, {"summary", ind.summary}});
   j["tabu"] = {{"genotype", hashes(s.tabu_genotype)}, {"phenotype", hashes(s.tabu_phenotype)}, {"code", hashes(s.tabu_code)}};
   j["best"] = {{"genome", s.best_genome}, {"speedup", s.best_speedup}, {"ms", s.best_ms}, {"ref_ms", s.best_ref_ms}};
   j["history"] = json::array();
@@ -136,6 +145,8 @@ SearchState load_checkpoint(const std::string& dir, const Grammar& g) {
     ind.status = p.value("status", "");
     ind.fitness = num_of(p, "fitness");
     ind.time_ms = p.value("time_ms", 0.0);
+    ind.ticks = p.value("ticks", 0.0);
+    ind.sms = p.value("sms", 0);
     ind.penalty = p.value("penalty", 0.0);
     ind.summary = p.value("summary", "");
     s.population.push_back(ind);
@@ -154,14 +165,16 @@ SearchState load_checkpoint(const std::string& dir, const Grammar& g) {
 void write_generation_logs(const std::string& dir, const std::vector<GenerationStats>& h) {
   std::string jl, csv =
       "generation,case_seed,ref_ms,best_ms,best_speedup,median_ms,evaluated,compiled,correct,faster,parents,"
-      "tabu_genotype,tabu_phenotype,tabu_code,crashes,hangs,restarts,compile_s,run_s,wall_s\n";
+      "tabu_genotype,tabu_phenotype,tabu_code,crashes,hangs,restarts,compile_s,run_s,wall_s,breed_s,reference_s,"
+      "ref_ticks,best_ticks\n";
   for (const auto& s : h) {
     jl += stats_json(s).dump() + "\n";
     std::ostringstream o;
     o << s.generation << "," << s.case_seed << "," << s.ref_ms << "," << s.best_ms << "," << s.best_speedup << ","
       << s.median_ms << "," << s.evaluated << "," << s.compiled << "," << s.correct << "," << s.faster << ","
       << s.parents << "," << s.tabu_genotype << "," << s.tabu_phenotype << "," << s.tabu_code << "," << s.crashes
-      << "," << s.hangs << "," << s.restarts << "," << s.compile_s << "," << s.run_s << "," << s.wall_s << "\n";
+      << "," << s.hangs << "," << s.restarts << "," << s.compile_s << "," << s.run_s << "," << s.wall_s << ","
+      << s.breed_s << "," << s.reference_s << "," << s.ref_ticks << "," << s.best_ticks << "\n";
     csv += o.str();
   }
   write_text_atomic((fs::path(dir) / "generations.jsonl").string(), jl);

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "evk/cuda_library.hpp"
@@ -88,14 +90,22 @@ class Search {
       } else {
         kids = breed(st);
       }
-      // case + reference
+      st.breed_s = since(t0);
+      // case + reference (full repeats, no deadline)
+      auto tref = Clock::now();
       st.case_seed = (o_.seed << 20) + static_cast<std::uint64_t>(gen);
       st.case_describe = ev_.set_case(st.case_seed, false).describe;
-      RunResult rr = ev_.run(ref_compiled_[0], ref_cfg_, o_.timing, 120);
+      TimingSpec rt = o_.timing;
+      rt.min_repeats = rt.repeats;
+      rt.stop_spread = rt.give_up_ms = rt.budget_ms = 0;
+      RunResult rr = ev_.run(ref_compiled_[0], ref_cfg_, rt, 120);
       if (!rr.ok() || rr.check.penalty > 0)
         throw std::runtime_error("the original kernel failed on training case " + std::to_string(st.case_seed) + ": " +
                                  (rr.ok() ? rr.check.summary : rr.message));
       st.ref_ms = rr.median_ms;
+      st.ref_ticks = rr.ticks;
+      st.ref_sms = rr.sms;
+      st.reference_s = since(tref);
       // evaluate
       std::vector<Individual> pop = evaluate(kids, st);
       // statistics and selection
@@ -111,6 +121,7 @@ class Search {
         if (ind.time_ms < st.ref_ms) ++st.faster;
         if (st.best_ms == 0 || ind.time_ms < st.best_ms) {
           st.best_ms = ind.time_ms;
+          st.best_ticks = ind.ticks;
           st.best_genome = ind.text;
         }
       }
@@ -207,14 +218,38 @@ class Search {
     return kids;
   }
 
+  // Compiles and runs the children. Chunks of candidates compile in a background thread while the
+  // previous chunk runs in the worker (NVRTC on the CPU, runs on the GPU); tier-2 duplicates found
+  // after compiling are replaced and go through another round.
   std::vector<Individual> evaluate(std::vector<Genome>& kids, GenerationStats& st) {
     std::size_t n = kids.size();
     std::vector<Individual> pop(n);
     std::vector<Variant> vars(n);
     std::vector<Compiled> comp(n);
-    std::vector<char> done(n, 0);
     std::vector<std::size_t> pending(n);
     for (std::size_t i = 0; i < n; ++i) pending[i] = i;
+    const double limit =
+        o_.watchdog_min_s + o_.watchdog_factor * (1 + o_.timing.warmup + o_.timing.repeats) * st.ref_ms / 1000.0;
+    TimingSpec ts = o_.timing;
+    ts.min_repeats = std::max(1, std::min(o_.min_repeats, ts.repeats));
+    ts.stop_spread = o_.stop_spread;
+    ts.give_up_ms = o_.give_up_factor > 0 ? o_.give_up_factor * st.ref_ms * (1 + o_.tolerance) : 0;
+    ts.budget_ms = std::max(o_.deadline_min_ms, o_.deadline_factor * st.ref_ms);
+    auto run_one = [&](std::size_t i) {
+      RunResult r = ev_.run(comp[i], vars[i].config, ts, limit);
+      Individual& ind = pop[i];
+      ind.status = status_name(r.status);
+      if (!r.ok()) {
+        ind.summary = r.message;
+        return;
+      }
+      ind.time_ms = r.median_ms;
+      ind.ticks = r.ticks;
+      ind.sms = r.sms;
+      ind.penalty = r.check.penalty;
+      ind.fitness = r.median_ms + r.check.penalty;
+      ind.summary = r.check.summary;
+    };
     for (int round = 0; !pending.empty(); ++round) {
       bool last = round >= o_.tabu_rounds;
       std::vector<std::size_t> to_compile;
@@ -227,9 +262,9 @@ class Search {
           } catch (const std::exception& e) {
             pop[i].status = "illegal_config";
             pop[i].summary = e.what();
-            done[i] = 1;
             break;
           }
+          opts.insert(opts.end(), vars[i].options.begin(), vars[i].options.end());
           auto h = phenotype_hash(vars[i], opts);
           if (!s_.tabu_phenotype.count(h) || t >= o_.tabu_rounds * 4) {
             s_.tabu_phenotype.insert(h);
@@ -245,61 +280,69 @@ class Search {
           kids[i] = one[0];
         }
       }
-      std::vector<Variant> batch;
-      for (std::size_t i : to_compile) batch.push_back(vars[i]);
-      auto tc = Clock::now();
-      auto res = batch.empty() ? std::vector<Compiled>{} : ev_.compile(batch);
-      st.compile_s += since(tc);
+      std::size_t chunk = o_.chunk > 0 ? static_cast<std::size_t>(o_.chunk) : std::max<std::size_t>(16, n / 8);
+      std::vector<std::vector<std::size_t>> chunks;
+      for (std::size_t k = 0; k < to_compile.size(); k += chunk)
+        chunks.emplace_back(to_compile.begin() + k, to_compile.begin() + std::min(to_compile.size(), k + chunk));
+      auto compile_chunk = [this, &vars](const std::vector<std::size_t>& idx) {
+        std::vector<Variant> batch;
+        for (std::size_t i : idx) batch.push_back(vars[i]);
+        auto t = Clock::now();
+        auto res = ev_.compile(batch);
+        return std::make_pair(std::move(res), since(t));
+      };
       std::vector<std::size_t> again;
-      for (std::size_t k = 0; k < to_compile.size(); ++k) {
-        std::size_t i = to_compile[k];
-        comp[i] = std::move(res[k]);
-        st.compile_cpu_s += comp[i].seconds;
-        if (comp[i].ok) {  // tier 2: compiled code (+ config, which sets the launch)
-          auto h = comp[i].code_hash ^ config_hash(vars[i].config);
-          if (s_.tabu_code.count(h) && !last) {
-            ++st.tabu_code;
-            std::vector<Genome> one;
-            if (fresh_into(one, st, 100)) {
-              kids[i] = one[0];
-              again.push_back(i);
-              continue;
+      std::future<std::pair<std::vector<Compiled>, double>> next;
+      if (!chunks.empty()) next = std::async(std::launch::async, compile_chunk, chunks[0]);
+      for (std::size_t c = 0; c < chunks.size(); ++c) {
+        auto tw = Clock::now();
+        auto [res, secs] = next.get();
+        st.compile_wait_s += since(tw);
+        st.compile_s += secs;
+        if (c + 1 < chunks.size()) next = std::async(std::launch::async, compile_chunk, chunks[c + 1]);
+        auto tr = Clock::now();
+        for (std::size_t k = 0; k < chunks[c].size(); ++k) {
+          std::size_t i = chunks[c][k];
+          comp[i] = std::move(res[k]);
+          st.compile_cpu_s += comp[i].seconds;
+          if (comp[i].ok) {  // tier 2: compiled code (+ config, which sets the launch)
+            auto h = comp[i].code_hash ^ config_hash(vars[i].config);
+            if (s_.tabu_code.count(h) && !last) {
+              ++st.tabu_code;
+              std::vector<Genome> one;
+              if (fresh_into(one, st, 100)) {
+                kids[i] = one[0];
+                again.push_back(i);
+                continue;
+              }
             }
+            s_.tabu_code.insert(h);
+            run_one(i);
+          } else {
+            pop[i].status = "compile_error";
+            pop[i].summary = comp[i].log.substr(0, 2000);
           }
-          s_.tabu_code.insert(h);
         }
-        done[i] = 1;
+        st.run_s += since(tr);
       }
       pending = again;
     }
-    auto tr = Clock::now();
-    double limit = o_.watchdog_min_s + o_.watchdog_factor * (1 + o_.timing.warmup + o_.timing.repeats) * st.ref_ms / 1000.0;
     for (std::size_t i = 0; i < n; ++i) {
-      Individual& ind = pop[i];
-      ind.genome = kids[i];
-      ind.text = format_genome(g_, kids[i]);
-      if (ind.status == "illegal_config") continue;
-      if (!comp[i].ok) {
-        ind.status = "compile_error";
-        ind.summary = comp[i].log.substr(0, 2000);
-        continue;
-      }
-      RunResult r = ev_.run(comp[i], vars[i].config, o_.timing, limit);
-      ind.status = status_name(r.status);
-      if (!r.ok()) {
-        ind.summary = r.message;
-        continue;
-      }
-      ind.time_ms = r.median_ms;
-      ind.penalty = r.check.penalty;
-      ind.fitness = r.median_ms + r.check.penalty;
-      ind.summary = r.check.summary;
+      pop[i].genome = kids[i];
+      pop[i].text = format_genome(g_, kids[i]);
     }
-    st.run_s = since(tr);
     return pop;
   }
 
   void write_failures(const GenerationStats& st) {
+    {  // every candidate: CUDA-event time next to its per-SM clock ticks
+      std::ofstream c(std::filesystem::path(o_.run_dir) / "candidates.jsonl", std::ios::app);
+      for (const auto& ind : s_.population)
+        c << nlohmann::json{{"generation", st.generation}, {"genome", ind.text}, {"status", ind.status},
+                            {"time_ms", ind.time_ms}, {"ticks", ind.ticks}, {"sms", ind.sms}, {"penalty", ind.penalty}}
+                 .dump()
+          << "\n";
+    }
     std::ofstream f(std::filesystem::path(o_.run_dir) / "failures.log", std::ios::app);
     for (const auto& ind : s_.population)
       if (ind.status != "ok")

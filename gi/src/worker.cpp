@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -40,6 +41,14 @@ struct Timeout : std::runtime_error {
 struct Closed : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+#if defined(EVK_HAVE_CUDA)
+struct RawLibrary {  // the candidate's library; raw to reach its globals (evk_gi_sm_ticks)
+  cudaLibrary_t h = nullptr;
+  ~RawLibrary() {
+    if (h) cudaLibraryUnload(h);
+  }
+};
+#endif
 
 void write_all(int fd, const void* p, std::size_t n) {
   auto* c = static_cast<const char*>(p);
@@ -102,7 +111,24 @@ std::string recv_frame(int fd, double timeout_s) {
 Worker::Worker(Options o) : opt_(std::move(o)) { ::signal(SIGPIPE, SIG_IGN); }
 Worker::~Worker() { stop(); }
 
-void Worker::end(Proc& p) {
+void Worker::reap(bool block) {
+  std::vector<int> left;
+  for (int pid : zombies_) {
+    int st = 0;
+    if (::waitpid(pid, &st, block ? 0 : WNOHANG) == 0) left.push_back(pid);
+  }
+  zombies_ = left;
+}
+
+void Worker::end(Proc& p, bool kill_now) {
+  if (p.pid > 0 && kill_now) {  // hung: the driver's context teardown runs while we go on
+    ::close(p.to);
+    ::close(p.from);
+    ::kill(p.pid, SIGKILL);
+    zombies_.push_back(p.pid);
+    p = Proc{};
+    return;
+  }
   if (p.pid > 0) {
     ::close(p.to);
     ::close(p.from);
@@ -123,6 +149,7 @@ void Worker::end(Proc& p) {
 void Worker::stop() {
   end(cur_);
   end(spare_);
+  reap(true);
 }
 
 Worker::Proc Worker::spawn() {
@@ -242,8 +269,11 @@ CaseInfo Worker::set_case(std::uint64_t seed, bool holdout, double timeout_s) {
 RunResult Worker::run(const std::vector<char>& cubin, const std::string& entry, const Config& cfg, const TimingSpec& t,
                       double timeout_s) {
   RunResult res;
-  json req{{"op", "run"}, {"entry", entry}, {"config", cfg}, {"warmup", t.warmup}, {"repeats", t.repeats},
-           {"flush_l2", t.flush_l2}};
+  json req{{"op", "run"},          {"entry", entry},           {"config", cfg},
+           {"warmup", t.warmup},    {"repeats", t.repeats},     {"flush_l2", t.flush_l2},
+           {"min_repeats", t.min_repeats}, {"stop_spread", t.stop_spread}, {"give_up_ms", t.give_up_ms},
+           {"budget_ms", t.budget_ms}};
+  reap(false);
   try {
     if (cur_.pid <= 0) start();
     send_frame(cur_.to, req.dump());
@@ -260,13 +290,15 @@ RunResult Worker::run(const std::vector<char>& cubin, const std::string& entry, 
     res.min_ms = r.value("min_ms", 0.0);
     res.max_ms = r.value("max_ms", 0.0);
     res.repeats = r.value("repeats", 0);
+    res.ticks = r.value("ticks", 0.0);
+    res.sms = r.value("sms", 0);
     res.check.penalty = r.value("penalty", 0.0);
     res.check.max_error = r.value("max_error", 0.0);
     res.check.bad_fraction = r.value("bad_fraction", 0.0);
     res.check.summary = r.value("summary", "");
     if (r.value("fatal", false)) end(cur_);  // the context is gone; the standby takes over
   } catch (const Timeout&) {
-    end(cur_);
+    end(cur_, true);
     res.status = RunResult::Status::hang;
     res.message = "no answer within " + std::to_string(timeout_s) + " s: worker killed";
   } catch (const Closed&) {
@@ -333,27 +365,50 @@ int worker_main(const Problem& problem, int device, int in_fd, int out_fd) {
         fatal = cudaDeviceSynchronize() != cudaSuccess;
       }
     } else if (req.value("op", "") == "run") {
+      RawLibrary lib;
       try {
         if (!eval) throw std::runtime_error("no case set");
         Config cfg = req.value("config", Config{});
-        CudaLibrary lib(cubin.data());
-        cudaKernel_t k = lib.kernel(req.value("entry", "").c_str());
+        EVK_CUDA(cudaLibraryLoadData(&lib.h, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+        cudaKernel_t k = nullptr;
+        EVK_CUDA(cudaLibraryGetKernel(&k, lib.h, req.value("entry", "").c_str()));
+        // the engine's prelude (apply.cpp): absent in human sources, then no deadline and no ticks
+        cudaKernel_t stamp = nullptr;
+        if (cudaLibraryGetKernel(&stamp, lib.h, "evk_gi_stamp") != cudaSuccess) stamp = nullptr;
+        void* ticks_ptr = nullptr;
+        std::size_t ticks_bytes = 0;
+        if (cudaLibraryGetGlobal(&ticks_ptr, &ticks_bytes, lib.h, "evk_gi_sm_ticks") != cudaSuccess) ticks_ptr = nullptr;
+        cudaGetLastError();  // the look-ups above may leave a non-sticky error behind
+        unsigned long long budget_ns = static_cast<unsigned long long>(std::max(0.0, req.value("budget_ms", 0.0)) * 1e6);
+        auto run_once = [&] {  // the deadline covers all launches of one evaluation
+          if (stamp) {
+            void* a[] = {&budget_ns};
+            launch(stamp, dim3(1), dim3(256), a, 0, stream);
+          }
+          eval->launch(k, cfg, stream);
+        };
         eval->poison(stream);
-        eval->launch(k, cfg, stream);
+        run_once();
         EVK_CUDA_LAST();
         Check c = eval->check(stream);
-        int warm = req.value("warmup", 2), reps = req.value("repeats", 7);
+        int warm = req.value("warmup", 1), reps = req.value("repeats", 7);
+        int min_reps = std::min(reps, req.value("min_repeats", reps));
+        double stop_spread = req.value("stop_spread", 0.0), give_up_ms = req.value("give_up_ms", 0.0);
         if (c.penalty > 0) {  // wrong answers: a rough time is enough
           warm = 0;
-          reps = std::min(reps, 3);
+          reps = min_reps = 1;
         }
         bool flush = req.value("flush_l2", true);
-        for (int i = 0; i < warm; ++i) eval->launch(k, cfg, stream);
+        for (int i = 0; i < warm; ++i) run_once();
         EVK_CUDA_LAST();
         EVK_CUDA(cudaStreamSynchronize(stream));
         std::vector<double> ms;
         for (int i = 0; i < reps; ++i) {
           if (flush) flusher->flush(stream);
+          if (stamp) {
+            void* a[] = {&budget_ns};
+            launch(stamp, dim3(1), dim3(256), a, 0, stream);
+          }
           EVK_CUDA(cudaEventRecord(ev_a, stream));
           eval->launch(k, cfg, stream);
           EVK_CUDA(cudaEventRecord(ev_b, stream));
@@ -362,16 +417,41 @@ int worker_main(const Problem& problem, int device, int in_fd, int out_fd) {
           float t = 0;
           EVK_CUDA(cudaEventElapsedTime(&t, ev_a, ev_b));
           ms.push_back(t);
+          // adaptive: stop after min_reps when the spread is small or the candidate is clearly too slow
+          if (static_cast<int>(ms.size()) >= min_reps && static_cast<int>(ms.size()) < reps) {
+            auto [lo, hi] = std::minmax_element(ms.begin(), ms.end());
+            std::vector<double> sorted = ms;
+            std::sort(sorted.begin(), sorted.end());
+            double med = sorted[sorted.size() / 2];
+            if (give_up_ms > 0 && *lo > give_up_ms) break;
+            if (stop_spread > 0 && med > 0 && (*hi - *lo) / med <= stop_spread) break;
+          }
+        }
+        // per-SM clock ticks of the last timed run (the papers' timing): longest span of any SM
+        unsigned long long ticks = 0;
+        int sms = 0;
+        long long warps = 0;
+        if (ticks_ptr && ticks_bytes >= 3 * sizeof(unsigned long long)) {
+          std::vector<unsigned long long> t(ticks_bytes / sizeof(unsigned long long));
+          EVK_CUDA(cudaMemcpy(t.data(), ticks_ptr, t.size() * sizeof(t[0]), cudaMemcpyDeviceToHost));
+          for (std::size_t s = 0; s + 2 < t.size(); s += 3) {
+            if (t[s + 2] == 0 || t[s + 1] < t[s]) continue;
+            ++sms;
+            warps += static_cast<long long>(t[s + 2]);
+            ticks = std::max(ticks, t[s + 1] - t[s]);
+          }
         }
         TimingStats ts = summarize(ms);
         r = {{"status", "ok"}, {"median_ms", ts.median_ms}, {"stdev_ms", ts.stdev_ms}, {"min_ms", ts.min_ms},
              {"max_ms", ts.max_ms}, {"repeats", ts.repeats}, {"penalty", c.penalty}, {"max_error", c.max_error},
-             {"bad_fraction", c.bad_fraction}, {"summary", c.summary}};
+             {"bad_fraction", c.bad_fraction}, {"summary", c.summary}, {"ticks", ticks}, {"sms", sms},
+             {"warps", warps}};
       } catch (const std::exception& e) {
         // sticky errors leave the context unusable: report and exit so the parent restarts us
         fatal = cudaDeviceSynchronize() != cudaSuccess || cudaGetLastError() != cudaSuccess;
         r = {{"status", fatal ? "crash" : "launch_error"}, {"message", e.what()}, {"fatal", fatal}};
       }
+      if (fatal) lib.h = nullptr;  // unloading in a broken context can hang; the process exits
     } else {
       r = {{"ok", false}, {"error", "unknown op"}};
     }

@@ -4,10 +4,14 @@
 
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "evk/gi/evaluate.hpp"
+#include "evk/gi/genome.hpp"
+#include "evk/gi/grammar.hpp"
 #include "evk/gi/post.hpp"
 #include "evk/gi/search.hpp"
 #include "evk_testing.hpp"
@@ -73,6 +77,49 @@ TEST(GiWorker, SlowCrashingAndHangingCandidatesAreIsolated) {
   RunResult wrong = w.run(comp[5].cubin, "toy_filter", cfg, t, 20);
   ASSERT_TRUE(wrong.ok()) << wrong.message;
   EXPECT_GT(wrong.check.penalty, 0) << wrong.check.summary;
+}
+
+// The engine's prelude (apply.cpp): per-SM clock ticks are recorded and agree with the CUDA-event
+// time; a runaway loop under a loop guard ends itself at the deadline instead of hanging.
+TEST(GiWorker, TicksArePlausibleAndRunawayLoopsEndAtTheDeadline) {
+  EVK_REQUIRE_GPU();
+  auto p = testing::make_toy_problem();
+  Grammar g = make_grammar(*p);
+  Worker w(self_worker());
+  DeviceSummary d = w.device();
+  ASSERT_GT(d.clock_khz, 0);
+  w.set_case(1, false);
+  const std::string src = apply(g, empty_genome(g)).source;  // instrumented, guards
+  // ~1 us per iteration, 65536 iterations per thread allowed by the guard: seconds without a deadline
+  const std::string runaway = with_body_suffix(
+      src, "{ unsigned evk_gi_guard_x = 0; for (int q = 0; EVK_GI_OK(evk_gi_guard_x) && q >= 0; q = q + 0) {"
+           " long long t0 = clock64(); while (clock64() - t0 < 2000) {} } }");
+  std::vector<CompileRequest> reqs;
+  for (auto& s : {src, runaway}) reqs.push_back({s, p->compile_options(p->default_config()), true, ""});
+  auto comp = compile_parallel(reqs, d.cc, true, 2, "", false);
+  for (auto& c : comp) ASSERT_TRUE(c.ok) << c.log;
+  Config cfg = p->default_config();
+  TimingSpec t{1, 5, true};
+  RunResult good = w.run(comp[0].cubin, "toy_filter", cfg, t, 20);
+  ASSERT_TRUE(good.ok()) << good.message;
+  EXPECT_EQ(good.check.penalty, 0);
+  EXPECT_GT(good.sms, d.sm_count / 2);
+  EXPECT_LE(good.sms, d.sm_count);
+  const double tick_ms = good.ticks / d.clock_khz;  // at the rated clock
+  std::printf("toy: %.4f ms (CUDA events), %.0f ticks on %d SMs = %.4f ms at %d kHz\n", good.median_ms, good.ticks,
+              good.sms, tick_ms, d.clock_khz);
+  EXPECT_GT(tick_ms, 0.25 * good.median_ms);  // the SMs are busy most of the event interval
+  EXPECT_LT(tick_ms, 2.0 * good.median_ms);   // and not longer than it (clock at most ~2x below rated)
+  t.budget_ms = 5;
+  auto t0 = std::chrono::steady_clock::now();
+  RunResult cut = w.run(comp[1].cubin, "toy_filter", cfg, t, 20);
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(cut.ok()) << cut.message << " (a hang here means the deadline did not stop the loop)";
+  std::printf("runaway loop, 5 ms deadline: %.2f ms (events), %.0f ticks, %.2f s wall\n", cut.median_ms, cut.ticks, wall);
+  EXPECT_GE(cut.median_ms, 4.0);
+  EXPECT_LT(cut.median_ms, 100.0);
+  EXPECT_GT(cut.ticks, good.ticks);
+  EXPECT_EQ(w.restarts(), 0);
 }
 
 TEST(GiRun, ShortRunOnToyProblemFindsAValidVariant) {

@@ -1,12 +1,14 @@
 // Selection, tabu tiers and checkpoint/resume of the search, against a deterministic fake evaluator.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <regex>
 #include <set>
 
 #include "evk/cuda_library.hpp"
+#include "evk/gi/post.hpp"
 #include "evk/gi/search.hpp"
 #include "evk_testing.hpp"
 #include "toy_problem.hpp"
@@ -131,6 +133,52 @@ TEST(GiSearch, RunKeepsTabuAndNeverCompilesAPhenotypeTwice) {
   EXPECT_GT(s.best_speedup, 1.0);
   EXPECT_FALSE(s.best_genome.empty());
   (void)geno_hits;
+}
+
+TEST(GiSearch, PipelinedChunksGiveTheSameRunAsOneBatch) {
+  auto p = testing::make_toy_problem();
+  Grammar g = make_grammar(*p);
+  auto run = [&](int chunk) {
+    FakeEvaluator ev(*p);
+    SearchOptions o;
+    o.population = 24;
+    o.generations = 4;
+    o.seed = 3;
+    o.chunk = chunk;
+    return run_search(g, ev, o);
+  };
+  SearchState a = run(5), b = run(1000);
+  ASSERT_EQ(a.population.size(), b.population.size());
+  for (std::size_t i = 0; i < a.population.size(); ++i) EXPECT_EQ(a.population[i].text, b.population[i].text);
+  for (std::size_t i = 0; i < a.history.size(); ++i) {
+    EXPECT_EQ(a.history[i].best_genome, b.history[i].best_genome);
+    EXPECT_EQ(a.history[i].tabu_code, b.history[i].tabu_code);
+    EXPECT_GE(a.history[i].wall_s, a.history[i].run_s);
+  }
+  EXPECT_EQ(a.tabu_code, b.tabu_code);
+}
+
+TEST(GiTune, CoversLaunchParametersThenEveryNvrtcOptionCombination) {
+  auto p = testing::make_toy_problem();
+  Grammar g = make_grammar(*p);
+  FakeEvaluator ev(*p);
+  TuneResult r = tune(g, ev, empty_genome(g));
+  std::size_t combos = 1;
+  for (const auto& prm : g.option_params) {
+    combos *= prm.values.size();
+    EXPECT_NE(std::find(r.tuned.begin(), r.tuned.end(), prm.name), r.tuned.end()) << prm.name;
+  }
+  std::set<std::string> seen;
+  for (const auto& e : r.table) {
+    if (!e.config.count("nvrtc:maxrregcount")) continue;
+    std::string k;
+    for (const auto& prm : g.option_params) k += e.config.at(prm.name) + ";";
+    if (k != "0;3;false;") {
+      EXPECT_TRUE(seen.insert(k).second) << "tried twice: " << k;
+    }
+  }
+  EXPECT_EQ(seen.size(), combos - 1);  // every combination but the starting point
+  EXPECT_EQ(r.output.config.at("BLOCK_W"), "256");  // the fake's fastest launch configuration
 }
 
 TEST(GiSearch, ResumeFromCheckpointEqualsAnUninterruptedRun) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "evk/gi/genome.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk_kernels/barracuda_exact_kernel.hpp"
 
@@ -48,6 +49,7 @@ CudaLibrary load_exact_kernel(const gi::Config& cfg, int cc, const std::string& 
   req.source = source.empty() ? std::string(img.text()) : source;
   req.name = source.empty() ? "barracuda_exact.cu" : "barracuda_exact_evolved.cu";
   req.options = opts;
+  for (auto& o : gi::source_nvrtc_options(req.source)) req.options.push_back(o);  // a genome's option genes
   req.cc = cc;
   NvrtcResult r = CompileCache().compile(req);
   if (!r.ok) throw std::runtime_error("NVRTC failed for the barracuda_exact kernel: " + r.log);

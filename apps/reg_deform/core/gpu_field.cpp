@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "active.hpp"
+#include "evk/gi/genome.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk/device.hpp"
 #include "evk/error.hpp"
@@ -107,6 +108,7 @@ std::shared_ptr<const Kernels> Kernels::load(const KernelConfig& cfg, const std:
     req.source = source.empty() ? std::string(reg_deform_original().text()) : source;
     req.name = "reg_deform.cu";
     req.options = options;
+    for (auto& o : evk::gi::source_nvrtc_options(req.source)) req.options.push_back(o);  // a genome's option genes
     req.cc = dev < static_cast<int>(env.devices.size()) ? env.devices[dev].cc() : 90;
     NvrtcResult r = CompileCache().compile(req);
     if (!r.ok) {

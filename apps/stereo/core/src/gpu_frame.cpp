@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "evk/gi/genome.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk/device.hpp"
 #include "evk/error.hpp"
@@ -176,6 +177,7 @@ LoadedKernel load_kernel(const KernelSettings& ks, int cc, const std::string& so
     req.source = source.empty() ? std::string(img.text()) : source;
     req.name = "stereo.cu";
     req.options = ks.compile_options();
+    for (auto& o : gi::source_nvrtc_options(req.source)) req.options.push_back(o);  // a genome's option genes
     req.cc = cc;
     NvrtcResult r = CompileCache().compile(req);
     if (!r.ok) throw std::runtime_error("NVRTC failed to compile stereoKernel: " + r.log);

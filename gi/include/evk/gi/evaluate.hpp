@@ -13,9 +13,19 @@
 namespace evk::gi {
 
 struct TimingSpec {
-  int warmup = 2;
+  int warmup = 1;         // after the checked run, which warms up too
   int repeats = 7;        // median of these (L2 flushed before each)
   bool flush_l2 = true;
+  // Adaptive repeats: after min_repeats stop when (max - min) / median <= stop_spread (0: never) or
+  // when every run so far took longer than give_up_ms (0: never; the search sets it well above the
+  // parent limit, so a candidate that cannot become a parent is not timed to the last digit).
+  int min_repeats = 7;
+  double stop_spread = 0;
+  double give_up_ms = 0;
+  // Loop-guard deadline per evaluation (all launches of one Evaluation::launch), as a %globaltimer
+  // budget in the engine's prelude (apply.cpp): a runaway loop ends itself and the wrong answer gets a
+  // penalty instead of a watchdog kill. 0: none.
+  double budget_ms = 0;
 };
 
 struct Compiled {
@@ -32,6 +42,8 @@ struct RunResult {
   Status status = Status::worker_error;
   double median_ms = 0, stdev_ms = 0, min_ms = 0, max_ms = 0;
   int repeats = 0;
+  double ticks = 0;  // per-SM clock64() ticks of the last timed run: the longest span of any SM (0: not instrumented)
+  int sms = 0;       // SMs that ran the kernel in that run
   Check check;
   std::string message;
   bool ok() const { return status == Status::ok; }
@@ -91,7 +103,9 @@ class Worker {
   void start();
   Proc spawn();
   void send_case(Proc& p);
-  void end(Proc& p);
+  void end(Proc& p, bool kill_now = false);
+  void reap(bool block);  // waits for killed workers (block: all of them)
+  std::vector<int> zombies_;
   Options opt_;
   Proc cur_, spare_;
   DeviceSummary dev_;

@@ -49,6 +49,7 @@ struct Grammar {
   std::vector<Rule> rules;            // variable rules
   std::map<std::string, int> by_name; // rule name -> index
   std::vector<ConfigParam> params;    // the fixed part
+  std::vector<ConfigParam> option_params;  // NVRTC option genes (nvrtc_option_params())
   GrammarOptions options;
   int signature_begin = -1, signature_end = -1;  // 0-based line range of the entry's parameter list
   bool restrict_default = false;                 // all array args already __restrict__

@@ -38,6 +38,7 @@ struct TuneOptions {
   std::uint64_t case_seed = 7778;
   TimingSpec timing{2, 11, true};
   int max_combinations = 512;  // beyond: one parameter at a time
+  bool options = true;         // then every combination of the NVRTC option genes (nvrtc_option_params)
 };
 struct TuneEntry {
   Config config;

@@ -25,6 +25,19 @@ struct SearchOptions {
   int tabu_rounds = 3;          // replacement rounds for phenotypic duplicates
   double watchdog_min_s = 1;    // per candidate: min + factor * reference time * launches
   double watchdog_factor = 50;
+  // Loop-guard deadline per candidate evaluation: max(deadline_min_ms, deadline_factor * reference
+  // time); a candidate that runs past it stops its loops and gets a penalty (TimingSpec::budget_ms).
+  double deadline_factor = 20;
+  double deadline_min_ms = 5;
+  // Adaptive repeats for candidates (the reference always gets timing.repeats): stop after
+  // min_repeats when (max - min) / median <= stop_spread, or when every run took longer than
+  // give_up_factor * reference * (1 + tolerance) (it cannot become a parent).
+  int min_repeats = 3;
+  double stop_spread = 0.01;
+  double give_up_factor = 1.5;
+  // Candidates compiled per chunk while the previous chunk runs on the GPU (0: population / 8,
+  // at least 16); compile and run overlap.
+  int chunk = 0;
   std::string run_dir;          // empty: nothing written
   bool resume = false;          // continue from run_dir/checkpoint.json
   std::string problem;          // recorded in the run directory
@@ -36,6 +49,8 @@ struct Individual {
   std::string status = "new";   // ok, compile_error, illegal_config, launch_error, crash, hang, worker_error
   double fitness = std::numeric_limits<double>::infinity();
   double time_ms = 0, penalty = 0;
+  double ticks = 0;  // per-SM clock ticks (RunResult::ticks) of its last timed run
+  int sms = 0;
   std::string summary;
   bool correct() const { return status == "ok" && penalty == 0; }
 };
@@ -49,6 +64,10 @@ struct GenerationStats {
   int tabu_genotype = 0, tabu_phenotype = 0, tabu_code = 0;
   int crashes = 0, hangs = 0, restarts = 0;
   double compile_s = 0, run_s = 0, wall_s = 0, compile_cpu_s = 0;
+  double compile_wait_s = 0;  // of run time, waiting for a chunk's compilation (compile_s overlaps runs)
+  double breed_s = 0, reference_s = 0;  // the rest of wall_s: breeding + tabu, the reference's run
+  double ref_ticks = 0, best_ticks = 0;  // per-SM clock ticks (longest SM span) of the reference / best
+  int ref_sms = 0;
   std::string best_genome;
   double best_so_far_speedup = 0;
   std::string best_so_far_genome;
