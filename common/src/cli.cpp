@@ -149,6 +149,9 @@ int run_cli(CLI::App& app, int argc, char** argv) {
   } catch (const InputError& e) {
     std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
     return kExitInput;
+  } catch (const Refused& e) {
+    std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
+    return kExitInternal;
   } catch (const CudaError& e) {
     std::fprintf(stderr, "%s: CUDA error: %s\n", name.c_str(), e.what());
     return kExitInternal;

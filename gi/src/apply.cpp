@@ -12,11 +12,13 @@ namespace evk::gi {
 //   kill); set per launch by evk_gi_stamp(budget_ns); never expires unless stamped.
 // - evk_gi_sm_ticks: per SM (index %smid) the first clock64() start and the last end seen by any warp
 //   of the kernel, and the number of warps (the papers' per-multiprocessor clock timing; the kernel's
-//   ticks are the longest span of any SM). evk_gi_stamp resets it. -DEVK_GI_TICKS=0 removes the
-//   instrumentation.
+//   ticks are the longest span of any SM). evk_gi_stamp resets it. Off by default (-DEVK_GI_TICKS=1,
+//   i.e. `gi run --ticks`, turns it on): its per-warp atomics cost up to half the time of a short
+//   kernel (seen on reg_deform's 36 us tile kernel on an H200), which would distort fitness, and
+//   evolved variants the tools ship must not carry it.
 const char* const kPrelude = R"(// ---- evk gi engine: loop-guard deadline and per-SM clock ticks ----
 #ifndef EVK_GI_TICKS
-#define EVK_GI_TICKS 1
+#define EVK_GI_TICKS 0
 #endif
 #define EVK_GI_MAX_SM 256
 __device__ unsigned long long evk_gi_deadline = 0xffffffffffffffffull;

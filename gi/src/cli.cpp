@@ -180,6 +180,7 @@ void add_gi_command(CLI::App& app, MakeProblem make_problem) {
     auto* c = gi->add_subcommand("run", "Evolve the kernel on this GPU (writes a run directory; --resume continues one)");
     struct Opts {
       int pop = 0, gens = 0, device = 0, threads = 0;
+      bool ticks = false;
       std::uint64_t seed = 1;
       double tolerance = 0.10;
       std::string out, resume;
@@ -196,6 +197,8 @@ void add_gi_command(CLI::App& app, MakeProblem make_problem) {
     c->add_option("--resume", o->resume, "Continue the run in this directory after its last checkpoint");
     c->add_option("--device", o->device, "CUDA device index")->capture_default_str();
     c->add_option("--threads", o->threads, "NVRTC compile threads (default: all cores)");
+    c->add_flag("--ticks", o->ticks,
+                "Also record per-SM clock ticks (the papers' timing; instruments every candidate, which slows short kernels)");
     c->add_option("--repeats", o->repeats, "Timed repeats per candidate (median)")->capture_default_str()->check(CLI::Range(1, 1000));
     c->add_flag("--json", o->json, "Print the summary as JSON");
     c->callback([=] {
@@ -249,6 +252,7 @@ void add_gi_command(CLI::App& app, MakeProblem make_problem) {
       Worker w(worker_options(o->device, (fs::path(dir) / "worker.log").string()));
       GpuEvaluatorOptions eo;
       eo.compile_threads = o->threads;
+      eo.ticks = o->ticks;
       auto ev = make_gpu_evaluator(*p, w, eo);
       DeviceSummary d = ev->device();
       json cfg{{"problem", p->name()}, {"entry", p->kernel_entry()}, {"population", so.population},
@@ -418,7 +422,7 @@ void add_gi_command(CLI::App& app, MakeProblem make_problem) {
                       r.speedup_pretuned_min, r.speedup_pretuned_max);
         std::printf("max error %g: %s\n", r.max_error, r.blessed ? "valid" : ("REFUSED: " + r.reason).c_str());
       }
-      if (!r.blessed) throw std::runtime_error("validate: refused: " + r.reason);
+      if (!r.blessed) throw evk::Refused("validate: refused: " + r.reason);
     });
   }
 

@@ -153,7 +153,7 @@ TEST(GiInstrument, InstrumentedSourcesCompileWithTheStampKernelAndTickArray) {
   CompileRequest on, off;
   on.source = off.source = v.source;
   on.options = off.options = p->compile_options(v.config);
-  off.options.push_back("-DEVK_GI_TICKS=0");
+  on.options.push_back("-DEVK_GI_TICKS=1");  // off by default; `gi run --ticks` turns it on
   auto res = compile_parallel({on, off}, 90, true, 2, "", false);
   ASSERT_TRUE(res[0].ok) << res[0].log;
   ASSERT_TRUE(res[1].ok) << res[1].log;

@@ -1,5 +1,6 @@
 // GPU tests of the GI engine: worker isolation (slow, crashing and hanging candidates do not stop
 // the evaluation) and short real runs on the toy problem, through the library and the CLI.
+#include <fstream>
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -95,7 +96,9 @@ TEST(GiWorker, TicksArePlausibleAndRunawayLoopsEndAtTheDeadline) {
       src, "{ unsigned evk_gi_guard_x = 0; for (int q = 0; EVK_GI_OK(evk_gi_guard_x) && q >= 0; q = q + 0) {"
            " long long t0 = clock64(); while (clock64() - t0 < 2000) {} } }");
   std::vector<CompileRequest> reqs;
-  for (auto& s : {src, runaway}) reqs.push_back({s, p->compile_options(p->default_config()), true, ""});
+  auto opts = p->compile_options(p->default_config());
+  opts.push_back("-DEVK_GI_TICKS=1");  // ticks are opt-in (gi run --ticks)
+  for (auto& s : {src, runaway}) reqs.push_back({s, opts, true, ""});
   auto comp = compile_parallel(reqs, d.cc, true, 2, "", false);
   for (auto& c : comp) ASSERT_TRUE(c.ok) << c.log;
   Config cfg = p->default_config();
@@ -167,8 +170,26 @@ TEST(GiCli, RunValidateAndReportThroughTheCommandLine) {
   r = evk::testing::run("/proc/" + std::to_string(::getpid()) + "/exe gi run --resume " + run + " --generations 3 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(read_generation_log(run).size(), 3u);
+  // The best training genome may over-fit (a deleted bounds line that the training case never
+  // needed): validate either blesses it (exit 0) or refuses it with a reason (exit 1, one line, not an
+  // "internal error"); the JSON says which.
   r = evk::testing::run("/proc/" + std::to_string(::getpid()) + "/exe gi validate " + run + "/best.genome --cases 2 --json");
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err << r.out;
+  auto v = nlohmann::json::parse(r.out);
+  EXPECT_EQ(v["blessed"].get<bool>(), r.exit_code == 0) << r.out;
+  if (r.exit_code == 1) {
+    EXPECT_NE(r.err.find("validate: refused: "), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+  }
+  // the empty genome (the original with the engine's loop guards) must be blessed
+  {
+    std::ofstream f(dir / "empty.genome");
+    f << "# the original\n";
+  }
+  r = evk::testing::run("/proc/" + std::to_string(::getpid()) + "/exe gi validate " + (dir / "empty.genome").string() +
+                        " --cases 2 --json");
   EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_TRUE(nlohmann::json::parse(r.out)["blessed"].get<bool>()) << r.out;
   // a missing genome file is an input error
   r = evk::testing::run("/proc/" + std::to_string(::getpid()) + "/exe gi validate " + run + "/nope.genome");
   EXPECT_EQ(r.exit_code, 2);

@@ -15,6 +15,12 @@ struct InputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The command worked but its answer is "no" (e.g. `gi validate` refusing a variant): exit 1 with
+// the message, not reported as an internal error.
+struct Refused : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 [[noreturn]] inline void input_error(const std::string& what_or_where, const std::string& problem) {
   throw InputError(what_or_where + ": " + problem);
 }

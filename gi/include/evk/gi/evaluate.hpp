@@ -124,6 +124,7 @@ struct GpuEvaluatorOptions {
   int compile_threads = 0;   // 0: hardware threads
   bool use_cache = true;
   std::string cache_dir;     // empty: evk::CompileCache::default_dir()
+  bool ticks = false;        // compile candidates with the per-SM clock-tick scope (-DEVK_GI_TICKS=1)
 };
 
 // The real evaluator: NVRTC (+ disk cache) for the worker's device, runs in the worker.
