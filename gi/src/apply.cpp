@@ -9,7 +9,11 @@ namespace evk::gi {
 // Engine code in front of every evolved source (docs/GI.md, "Evaluation"):
 // - evk_gi_deadline: a %globaltimer deadline (ns) checked by the loop guards every 256 iterations, so
 //   a runaway loop ends itself (the answer is then wrong and gets a penalty instead of a watchdog
-//   kill); set per launch by evk_gi_stamp(budget_ns); never expires unless stamped.
+//   kill); set per launch by evk_gi_stamp(budget_ns); never expires unless stamped. Only with
+//   -DEVK_GI_DEADLINE=1 (`gi run --deadline`): the check keeps short fixed-count loops from being
+//   unrolled (reg_deform's guarded tile kernel ran ~1.8x slower with it on an H200, and a search
+//   with it found "faster" variants that validated at 1.00x), so by default the search, validate,
+//   minimize, tune and the tools compile plain counting guards.
 // - evk_gi_sm_ticks: per SM (index %smid) the first clock64() start and the last end seen by any warp
 //   of the kernel, and the number of warps (the papers' per-multiprocessor clock timing; the kernel's
 //   ticks are the longest span of any SM). evk_gi_stamp resets it. Off by default (-DEVK_GI_TICKS=1,
@@ -19,6 +23,9 @@ namespace evk::gi {
 const char* const kPrelude = R"(// ---- evk gi engine: loop-guard deadline and per-SM clock ticks ----
 #ifndef EVK_GI_TICKS
 #define EVK_GI_TICKS 0
+#endif
+#ifndef EVK_GI_DEADLINE
+#define EVK_GI_DEADLINE 0
 #endif
 #define EVK_GI_MAX_SM 256
 __device__ unsigned long long evk_gi_deadline = 0xffffffffffffffffull;
@@ -191,7 +198,11 @@ Variant apply(const Grammar& g, const Genome& x) {
       out += "  evk_gi_tick_scope evk_gi_ticks_;\n";
     if (i == begin) {
       out += "#ifndef EVK_GI_LOOP_LIMIT\n#define EVK_GI_LOOP_LIMIT " + std::to_string(g.options.loop_limit) + "u\n#endif\n"
-             "#define EVK_GI_OK(g) ((g)++ < EVK_GI_LOOP_LIMIT && (((g) & 255u) != 0u || evk_gi_in_time()))\n";
+             "#if EVK_GI_DEADLINE\n"
+             "#define EVK_GI_OK(g) ((g)++ < EVK_GI_LOOP_LIMIT && (((g) & 255u) != 0u || evk_gi_in_time()))\n"
+             "#else\n"
+             "#define EVK_GI_OK(g) ((g)++ < EVK_GI_LOOP_LIMIT)\n"
+             "#endif\n";
     }
     if (sig_changed && i == g.signature_begin) {
       std::string joined;

@@ -71,6 +71,7 @@ class GpuEvaluator : public Evaluator {
         reqs[i].options = p_.compile_options(vs[i].config);
         reqs[i].options.insert(reqs[i].options.end(), vs[i].options.begin(), vs[i].options.end());
         if (o_.ticks) reqs[i].options.push_back("-DEVK_GI_TICKS=1");
+        if (o_.deadline) reqs[i].options.push_back("-DEVK_GI_DEADLINE=1");
       } catch (const std::exception& e) {
         reqs[i].options_ok = false;
         reqs[i].log = std::string("illegal configuration: ") + e.what();

@@ -180,7 +180,7 @@ void add_gi_command(CLI::App& app, MakeProblem make_problem) {
     auto* c = gi->add_subcommand("run", "Evolve the kernel on this GPU (writes a run directory; --resume continues one)");
     struct Opts {
       int pop = 0, gens = 0, device = 0, threads = 0;
-      bool ticks = false;
+      bool ticks = false, deadline = false;
       std::uint64_t seed = 1;
       double tolerance = 0.10;
       std::string out, resume;
@@ -197,6 +197,9 @@ void add_gi_command(CLI::App& app, MakeProblem make_problem) {
     c->add_option("--resume", o->resume, "Continue the run in this directory after its last checkpoint");
     c->add_option("--device", o->device, "CUDA device index")->capture_default_str();
     c->add_option("--threads", o->threads, "NVRTC compile threads (default: all cores)");
+    c->add_flag("--deadline", o->deadline,
+                "Loop guards also stop at a time deadline (cheaper hangs, but the check can keep short loops from "
+                "being unrolled, which distorts fitness: see docs/GI.md)");
     c->add_flag("--ticks", o->ticks,
                 "Also record per-SM clock ticks (the papers' timing; instruments every candidate, which slows short kernels)");
     c->add_option("--repeats", o->repeats, "Timed repeats per candidate (median)")->capture_default_str()->check(CLI::Range(1, 1000));
@@ -253,6 +256,7 @@ void add_gi_command(CLI::App& app, MakeProblem make_problem) {
       GpuEvaluatorOptions eo;
       eo.compile_threads = o->threads;
       eo.ticks = o->ticks;
+      eo.deadline = o->deadline;
       auto ev = make_gpu_evaluator(*p, w, eo);
       DeviceSummary d = ev->device();
       json cfg{{"problem", p->name()}, {"entry", p->kernel_entry()}, {"population", so.population},

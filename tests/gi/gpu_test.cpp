@@ -97,7 +97,8 @@ TEST(GiWorker, TicksArePlausibleAndRunawayLoopsEndAtTheDeadline) {
            " long long t0 = clock64(); while (clock64() - t0 < 2000) {} } }");
   std::vector<CompileRequest> reqs;
   auto opts = p->compile_options(p->default_config());
-  opts.push_back("-DEVK_GI_TICKS=1");  // ticks are opt-in (gi run --ticks)
+  opts.push_back("-DEVK_GI_TICKS=1");     // ticks are opt-in (gi run --ticks)
+  opts.push_back("-DEVK_GI_DEADLINE=1");  // as `gi run` compiles its candidates
   for (auto& s : {src, runaway}) reqs.push_back({s, opts, true, ""});
   auto comp = compile_parallel(reqs, d.cc, true, 2, "", false);
   for (auto& c : comp) ASSERT_TRUE(c.ok) << c.log;

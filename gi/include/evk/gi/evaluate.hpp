@@ -125,6 +125,7 @@ struct GpuEvaluatorOptions {
   bool use_cache = true;
   std::string cache_dir;     // empty: evk::CompileCache::default_dir()
   bool ticks = false;        // compile candidates with the per-SM clock-tick scope (-DEVK_GI_TICKS=1)
+  bool deadline = false;     // loop guards also check the worker's deadline (-DEVK_GI_DEADLINE=1)
 };
 
 // The real evaluator: NVRTC (+ disk cache) for the worker's device, runs in the worker.
