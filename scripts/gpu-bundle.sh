@@ -45,6 +45,17 @@ done
 # Per-app hooks (extra data conversions etc.): scripts/bundle.d/<app>.sh DEST BUILD_DIR
 for h in scripts/bundle.d/*.sh; do bash "$h" "$DEST" "$BUILD_DIR"; done
 
+# The bundle's environment, shared by run.sh and the device scripts in bench/*/:
+#   . BUNDLE/env.sh [NVRTC_CACHE_DIR]
+cat > "$DEST/env.sh" <<'ENV'
+# Sourced: sets up this bundle's libraries, data and tools. Optional $1: NVRTC cache directory.
+evk_bundle=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+export LD_LIBRARY_PATH="$evk_bundle/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+export EVK_SHARED_DATA="$evk_bundle/data/shared" EVK_DATA_DIR="$evk_bundle/data/project"
+export EVK_BIN_DIR="$evk_bundle/bin" EVK_KERNELS_DIR="$evk_bundle/kernels" PATH="$evk_bundle/bin:$PATH"
+[ -n "${1:-}" ] && export EVK_CACHE_DIR="$1"
+ENV
+
 cat > "$DEST/run.sh" <<'RUNNER'
 #!/usr/bin/env bash
 # Runs every GPU test suite and benchmark in this bundle; logs and JSON results go to OUTDIR.
@@ -55,10 +66,7 @@ out=${1:?usage: run.sh OUTDIR [--tests-only|--bench-only] [FILTER]}
 mode=${2:-all}
 filter=${3:-*}
 mkdir -p "$out"
-export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-export EVK_SHARED_DATA="$here/data/shared" EVK_DATA_DIR="$here/data/project" EVK_BIN_DIR="$here/bin"
-export EVK_KERNELS_DIR="$here/kernels" EVK_CACHE_DIR="$out/nvrtc-cache"
-export PATH="$here/bin:$PATH"
+. "$here/env.sh" "$out/nvrtc-cache"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
   > "$out/gpu.txt" 2>&1 || true
 status=0

@@ -11,9 +11,7 @@ gens=${4:-5}
 per=${5:-110}
 W=$(mktemp -d /tmp/gi-all.XXXXXX)
 mkdir -p "$out"
-export LD_LIBRARY_PATH="$b/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-export EVK_SHARED_DATA="$b/data/shared" EVK_DATA_DIR="$b/data/project" EVK_BIN_DIR="$b/bin"
-export EVK_KERNELS_DIR="$b/kernels" EVK_CACHE_DIR="$W/nvrtc-cache" PATH="$b/bin:$PATH"
+. "$b/env.sh" "$W/nvrtc-cache"
 for t in stereo reg_deform barracuda_exact; do
   s=$SECONDS
   timeout "$per" "$t" gi run --pop "$pop" --generations "$gens" --seed 3 --out "$W/$t" --json > "$W/$t.run.json" 2> "$W/$t.run.log"

@@ -13,9 +13,7 @@ gens=${4:-8}
 budget=${5:-400}
 W=$(mktemp -d /tmp/gi-speed.XXXXXX)
 mkdir -p "$out"
-export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-export EVK_SHARED_DATA="$here/data/shared" EVK_DATA_DIR="$here/data/project" EVK_BIN_DIR="$here/bin"
-export EVK_KERNELS_DIR="$here/kernels" EVK_CACHE_DIR="$W/nvrtc-cache" PATH="$here/bin:$PATH"
+. "$here/env.sh" "$W/nvrtc-cache"
 t0=$SECONDS
 left() { echo $((budget - (SECONDS - t0))); }
 step() { echo "[$((SECONDS - t0)) s] $*" >> "$W/steps.log"; }

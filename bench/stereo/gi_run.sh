@@ -15,9 +15,7 @@ gens=${3:-10}
 deadline=$(( $(date +%s) + ${DEADLINE_S:-520} ))
 mkdir -p "$out/gi"
 work=$(cd "$out/gi" && pwd)
-export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-export EVK_SHARED_DATA="$here/data/shared" EVK_DATA_DIR="$here/data/project" EVK_BIN_DIR="$here/bin"
-export EVK_KERNELS_DIR="$here/kernels" EVK_CACHE_DIR="$work/nvrtc-cache" PATH="$here/bin:$PATH"
+. "$here/env.sh" "$work/nvrtc-cache"
 S="$here/bin/stereo"
 summary="$out/summary.txt"
 : > "$summary"
