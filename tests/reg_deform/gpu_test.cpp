@@ -64,20 +64,7 @@ Result run_gpu(const rd::Geometry& ref, const rd::Grid& grid, const rd::Mask& ma
 void precompile_all() {
   static bool done = false;
   if (done) return;
-  const auto cfgs = rd::KernelConfig::all_combinations();
-  const int cc = evk::gpu_environment().devices[0].cc();
-  const std::string src = rd::make_gi_problem()->kernel_source();
-  evk::parallel_for(cfgs.size(), [&](std::size_t b, std::size_t e) {
-    for (std::size_t i = b; i < e; ++i) {
-      if (cfgs[i].macros_default()) continue;
-      evk::NvrtcRequest req;
-      req.source = src;
-      req.name = "reg_deform.cu";
-      req.options = cfgs[i].compile_options();  // exactly what Kernels::load asks for
-      req.cc = cc;
-      evk::CompileCache().compile(req);
-    }
-  });
+  rd::gpu::Kernels::precompile(rd::KernelConfig::all_combinations(), evk::gpu_environment().devices[0].cc());
   done = true;
 }
 

@@ -9,6 +9,7 @@
 #include "evk/cuda_check.hpp"
 #include "evk/device.hpp"
 #include "evk/error.hpp"
+#include "evk/parallel.hpp"
 #include "evk_kernels/reg_deform_helpers.hpp"
 #include "evk_kernels/reg_deform_original.hpp"
 
@@ -87,6 +88,25 @@ unsigned blocks_for(std::size_t n, unsigned bs) { return static_cast<unsigned>((
 }  // namespace
 
 // ---- kernels ----------------------------------------------------------------------------------
+namespace {
+NvrtcRequest kernel_request(const KernelConfig& cfg, const std::string& source, int cc) {
+  NvrtcRequest req;
+  req.source = source.empty() ? std::string(reg_deform_original().text()) : source;
+  req.name = "reg_deform.cu";
+  req.options = cfg.compile_options();  // as the GI problem compiles
+  for (auto& o : evk::gi::source_nvrtc_options(req.source)) req.options.push_back(o);  // a genome's option genes
+  req.cc = cc;
+  return req;
+}
+}  // namespace
+
+void Kernels::precompile(const std::vector<KernelConfig>& cfgs, int cc) {
+  parallel_for(cfgs.size(), [&](std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i)
+      if (!cfgs[i].macros_default()) CompileCache().compile(kernel_request(cfgs[i], "", cc));
+  });
+}
+
 std::shared_ptr<const Kernels> Kernels::load(const KernelConfig& cfg, const std::string& source) {
   static std::mutex mu;
   static std::map<std::string, std::shared_ptr<const Kernels>> cache;
@@ -104,12 +124,8 @@ std::shared_ptr<const Kernels> Kernels::load(const KernelConfig& cfg, const std:
     int dev = 0;
     EVK_CUDA(cudaGetDevice(&dev));
     const auto& env = gpu_environment();
-    NvrtcRequest req;
-    req.source = source.empty() ? std::string(reg_deform_original().text()) : source;
-    req.name = "reg_deform.cu";
-    req.options = options;
-    for (auto& o : evk::gi::source_nvrtc_options(req.source)) req.options.push_back(o);  // a genome's option genes
-    req.cc = dev < static_cast<int>(env.devices.size()) ? env.devices[dev].cc() : 90;
+    const NvrtcRequest req =
+        kernel_request(cfg, source, dev < static_cast<int>(env.devices.size()) ? env.devices[dev].cc() : 90);
     NvrtcResult r = CompileCache().compile(req);
     if (!r.ok) {
       std::string first = r.log.substr(0, r.log.find('\n'));  // one line for the CLI

@@ -49,6 +49,9 @@ class Buffer {
 class Kernels {
  public:
   static std::shared_ptr<const Kernels> load(const KernelConfig& cfg, const std::string& source = "");
+  // Compiles the non-default configurations into the NVRTC disk cache in parallel (for cc), with
+  // exactly the requests load() makes, so later loads only read the cache (tests, benchmarks).
+  static void precompile(const std::vector<KernelConfig>& cfgs, int cc);
   cudaKernel_t tile5() const { return tile5_; }
   cudaKernel_t generic() const { return generic_; }
   bool from_fatbin() const { return fatbin_; }
