@@ -113,6 +113,33 @@ std::string rebuild_signature(const Grammar& g, const std::string& joined, bool 
 }
 }  // namespace
 
+// Last line (0-based) of the loop whose header is line i: the matching close brace of its body, or
+// the end of its single-statement body (a statement ending in ';', after nested unbraced headers).
+static int loop_end(const Grammar& g, int i) {
+  const int n = static_cast<int>(g.lines.size());
+  int depth = 0;
+  bool opened = false, in_block = false;
+  for (int j = i; j < n; ++j) {
+    std::string code = text::trim(text::code_part(g.lines[j].text, in_block));
+    std::size_t from = 0;
+    if (j == i) {  // skip the header's parentheses (they hold the ';' of the for parts)
+      auto open = code.find('(');
+      from = open == std::string::npos ? code.size() : text::match_paren(code, open);
+      if (from == std::string::npos) from = code.size();
+    }
+    for (std::size_t k = from; k < code.size(); ++k) {
+      if (code[k] == '{') {
+        ++depth;
+        opened = true;
+      } else if (code[k] == '}') {
+        if (--depth <= 0 && opened) return j;
+      }
+    }
+    if (!opened && depth == 0 && !code.empty() && code.back() == ';' && (j > i || from < code.size())) return j;
+  }
+  return n - 1;
+}
+
 Variant apply(const Grammar& g, const Genome& x) {
   int n = static_cast<int>(g.lines.size());
   std::vector<LineState> st(n);
@@ -159,13 +186,32 @@ Variant apply(const Grammar& g, const Genome& x) {
       case RuleType::const_arg: const_on[tr.text] = e.source == "const_on"; break;
     }
   }
-  // where each loop's guard declaration goes: before the loop, or before an explicit #pragma
+  // Which loops get a guard: only those an edit can have made endless, i.e. loops whose header or
+  // body (nested lines included) carries an edit, and loops without a condition. An untouched loop
+  // is the human loop, whose termination does not depend on the genome; guarding it would change
+  // its code (unrolling, registers) and so the fitness of every candidate and of the reference.
+  std::vector<bool> touched(n, false);
+  for (int i = 0; i < n; ++i)
+    if (st[i].deleted || st[i].replaced || !st[i].inserted.empty()) touched[i] = true;
+  for (const auto& kv : cond) touched[g.rules[kv.first].line - 1] = true;
+  for (const auto& kv : for_part) touched[g.rules[kv.first].line - 1] = true;
+  std::vector<bool> guarded(n, false);
+  for (int i = 0; i < n; ++i) {
+    const Line& L = g.lines[i];
+    if (!L.evolvable || L.prefix.empty() || L.rule >= 0) continue;  // for lines only
+    std::string c = L.for_rules[1] >= 0 && for_part.count(L.for_rules[1]) ? for_part.at(L.for_rules[1]) : L.for_parts[1];
+    bool t = text::trim(c).empty();
+    int end = loop_end(g, i);
+    for (int j = i; j <= end && !t; ++j) t = touched[j];
+    guarded[i] = t;
+  }
+  // where each guarded loop's counter declaration goes: before the loop, or before an explicit #pragma
   std::map<int, std::vector<int>> guard_before;
   int begin = -1;
   for (int i = 0; i < n; ++i) {
     if (text::trim(g.lines[i].text) == "//@gi begin") begin = i;
     const Line& L = g.lines[i];
-    if (!L.evolvable || L.prefix.empty() || L.rule >= 0) continue;  // for lines only
+    if (!L.evolvable || L.prefix.empty() || L.rule >= 0 || !guarded[i]) continue;  // guarded for lines only
     int pos = i;
     for (int p = i - 1; p > begin; --p) {
       std::string t = text::trim(g.lines[p].text);
@@ -250,8 +296,11 @@ Variant apply(const Grammar& g, const Genome& x) {
         if (it != for_part.end()) p[k] = it->second;
       }
     }
-    std::string guard = "EVK_GI_OK(evk_gi_guard_" + std::to_string(i + 1) + ")";
-    std::string c = p[1].empty() ? guard : guard + " && (" + p[1] + ")";
+    std::string c = p[1];
+    if (guarded[i]) {
+      std::string guard = "EVK_GI_OK(evk_gi_guard_" + std::to_string(i + 1) + ")";
+      c = p[1].empty() ? guard : guard + " && (" + p[1] + ")";
+    }
     out += L.prefix + p[0] + "; " + c + "; " + p[2] + L.suffix + "\n";
   }
   std::vector<std::string> opts = nvrtc_options(x.options);

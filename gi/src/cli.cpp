@@ -153,7 +153,10 @@ void add_gi_command(CLI::App& app, MakeProblem make_problem) {
     auto genome = std::make_shared<std::string>();
     auto out = std::make_shared<std::string>();
     auto json_out = std::make_shared<bool>(false);
+    auto searched = std::make_shared<bool>(false);
     c->add_option("GENOME", *genome, "Genome file (docs/FORMATS.md), or - for stdin")->required();
+    c->add_flag("--as-searched", *searched,
+                "Write the source as the search compiles it (engine prelude and loop guards), also for the empty genome");
     c->add_option("-o,--output", *out, "Output kernel .cu (default: stdout)");
     c->add_flag("--json", *json_out, "Print the config and compile options as JSON (needs -o)");
     c->callback([=] {
@@ -161,7 +164,12 @@ void add_gi_command(CLI::App& app, MakeProblem make_problem) {
       std::string text = read_genome_arg(*genome);
       Variant v;
       try {
-        v = apply_genome(*p, text);
+        if (*searched) {
+          Grammar g = make_grammar(*p);
+          v = apply(g, parse_genome(g, text));
+        } else {
+          v = apply_genome(*p, text);
+        }
       } catch (const InputError& e) {
         throw InputError(*genome + ": " + e.what());
       }

@@ -58,10 +58,13 @@ TEST(GiApply, EditsChangeTheRightLines) {
   Variant orig = apply_genome(*p, "");
   EXPECT_EQ(orig.source, p->kernel_source());  // empty genome: the original, untouched
   EXPECT_EQ(orig.config, p->default_config());
-  Variant guarded = apply(g, empty_genome(g));
-  EXPECT_NE(guarded.source.find("EVK_GI_OK(evk_gi_guard_"), std::string::npos);
-  EXPECT_NE(guarded.source.find("unsigned evk_gi_guard_"), std::string::npos);
-  EXPECT_NE(guarded.source.find("#define EVK_GI_LOOP_LIMIT 65536u"), std::string::npos);
+  // The search's reference: engine prelude, but no loop carries a guard (no edit touches one), so
+  // the kernel's code is the human code.
+  Variant searched = apply(g, empty_genome(g));
+  EXPECT_NE(searched.source.find("#define EVK_GI_LOOP_LIMIT 65536u"), std::string::npos);
+  EXPECT_EQ(searched.source.find("EVK_GI_OK(evk_gi_guard_"), std::string::npos) << searched.source;
+  EXPECT_EQ(searched.source.find("unsigned evk_gi_guard_"), std::string::npos);
+  EXPECT_NE(searched.source.find("  for (int k = -RADIUS; k <= RADIUS; k++) {\n"), std::string::npos);
   std::string s = K(g, "_K_", "scratch[i] = acc;"), b = K(g, "_K_", "acc = acc + bias;");
   Variant v = apply(g, parse_genome(g, "<" + s + "> <" + b + ">+<" + s + "> <" + K(g, "pragma_K_", "for (int k") +
                                            "><pragma_K3> <" + K(g, "IF_K_", "if (acc > limit)") + "> <volatile_K><volatile_on> <" +
@@ -79,6 +82,37 @@ TEST(GiApply, EditsChangeTheRightLines) {
   EXPECT_NE(v.source.find("__global__ __launch_bounds__(BLOCK_W) void"), std::string::npos);
   // fixed lines untouched
   EXPECT_NE(v.source.find("    out[i] = acc;  //@gi fixed"), std::string::npos);
+}
+
+// Loop guards go exactly on the loops an edit can have made endless: those whose header or body
+// (nested lines included) carries an edit; other loops keep their human text.
+TEST(GiApply, GuardsOnlyLoopsAnEditTouches) {
+  Grammar g = toy();
+  const std::string k_loop = std::to_string(line_of(g, "for (int k")), j_loop = std::to_string(line_of(g, "for (int j"));
+  auto guards = [&](const std::string& genome) {
+    std::string src = apply(g, parse_genome(g, genome)).source;
+    std::set<std::string> on;
+    for (const auto& l : {k_loop, j_loop}) {
+      bool use = src.find("EVK_GI_OK(evk_gi_guard_" + l + ")") != std::string::npos;
+      bool decl = src.find("unsigned evk_gi_guard_" + l + " = 0;") != std::string::npos;
+      EXPECT_EQ(use, decl) << genome;
+      if (use) on.insert(l);
+    }
+    return on;
+  };
+  // the barrier inside the tap loop deleted: the tap loop is guarded, the tile loop is not
+  const int sync_in_k = line_of(g, "    __syncthreads();");
+  ASSERT_GT(sync_in_k, line_of(g, "for (int k"));
+  EXPECT_EQ(guards("<_K_" + std::to_string(sync_in_k) + ">"), std::set<std::string>{k_loop});
+  // a line inside the tile loop (under #if USE_SHARED) deleted: only the tile loop
+  EXPECT_EQ(guards("USE_SHARED=true <" + K(g, "_K_", "g = min(max(g, 0), n - 1);") + ">"), std::set<std::string>{j_loop});
+  // an edit outside every loop, and config or specials only: no guard
+  EXPECT_EQ(guards("<" + K(g, "_K_", "scratch[i] = acc;") + ">"), std::set<std::string>{});
+  EXPECT_EQ(guards("BLOCK_W=256 <" + K(g, "pragma_K_", "for (int k") + "><pragma_K4> <volatile_K><volatile_on>"),
+            std::set<std::string>{});
+  // the loop's own header edited (pragma aside): guarded
+  const std::string f3 = K(g, "for3_K_", "for (int k");
+  EXPECT_EQ(guards("<" + f3 + "><" + f3 + ">"), std::set<std::string>{k_loop});
 }
 
 TEST(GiOperators, MutationAppendsOneEditOrChangesOneValue) {
