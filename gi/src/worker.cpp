@@ -148,7 +148,8 @@ void Worker::end(Proc& p, bool kill_now) {
 
 void Worker::stop() {
   end(cur_);
-  end(spare_);
+  for (auto& p : spares_) end(p);
+  spares_.clear();
   reap(true);
 }
 
@@ -197,8 +198,13 @@ void Worker::send_case(Proc& p) {
 
 void Worker::start() {
   end(cur_);
-  Proc p = spare_.pid > 0 ? spare_ : spawn();  // a warm standby takes over at once
-  spare_ = Proc{};
+  Proc p;  // a warm standby takes over at once
+  if (!spares_.empty()) {
+    p = spares_.front();
+    spares_.pop_front();
+  } else {
+    p = spawn();
+  }
   ++starts_;
   if (starts_ > 1) ++restarts_;
   try {
@@ -224,11 +230,11 @@ void Worker::start() {
     throw;
   }
   cur_ = p;
-  if (opt_.standby) {
+  while (static_cast<int>(spares_.size()) < opt_.spares) {
     try {
-      spare_ = spawn();
+      spares_.push_back(spawn());
     } catch (const std::exception&) {
-      end(spare_);
+      break;
     }
   }
 }
@@ -256,11 +262,13 @@ CaseInfo Worker::set_case(std::uint64_t seed, bool holdout, double timeout_s) {
     stop();
     throw std::runtime_error("gi worker died while making case " + std::to_string(seed));
   }
-  if (spare_.pid > 0) {
+  for (auto it = spares_.begin(); it != spares_.end();) {
     try {
-      send_case(spare_);
+      send_case(*it);
+      ++it;
     } catch (const std::exception&) {
-      end(spare_);
+      end(*it, true);
+      it = spares_.erase(it);
     }
   }
   return case_info_;

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -82,7 +83,8 @@ class Worker {
     std::vector<std::string> argv;  // e.g. {"/proc/self/exe", "gi", "worker", "--device", "0"}
     std::string stderr_path;        // worker stderr goes here when set
     double startup_timeout_s = 120;
-    bool standby = true;            // keep a second, initialised worker ready to take over at once
+    int spares = 2;                 // initialised standby workers kept ready to take over at once after a
+                                    // crash or hang (0: none); more than one absorbs bursts of crashes
   };
   explicit Worker(Options o);
   ~Worker();
@@ -107,7 +109,8 @@ class Worker {
   void reap(bool block);  // waits for killed workers (block: all of them)
   std::vector<int> zombies_;
   Options opt_;
-  Proc cur_, spare_;
+  Proc cur_;
+  std::deque<Proc> spares_;
   DeviceSummary dev_;
   bool have_case_ = false;
   std::uint64_t case_seed_ = 0;
