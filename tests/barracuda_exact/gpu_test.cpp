@@ -69,11 +69,20 @@ std::string cfg_text(const evk::gi::Config& c) {
 // NVRTC in `procs` forked processes (only NVRTC and files in the children; no CUDA): one cubin per
 // options list, empty when the compile failed. Processes, not threads, so NVRTC's own locking does
 // not serialise the compiles.
-std::vector<std::vector<char>> compile_in_processes(const std::string& src, const std::vector<std::vector<std::string>>& opts,
-                                                    int cc, int procs, const std::filesystem::path& dir) {
+struct CompileJob {
+  std::vector<pid_t> kids;
+  std::filesystem::path dir;
+  std::size_t n = 0;
+};
+
+CompileJob start_compiles(const std::string& src, const std::vector<std::vector<std::string>>& opts, int cc, int procs,
+                          const std::filesystem::path& dir) {
   std::fflush(stdout);
   std::fflush(stderr);
-  std::vector<pid_t> kids;
+  CompileJob job;
+  job.dir = dir;
+  job.n = opts.size();
+  std::filesystem::create_directories(dir);
   for (int r = 0; r < procs; ++r) {
     const pid_t pid = fork();
     if (pid < 0) throw std::runtime_error("fork failed");
@@ -94,21 +103,32 @@ std::vector<std::vector<char>> compile_in_processes(const std::string& src, cons
       }
       _exit(0);
     }
-    kids.push_back(pid);
+    job.kids.push_back(pid);
   }
-  for (pid_t k : kids) {
+  return job;
+}
+
+std::vector<std::vector<char>> finish_compiles(CompileJob& job) {
+  for (pid_t k : job.kids) {
     int st = 0;
     waitpid(k, &st, 0);
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) throw std::runtime_error("a compile process failed");
   }
-  std::vector<std::vector<char>> out(opts.size());
-  for (std::size_t i = 0; i < opts.size(); ++i) {
-    const auto f = dir / (std::to_string(i) + ".cubin");
+  job.kids.clear();
+  std::vector<std::vector<char>> out(job.n);
+  for (std::size_t i = 0; i < job.n; ++i) {
+    const auto f = job.dir / (std::to_string(i) + ".cubin");
     std::ifstream in(f, std::ios::binary);
     if (in) out[i].assign(std::istreambuf_iterator<char>(in), {});
     std::filesystem::remove(f);
   }
   return out;
+}
+
+std::vector<std::vector<char>> compile_in_processes(const std::string& src, const std::vector<std::vector<std::string>>& opts,
+                                                    int cc, int procs, const std::filesystem::path& dir) {
+  CompileJob job = start_compiles(src, opts, cc, procs, dir);
+  return finish_compiles(job);
 }
 
 }  // namespace
@@ -254,6 +274,70 @@ TEST(BarracudaGpu, KernelSpaceProgramsGiveIdenticalKL) {
   };
   std::vector<std::size_t> must = plan.full;
   must.insert(must.end(), plan.pairwise.begin(), plan.pairwise.end());
+  std::size_t swept = 0;
+  // EVK_BC_SWEEP_SHARD=i/n: the whole space in n parts. This process checks every n-th of all
+  // 151,776 programs starting at i (no time limit), compiling the next chunk while the GPU checks
+  // the current one, so that n GPUs (or n device calls) together check every program; e.g. 0/4 .. 3/4
+  // on a 4-GPU host with CUDA_VISIBLE_DEVICES=i. EVK_BC_SWEEP_PROCS sets the compile processes.
+  if (const char* sh = std::getenv("EVK_BC_SWEEP_SHARD")) {
+    unsigned i = 0, n = 0;
+    ASSERT_EQ(std::sscanf(sh, "%u/%u", &i, &n), 2) << "EVK_BC_SWEEP_SHARD wants i/n, got " << sh;
+    ASSERT_TRUE(n > 0 && i < n) << sh;
+    int nprocs = procs;
+    if (const char* p = std::getenv("EVK_BC_SWEEP_PROCS")) nprocs = std::max(1, std::atoi(p));
+    std::vector<std::size_t> all = must;
+    all.insert(all.end(), plan.rest.begin(), plan.rest.end());
+    std::vector<char> seen(space.programs.size(), 0);
+    for (std::size_t p : all) seen[p] = 1;
+    ASSERT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(space.programs.size()));
+    ASSERT_EQ(all.size(), space.programs.size());  // the plan's parts are disjoint
+    std::vector<std::size_t> part;
+    for (std::size_t k = i; k < all.size(); k += n) part.push_back(all[k]);
+    const std::size_t chunk = 1024;
+    auto options_of = [&](std::size_t from) {
+      std::vector<std::vector<std::string>> opts;
+      for (std::size_t k = from; k < std::min(part.size(), from + chunk); ++k)
+        opts.push_back(bc::kernel_compile_options(space.programs[part[k]].config));
+      return opts;
+    };
+    const auto t = Clock::now();
+    double wait_s = 0, run_s = 0;
+    CompileJob job = start_compiles(src, options_of(0), cc, nprocs, dir.path() / "0");
+    for (std::size_t from = 0; from < part.size(); from += chunk) {
+      auto tw = Clock::now();
+      auto cubins = finish_compiles(job);
+      wait_s += secs(tw);
+      if (from + chunk < part.size())
+        job = start_compiles(src, options_of(from + chunk), cc, nprocs, dir.path() / std::to_string(from + chunk));
+      tw = Clock::now();
+      for (std::size_t k = 0; k < cubins.size(); ++k) {
+        const auto& cfg = space.programs[part[from + k]].config;
+        if (cubins[k].empty()) {
+          ADD_FAILURE() << sh << ": NVRTC failed for " << cfg_text(cfg);
+          ++bad_programs;
+          continue;
+        }
+        evk::CudaLibrary lib(cubins[k].data());
+        EVK_CUDA(cudaMemset(args.kl, 0xA5, ref.size() * 16));
+        bc::launch_exact(lib.kernel(bc::kKernelEntry), cfg, args, nullptr);
+        EVK_CUDA(cudaDeviceSynchronize());
+        EVK_CUDA(cudaMemcpy(got.data(), args.kl, ref.size() * 16, cudaMemcpyDeviceToHost));
+        const int m = mismatches(ref, got);
+        if (m != 0 && ++bad_programs <= 20) ADD_FAILURE() << sh << ": " << m << " reads differ for " << cfg_text(cfg);
+      }
+      run_s += secs(tw);
+      swept += cubins.size();
+      std::printf("sweep shard %s: %zu/%zu checked, %zu differ, %.0f s\n", sh, swept, part.size(), bad_programs, secs(t));
+      std::fflush(stdout);
+    }
+    EXPECT_EQ(swept, part.size());
+    EXPECT_EQ(bad_programs, 0u);
+    std::printf("sweep shard %s: %zu of all %zu programs checked x %zu reads in %.1f s (%.1f programs/s; waiting for "
+                "compiles %.1f s, %d processes; run+check %.1f s, %.2f ms each), %zu differ\n",
+                sh, swept, space.programs.size(), ref.size(), secs(t), swept / secs(t), wait_s, nprocs, run_s,
+                1e3 * run_s / std::max<std::size_t>(1, swept), bad_programs);
+    return;
+  }
   double c1 = 0, r1 = 0;
   run_set(must, "BLOCK_W=64 all + pairwise per other BLOCK_W", &c1, &r1);
   // 4. the grouping's claim, checked by the compiler: for every BLOCK_W=64 program with several
@@ -278,21 +362,8 @@ TEST(BarracudaGpu, KernelSpaceProgramsGiveIdenticalKL) {
     ASSERT_GT(which.size(), 1000u);
   }
   // 5. optional sweep of the rest (small block widths first) sized from the measured rates
-  std::size_t swept = 0;
   double c2 = 0, r2 = 0;
-  // EVK_BC_SWEEP_SHARD=i/n: every n-th remaining program starting at i, with no time limit, so that
-  // n device calls (or n GPUs) together check the whole space; e.g. 0/16 .. 15/16.
-  if (const char* sh = std::getenv("EVK_BC_SWEEP_SHARD")) {
-    unsigned i = 0, n = 0;
-    ASSERT_EQ(std::sscanf(sh, "%u/%u", &i, &n), 2) << "EVK_BC_SWEEP_SHARD wants i/n, got " << sh;
-    ASSERT_TRUE(n > 0 && i < n) << sh;
-    std::vector<std::size_t> part;
-    for (std::size_t k = i; k < plan.rest.size(); k += n) part.push_back(plan.rest[k]);
-    const std::string what = "sweep shard " + std::string(sh);
-    run_set(part, what.c_str(), &c2, &r2);
-    swept = part.size();
-    std::printf("sweep shard %s: %zu of the %zu remaining programs checked\n", sh, part.size(), plan.rest.size());
-  } else if (const char* e = std::getenv("EVK_BC_SWEEP_SECONDS")) {
+  if (const char* e = std::getenv("EVK_BC_SWEEP_SECONDS")) {
     const double per = (c1 + r1) / static_cast<double>(must.size());
     swept = std::min(plan.rest.size(), static_cast<std::size_t>(std::atof(e) / per));
     if (swept > 0)
