@@ -30,6 +30,8 @@ for t in stereo reg_deform barracuda_exact; do  # tools travel when they do not 
   if links_opencv "$BUILD_DIR/bin/$t"; then echo "gpu-bundle: $t links OpenCV; not bundled"; continue; fi
   cp "$BUILD_DIR/bin/$t" "$DEST/bin/"
 done
+# The peer of bench_barracuda_exact: Debian's bwa needs only glibc >= 2.34 and zlib (the GPU host has both).
+if command -v bwa > /dev/null; then cp "$(command -v bwa)" "$DEST/bin/"; fi
 # Non-system libraries the GPU host does not have (the rest of the closure ships with Ubuntu 24.04).
 carry_re='lib(hts|htscodecs|deflate|divsufsort(64)?|nifti[^/]*|znz|benchmark(_main)?|png16)\.so'
 for b in "$DEST"/bin/*; do

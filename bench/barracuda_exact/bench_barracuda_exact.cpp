@@ -198,37 +198,44 @@ void BM_Kernel(benchmark::State& state, const std::string& genome, const std::st
   state.SetLabel(dev.name);
 }
 
-// End to end: FASTQ.gz (written once) -> BAM through `map`'s pipeline, on the GPU or the CPU.
+// The end-to-end data set, written once per process: our bwa-format E. coli index and 1 M reads of
+// 100 bp as FASTQ.gz, in a temporary folder. Empty path when the genome data is missing.
+constexpr std::size_t kEndToEndReads = 1000000;
+const fs::path& end_to_end_dir() {
+  static fs::path dir;
+  if (!dir.empty()) return dir;
+  Genome* g = get_genome("ecoli");
+  if (!g) return dir;
+  dir = fs::temp_directory_path() / ("bench_barracuda_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  bc::write_index(g->idx, (dir / "ecoli.fa").string());
+  const bc::ReadCodes rc = sample_reads(*g, kEndToEndReads, 7);
+  BGZF* f = bgzf_open((dir / "reads.fq.gz").c_str(), "w");
+  std::string buf;
+  for (std::size_t i = 0; i < rc.size(); ++i) {
+    buf += "@r" + std::to_string(i) + "\n";
+    for (std::uint32_t j = 0; j < rc.len[i]; ++j) buf += "ACGTN"[rc.codes[rc.offset[i] + j]];
+    buf += "\n+\n" + std::string(rc.len[i], 'F') + "\n";
+    if (buf.size() > (1 << 20)) {
+      if (bgzf_write(f, buf.data(), buf.size()) < 0) throw std::runtime_error("bench: writing reads.fq.gz failed");
+      buf.clear();
+    }
+  }
+  if (bgzf_write(f, buf.data(), buf.size()) < 0 || bgzf_close(f) < 0)
+    throw std::runtime_error("bench: writing reads.fq.gz failed");
+  return dir;
+}
+
+// End to end: FASTQ.gz -> BAM through `map`'s pipeline, on the GPU or the CPU.
 void BM_EndToEnd(benchmark::State& state, bool gpu) {
   if (gpu && !evk::gpu_environment().usable()) {
     state.SkipWithError("no usable GPU");
     return;
   }
-  Genome* g = get_genome("ecoli");
-  if (!g) {
+  const fs::path& dir = end_to_end_dir();
+  if (dir.empty()) {
     state.SkipWithError("genome data missing");
     return;
-  }
-  static fs::path dir;
-  constexpr std::size_t n = 1000000;
-  if (dir.empty()) {
-    dir = fs::temp_directory_path() / ("bench_barracuda_" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    bc::write_index(g->idx, (dir / "ecoli.fa").string());
-    const bc::ReadCodes rc = sample_reads(*g, n, 7);
-    BGZF* f = bgzf_open((dir / "reads.fq.gz").c_str(), "w");
-    std::string buf;
-    for (std::size_t i = 0; i < rc.size(); ++i) {
-      buf += "@r" + std::to_string(i) + "\n";
-      for (std::uint32_t j = 0; j < rc.len[i]; ++j) buf += "ACGTN"[rc.codes[rc.offset[i] + j]];
-      buf += "\n+\n" + std::string(rc.len[i], 'F') + "\n";
-      if (buf.size() > (1 << 20)) {
-        if (bgzf_write(f, buf.data(), buf.size()) < 0) throw std::runtime_error("bench: writing reads.fq.gz failed");
-        buf.clear();
-      }
-    }
-    if (bgzf_write(f, buf.data(), buf.size()) < 0 || bgzf_close(f) < 0)
-      throw std::runtime_error("bench: writing reads.fq.gz failed");
   }
   bc::MapOptions o;
   o.ref = (dir / "ecoli.fa").string();
@@ -250,6 +257,43 @@ void BM_EndToEnd(benchmark::State& state, bool gpu) {
   state.counters["threads"] = std::thread::hardware_concurrency();
 }
 
+// The peer, in the same process on the same reads and index: `bwa aln -n 0 -o 0 -t N` (exact matches
+// only, like our kernel) then `bwa samse` (single-threaded in bwa 0.7.17), timed separately. bwa is
+// looked up as $BC_BENCH_BWA, else `bwa` on PATH; skipped when absent.
+void BM_BwaPeer(benchmark::State& state) {
+  std::string bwa = std::getenv("BC_BENCH_BWA") ? std::getenv("BC_BENCH_BWA") : "";
+  if (bwa.empty() && std::system("command -v bwa > /dev/null 2>&1") == 0) bwa = "bwa";
+  if (bwa.empty()) {
+    state.SkipWithError("bwa not found (set BC_BENCH_BWA)");
+    return;
+  }
+  const fs::path& dir = end_to_end_dir();
+  if (dir.empty()) {
+    state.SkipWithError("genome data missing");
+    return;
+  }
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  const std::string fa = (dir / "ecoli.fa").string(), fq = (dir / "reads.fq.gz").string(),
+                    sai = (dir / "bwa.sai").string(), sam = (dir / "bwa.sam").string();
+  auto timed = [](const std::string& cmd) {
+    const auto t = std::chrono::steady_clock::now();
+    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("bench: failed: " + cmd);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  double aln_s = 0, samse_s = 0;
+  for (auto _ : state) {
+    aln_s = timed(bwa + " aln -n 0 -o 0 -t " + std::to_string(threads) + " " + fa + " " + fq + " > " + sai + " 2> /dev/null");
+    samse_s = timed(bwa + " samse " + fa + " " + sai + " " + fq + " > " + sam + " 2> /dev/null");
+    state.SetIterationTime(aln_s + samse_s);
+  }
+  const double n = static_cast<double>(kEndToEndReads);
+  state.counters["aln_s"] = aln_s;
+  state.counters["samse_s"] = samse_s;
+  state.counters["aln_reads_per_s"] = n / aln_s;
+  state.counters["reads_per_s"] = n / (aln_s + samse_s);
+  state.counters["threads"] = threads;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -263,6 +307,7 @@ int main(int argc, char** argv) {
           ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_EndToEnd/fastq_gz_to_bam/gpu", BM_EndToEnd, true)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_EndToEnd/fastq_gz_to_bam/cpu", BM_EndToEnd, false)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_BwaPeer/aln_n0_o0_then_samse", BM_BwaPeer)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
