@@ -10,7 +10,8 @@
 namespace evk::gi {
 
 std::vector<Compiled> compile_parallel(const std::vector<CompileRequest>& reqs, int cc, bool want_cubin, int threads,
-                                       const std::string& cache_dir, bool use_cache) {
+                                       const std::string& cache_dir, bool use_cache,
+                                       const std::function<void(std::size_t, Compiled&&)>& done) {
   std::vector<Compiled> out(reqs.size());
   if (threads <= 0) threads = default_threads();
   threads = std::max(1, std::min<int>(threads, static_cast<int>(reqs.size())));
@@ -24,6 +25,7 @@ std::vector<Compiled> compile_parallel(const std::vector<CompileRequest>& reqs, 
       Compiled& c = out[i];
       if (!r.options_ok) {
         c.log = r.log;
+        if (done) done(i, std::move(c));
         continue;
       }
       NvrtcRequest q;
@@ -43,6 +45,7 @@ std::vector<Compiled> compile_parallel(const std::vector<CompileRequest>& reqs, 
         c.ok = false;
         c.log = e.what();
       }
+      if (done) done(i, std::move(c));
     }
   };
   std::vector<std::thread> pool;
@@ -63,7 +66,11 @@ class GpuEvaluator : public Evaluator {
   }
   CaseInfo set_case(std::uint64_t seed, bool holdout) override { return w_.set_case(seed, holdout); }
   std::vector<std::string> options(const Config& c) const override { return p_.compile_options(c); }
-  std::vector<Compiled> compile(const std::vector<Variant>& vs) override {
+  std::vector<Compiled> compile(const std::vector<Variant>& vs) override { return compile_impl(vs, {}); }
+  void compile_stream(const std::vector<Variant>& vs, const std::function<void(std::size_t, Compiled&&)>& done) override {
+    compile_impl(vs, done);
+  }
+  std::vector<Compiled> compile_impl(const std::vector<Variant>& vs, const std::function<void(std::size_t, Compiled&&)>& done) {
     std::vector<CompileRequest> reqs(vs.size());
     for (std::size_t i = 0; i < vs.size(); ++i) {
       reqs[i].source = vs[i].source;
@@ -80,7 +87,7 @@ class GpuEvaluator : public Evaluator {
     // cc_ once known: compile() may run in a background thread beside run() (search.cpp), which can
     // restart the worker
     int cc = cc_.load() > 0 ? cc_.load() : device().cc;
-    return compile_parallel(reqs, cc, true, o_.compile_threads, o_.cache_dir, o_.use_cache);
+    return compile_parallel(reqs, cc, true, o_.compile_threads, o_.cache_dir, o_.use_cache, done);
   }
   RunResult run(const Compiled& c, const Config& cfg, const TimingSpec& t, double timeout_s) override {
     return w_.run(c.cubin, p_.kernel_entry(), cfg, t, timeout_s);

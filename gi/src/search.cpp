@@ -5,7 +5,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <condition_variable>
 #include <future>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -218,9 +220,9 @@ class Search {
     return kids;
   }
 
-  // Compiles and runs the children. Chunks of candidates compile in a background thread while the
-  // previous chunk runs in the worker (NVRTC on the CPU, runs on the GPU); tier-2 duplicates found
-  // after compiling are replaced and go through another round.
+  // Compiles and runs the children: NVRTC threads compile the whole round in the background while
+  // this thread runs each candidate in order as soon as it is compiled (NVRTC on the CPU, runs on
+  // the GPU); tier-2 duplicates found after compiling are replaced and go through another round.
   std::vector<Individual> evaluate(std::vector<Genome>& kids, GenerationStats& st) {
     std::size_t n = kids.size();
     std::vector<Individual> pop(n);
@@ -280,51 +282,76 @@ class Search {
           kids[i] = one[0];
         }
       }
-      std::size_t chunk = o_.chunk > 0 ? static_cast<std::size_t>(o_.chunk) : std::max<std::size_t>(16, n / 8);
-      std::vector<std::vector<std::size_t>> chunks;
-      for (std::size_t k = 0; k < to_compile.size(); k += chunk)
-        chunks.emplace_back(to_compile.begin() + k, to_compile.begin() + std::min(to_compile.size(), k + chunk));
-      auto compile_chunk = [this, &vars](const std::vector<std::size_t>& idx) {
-        std::vector<Variant> batch;
-        for (std::size_t i : idx) batch.push_back(vars[i]);
-        auto t = Clock::now();
-        auto res = ev_.compile(batch);
-        return std::make_pair(std::move(res), since(t));
-      };
-      std::vector<std::size_t> again;
-      std::future<std::pair<std::vector<Compiled>, double>> next;
-      if (!chunks.empty()) next = std::async(std::launch::async, compile_chunk, chunks[0]);
-      for (std::size_t c = 0; c < chunks.size(); ++c) {
-        auto tw = Clock::now();
-        auto [res, secs] = next.get();
-        st.compile_wait_s += since(tw);
-        st.compile_s += secs;
-        if (c + 1 < chunks.size()) next = std::async(std::launch::async, compile_chunk, chunks[c + 1]);
-        auto tr = Clock::now();
-        for (std::size_t k = 0; k < chunks[c].size(); ++k) {
-          std::size_t i = chunks[c][k];
-          comp[i] = std::move(res[k]);
-          st.compile_cpu_s += comp[i].seconds;
-          if (comp[i].ok) {  // tier 2: compiled code (+ config, which sets the launch)
-            auto h = comp[i].code_hash ^ config_hash(vars[i].config);
-            if (s_.tabu_code.count(h) && !last) {
-              ++st.tabu_code;
-              std::vector<Genome> one;
-              if (fresh_into(one, st, 100)) {
-                kids[i] = one[0];
-                again.push_back(i);
-                continue;
-              }
+      // All of the round's candidates go to the compile threads at once (in order, no barrier
+      // between groups); this thread runs each one as soon as it and those before it are compiled,
+      // so the GPU works while NVRTC compiles the rest and no compile thread waits for a group.
+      std::vector<Variant> batch;
+      for (std::size_t i : to_compile) batch.push_back(vars[i]);
+      std::vector<char> ready(to_compile.size(), 0);
+      std::mutex mu;
+      std::condition_variable cv;
+      bool compile_over = false;
+      auto compiling = std::async(std::launch::async, [&] {
+        const auto t = Clock::now();
+        try {
+          ev_.compile_stream(batch, [&](std::size_t k, Compiled&& c) {
+            {
+              std::lock_guard<std::mutex> lk(mu);
+              comp[to_compile[k]] = std::move(c);
+              ready[k] = 1;
             }
-            s_.tabu_code.insert(h);
-            run_one(i);
-          } else {
-            pop[i].status = "compile_error";
-            pop[i].summary = comp[i].log.substr(0, 2000);
+            cv.notify_all();
+          });
+        } catch (...) {
+          {
+            std::lock_guard<std::mutex> lk(mu);
+            compile_over = true;
           }
+          cv.notify_all();
+          throw;
+        }
+        {
+          std::lock_guard<std::mutex> lk(mu);
+          compile_over = true;
+        }
+        cv.notify_all();
+        return since(t);
+      });
+      std::vector<std::size_t> again;
+      for (std::size_t k = 0; k < to_compile.size(); ++k) {
+        const auto tw = Clock::now();
+        bool have = false;
+        {
+          std::unique_lock<std::mutex> lk(mu);
+          cv.wait(lk, [&] { return ready[k] || compile_over; });
+          have = ready[k];
+        }
+        st.compile_wait_s += since(tw);
+        if (!have) break;  // the compile failed as a whole: compiling.get() below rethrows
+        const auto tr = Clock::now();
+        std::size_t i = to_compile[k];
+        st.compile_cpu_s += comp[i].seconds;
+        if (comp[i].ok) {  // tier 2: compiled code (+ config, which sets the launch)
+          auto h = comp[i].code_hash ^ config_hash(vars[i].config);
+          if (s_.tabu_code.count(h) && !last) {
+            ++st.tabu_code;
+            std::vector<Genome> one;
+            if (fresh_into(one, st, 100)) {
+              kids[i] = one[0];
+              again.push_back(i);
+              st.run_s += since(tr);
+              continue;
+            }
+          }
+          s_.tabu_code.insert(h);
+          run_one(i);
+        } else {
+          pop[i].status = "compile_error";
+          pop[i].summary = comp[i].log.substr(0, 2000);
         }
         st.run_s += since(tr);
       }
+      st.compile_s += compiling.get();
       pending = again;
     }
     for (std::size_t i = 0; i < n; ++i) {

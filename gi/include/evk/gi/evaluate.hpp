@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <deque>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,13 @@ class Evaluator {
   // Compile options for a config; throws InputError for an illegal combination.
   virtual std::vector<std::string> options(const Config& c) const = 0;
   virtual std::vector<Compiled> compile(const std::vector<Variant>& vs) = 0;
+  // Compiles vs and hands each result to done(index, result) as soon as it is ready (any order, any
+  // thread; done must be thread-safe), so a caller can run early candidates while later ones still
+  // compile, with no barrier between groups. Default: compile() then done() in order.
+  virtual void compile_stream(const std::vector<Variant>& vs, const std::function<void(std::size_t, Compiled&&)>& done) {
+    auto r = compile(vs);
+    for (std::size_t i = 0; i < r.size(); ++i) done(i, std::move(r[i]));
+  }
   // Runs one compiled candidate on the current case. timeout_s: the watchdog for the whole request.
   virtual RunResult run(const Compiled& c, const Config& cfg, const TimingSpec& t, double timeout_s) = 0;
   virtual int restarts() const { return 0; }
@@ -141,7 +149,10 @@ struct CompileRequest {
   bool options_ok = true;    // false: `log` says why (illegal config), not compiled
   std::string log;
 };
+// Compiles reqs on `threads` threads, taking them in index order from a shared counter. With `done`,
+// each result is handed over (moved) as soon as it is ready and the returned entries are empty.
 std::vector<Compiled> compile_parallel(const std::vector<CompileRequest>& reqs, int cc, bool want_cubin, int threads,
-                                       const std::string& cache_dir, bool use_cache);
+                                       const std::string& cache_dir, bool use_cache,
+                                       const std::function<void(std::size_t, Compiled&&)>& done = {});
 
 }  // namespace evk::gi

@@ -35,9 +35,6 @@ struct SearchOptions {
   int min_repeats = 3;
   double stop_spread = 0.01;
   double give_up_factor = 1.5;
-  // Candidates compiled per chunk while the previous chunk runs on the GPU (0: population / 8,
-  // at least 16); compile and run overlap.
-  int chunk = 0;
   std::string run_dir;          // empty: nothing written
   bool resume = false;          // continue from run_dir/checkpoint.json
   std::string problem;          // recorded in the run directory
