@@ -4,7 +4,8 @@
 #   gi run (POP x GENERATIONS, seed 1) -> gi minimize -> gi tune (original: the pre-tuned baseline)
 #   -> gi validate (hold-out cases, vs original and pre-tuned) -> gi tune (evolved) -> gi validate
 # Each step has a cap, the whole script a deadline, and OUTDIR/gi-TOOL.tar.gz is rewritten after
-# every step, so a cut run still returns what was done. A summary goes to OUTDIR/summary.txt.
+# every step, so a cut run still returns what was done. A summary goes to OUTDIR/summary.txt and the
+# genomes to OUTDIR/TOOL/. Run it from the repository root (the device tool's working copy).
 # Usage: gi_pipeline.sh BUNDLE OUTDIR "TOOL..." [POP] [GENERATIONS] [DEADLINE_S] [CASES]
 set -uo pipefail
 b=$(cd "${1:?usage: gi_pipeline.sh BUNDLE OUTDIR TOOLS [POP] [GENERATIONS] [DEADLINE_S] [CASES]}" && pwd)
@@ -64,8 +65,11 @@ for t in $tools; do
     step tune_evolved 60 "$t" gi tune min.genome -o evolved.genome --json
     [ -f "$work/evolved.genome" ] && step validate_evolved 50 "$t" gi validate evolved.genome "${pre[@]}" --cases "$cases" --json
   fi
+  mkdir -p "$out/$t"
   for f in best min pretuned evolved; do
-    [ -f "$work/$f.genome" ] && { echo "$t $f.genome: $(grep -v '^#' "$work/$f.genome" | tr '\n' ' ')"; } >> "$summary"
+    [ -f "$work/$f.genome" ] || continue
+    cp "$work/$f.genome" "$out/$t/"
+    echo "$t $f.genome: $(grep -v '^#' "$work/$f.genome" | tr '\n' ' ')" >> "$summary"
   done
   rm -rf "$W/nvrtc-cache"
   pack

@@ -1,14 +1,12 @@
 #!/usr/bin/env bash
 # GPU bundle hook for stereo: the GPU host has no OpenCV, so the real pairs travel as 8-bit PGM
-# (converted here by stereo_to_pgm exactly as `stereo` reads them), and the GI run script travels as
-# gi_run_stereo.sh. Usage: stereo.sh DEST BUILD_DIR
+# (converted here by stereo_to_pgm exactly as `stereo` reads them). Usage: stereo.sh DEST BUILD_DIR
 # An OpenCV-free build (EVK_WITH_OPENCV=OFF, `make bundle`) cannot read PNG/JPEG: the converter of the
 # ordinary build/ is used then when it exists; pairs that no converter reads are left out (their GPU
 # tests skip).
 set -euo pipefail
 DEST=$1
 BUILD_DIR=$2
-cp bench/stereo/gi_run.sh "$DEST/gi_run_stereo.sh"
 convs=()
 for c in "$BUILD_DIR/bin/stereo_to_pgm" build/bin/stereo_to_pgm; do [ -x "$c" ] && convs+=("$c"); done
 if [ ${#convs[@]} -eq 0 ]; then echo "bundle.d/stereo: stereo_to_pgm not built; real-pair GPU tests will skip"; exit 0; fi

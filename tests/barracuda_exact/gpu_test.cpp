@@ -244,6 +244,21 @@ TEST(BarracudaGpu, KernelSpaceProgramsGiveIdenticalKL) {
   evk::testing::TempDir dir;
   std::size_t bad_programs = 0;
   std::vector<std::vector<char>> kept;  // cubins of the last set
+  // one program: poisoned outputs, launch, every read compared with the CPU
+  auto check_program = [&](const evk::gi::Config& cfg, const std::vector<char>& cubin, const std::string& what) {
+    if (cubin.empty()) {
+      ADD_FAILURE() << what << ": NVRTC failed for " << cfg_text(cfg);
+      ++bad_programs;
+      return;
+    }
+    evk::CudaLibrary lib(cubin.data());
+    EVK_CUDA(cudaMemset(args.kl, 0xA5, ref.size() * 16));
+    bc::launch_exact(lib.kernel(bc::kKernelEntry), cfg, args, nullptr);
+    EVK_CUDA(cudaDeviceSynchronize());
+    EVK_CUDA(cudaMemcpy(got.data(), args.kl, ref.size() * 16, cudaMemcpyDeviceToHost));
+    const int m = mismatches(ref, got);
+    if (m != 0 && ++bad_programs <= 20) ADD_FAILURE() << what << ": " << m << " reads differ for " << cfg_text(cfg);
+  };
   auto run_set = [&](const std::vector<std::size_t>& set, const char* what, double* compile_s, double* run_s) {
     auto t = Clock::now();
     std::vector<std::vector<std::string>> opts;
@@ -251,21 +266,7 @@ TEST(BarracudaGpu, KernelSpaceProgramsGiveIdenticalKL) {
     auto cubins = compile_in_processes(src, opts, cc, procs, dir.path());
     *compile_s = secs(t);
     t = Clock::now();
-    for (std::size_t i = 0; i < set.size(); ++i) {
-      const auto& cfg = space.programs[set[i]].config;
-      if (cubins[i].empty()) {
-        ADD_FAILURE() << what << ": NVRTC failed for " << cfg_text(cfg);
-        ++bad_programs;
-        continue;
-      }
-      evk::CudaLibrary lib(cubins[i].data());
-      EVK_CUDA(cudaMemset(args.kl, 0xA5, ref.size() * 16));
-      bc::launch_exact(lib.kernel(bc::kKernelEntry), cfg, args, nullptr);
-      EVK_CUDA(cudaDeviceSynchronize());
-      EVK_CUDA(cudaMemcpy(got.data(), args.kl, ref.size() * 16, cudaMemcpyDeviceToHost));
-      const int m = mismatches(ref, got);
-      if (m != 0 && ++bad_programs <= 20) ADD_FAILURE() << what << ": " << m << " reads differ for " << cfg_text(cfg);
-    }
+    for (std::size_t i = 0; i < set.size(); ++i) check_program(space.programs[set[i]].config, cubins[i], what);
     *run_s = secs(t);
     kept = std::move(cubins);
     std::printf("%s: %zu programs, compile %.1f s (%.1f programs/s, %d processes), run+check %.1f s (%.2f ms each)\n",
@@ -310,21 +311,7 @@ TEST(BarracudaGpu, KernelSpaceProgramsGiveIdenticalKL) {
       if (from + chunk < part.size())
         job = start_compiles(src, options_of(from + chunk), cc, nprocs, dir.path() / std::to_string(from + chunk));
       tw = Clock::now();
-      for (std::size_t k = 0; k < cubins.size(); ++k) {
-        const auto& cfg = space.programs[part[from + k]].config;
-        if (cubins[k].empty()) {
-          ADD_FAILURE() << sh << ": NVRTC failed for " << cfg_text(cfg);
-          ++bad_programs;
-          continue;
-        }
-        evk::CudaLibrary lib(cubins[k].data());
-        EVK_CUDA(cudaMemset(args.kl, 0xA5, ref.size() * 16));
-        bc::launch_exact(lib.kernel(bc::kKernelEntry), cfg, args, nullptr);
-        EVK_CUDA(cudaDeviceSynchronize());
-        EVK_CUDA(cudaMemcpy(got.data(), args.kl, ref.size() * 16, cudaMemcpyDeviceToHost));
-        const int m = mismatches(ref, got);
-        if (m != 0 && ++bad_programs <= 20) ADD_FAILURE() << sh << ": " << m << " reads differ for " << cfg_text(cfg);
-      }
+      for (std::size_t k = 0; k < cubins.size(); ++k) check_program(space.programs[part[from + k]].config, cubins[k], sh);
       run_s += secs(tw);
       swept += cubins.size();
       std::printf("sweep shard %s: %zu/%zu checked, %zu differ, %.0f s\n", sh, swept, part.size(), bad_programs, secs(t));
