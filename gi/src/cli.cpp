@@ -63,6 +63,16 @@ std::string now_text() {
 
 std::string cc_text(int cc) { return std::to_string(cc / 10) + "." + std::to_string(cc % 10); }
 
+// The genome file of a `gi minimize` / `gi tune` result (docs/FORMATS.md header with provenance),
+// written to `out`, or to stdout unless the result goes there as JSON.
+void write_result_genome(const Problem& p, const DeviceSummary& d, const std::string& source, const std::string& genome,
+                         const std::string& out, bool json_out) {
+  if (!out.empty() || !json_out)
+    write_output(out, genome_file({{"kernel", p.name()}, {"cc", cc_text(d.cc)}, {"device", d.name}, {"source", source},
+                                   {"date", now_text()}},
+                                  genome));
+}
+
 Worker::Options worker_options(int device, const std::string& log) {
   Worker::Options o;
   o.argv = {"/proc/self/exe", "gi", "worker", "--device", std::to_string(device)};
@@ -332,11 +342,7 @@ void add_gi_command(CLI::App& app, MakeProblem make_problem) {
       bool tty = ::isatty(2);
       auto r = minimize(g, *ev, x, {}, [&](int d, int t) { step_progress(tty, "gi minimize: gene", d, t); });
       std::string text = format_genome(g, r.output);
-      DeviceSummary d = ev->device();
-      std::string file = genome_file({{"kernel", p->name()}, {"cc", cc_text(d.cc)}, {"device", d.name},
-                                      {"source", "gi minimize " + *genome}, {"date", now_text()}},
-                                     text);
-      if (!out->empty() || !*json_out) write_output(*out, file);
+      write_result_genome(*p, ev->device(), "gi minimize " + *genome, text, *out, *json_out);
       if (*json_out)
         std::cout << json{{"input", format_genome(g, r.input)}, {"output", text}, {"base_ms", r.base_ms},
                           {"noise_ms", r.noise_ms}, {"output_ms", r.output_ms}, {"log", r.log}}
@@ -365,12 +371,8 @@ void add_gi_command(CLI::App& app, MakeProblem make_problem) {
       bool tty = ::isatty(2);
       auto r = tune(g, *ev, x, {}, [&](int d, int t) { step_progress(tty, "gi tune: configuration", d, t); });
       std::string text = format_genome(g, r.output);
-      DeviceSummary d = ev->device();
-      std::string file = genome_file({{"kernel", p->name()}, {"cc", cc_text(d.cc)}, {"device", d.name},
-                                      {"source", "gi tune " + (genome->empty() ? std::string("original") : *genome)},
-                                      {"date", now_text()}},
-                                     text);
-      if (!out->empty() || !*json_out) write_output(*out, file);
+      write_result_genome(*p, ev->device(), "gi tune " + (genome->empty() ? std::string("original") : *genome), text,
+                          *out, *json_out);
       if (*json_out) {
         json t = json::array();
         for (const auto& e : r.table) t.push_back({{"config", e.config}, {"status", e.status}, {"ms", e.ms}});

@@ -10,12 +10,8 @@
 namespace evk::gi {
 namespace {
 
-Grammar toy() { return make_grammar(*testing::make_toy_problem()); }
-int line_of(const Grammar& g, const std::string& needle) {
-  for (std::size_t i = 0; i < g.lines.size(); ++i)
-    if (g.lines[i].text.find(needle) != std::string::npos) return static_cast<int>(i) + 1;
-  return -1;
-}
+using testing::line_of;
+Grammar toy() { return testing::toy_grammar(); }
 std::string K(const Grammar& g, const std::string& prefix, const std::string& needle) {
   return prefix + std::to_string(line_of(g, needle));
 }

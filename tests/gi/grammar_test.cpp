@@ -11,13 +11,8 @@
 namespace evk::gi {
 namespace {
 
-Grammar toy() { return make_grammar(*testing::make_toy_problem()); }
-
-int line_of(const Grammar& g, const std::string& needle) {
-  for (std::size_t i = 0; i < g.lines.size(); ++i)
-    if (g.lines[i].text.find(needle) != std::string::npos) return static_cast<int>(i) + 1;
-  return -1;
-}
+using testing::line_of;
+Grammar toy() { return testing::toy_grammar(); }
 
 TEST(GiGrammar, RuleCountsByTypeOnToyKernel) {
   Grammar g = toy();

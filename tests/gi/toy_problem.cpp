@@ -130,4 +130,12 @@ class ToyProblem : public Problem {
 std::unique_ptr<Problem> make_toy_problem() { return std::make_unique<ToyProblem>(std::string(gi_toy_kernel().text())); }
 std::unique_ptr<Problem> make_toy_problem_with_source(const std::string& s) { return std::make_unique<ToyProblem>(s); }
 
+Grammar toy_grammar() { return make_grammar(*make_toy_problem()); }
+
+int line_of(const Grammar& g, const std::string& needle) {
+  for (std::size_t i = 0; i < g.lines.size(); ++i)
+    if (g.lines[i].text.find(needle) != std::string::npos) return static_cast<int>(i) + 1;
+  return -1;
+}
+
 }  // namespace evk::gi::testing
