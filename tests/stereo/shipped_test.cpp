@@ -5,11 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <set>
 
 #include "evk/dispatch.hpp"
 #include "evk/embedded.hpp"
 #include "evk/stereo/gpu.hpp"
+#include "shipped.hpp"
 #if defined(EVK_HAVE_CUDA)
 #include "evk/cuda_library.hpp"
 #include "evk/stereo/gpu_frame.hpp"
@@ -19,18 +19,7 @@ using namespace evk::stereo;
 namespace fs = std::filesystem;
 
 namespace {
-std::set<std::string> shipped_files() {
-  std::set<std::string> ids;
-  for (const auto& e : fs::directory_iterator(EVK_STEREO_EVOLVED_DIR))
-    if (e.path().extension() == ".genome") ids.insert(e.path().stem().string());
-  return ids;
-}
-std::vector<evk::Variant> builtins(const evk::Registry& reg) {
-  std::vector<evk::Variant> out;
-  for (const auto& v : reg.variants())
-    if (v.source == evk::VariantSource::builtin && !v.is_original()) out.push_back(v);
-  return out;
-}
+using evk::testing::builtin_variants;
 // A job in one of v's classes that meets its constraints (the default job otherwise).
 std::pair<Params, std::pair<int, int>> fitting_job(const evk::Variant& v) {
   static const std::map<std::string, std::pair<int, int>> sizes = {
@@ -42,25 +31,12 @@ std::pair<Params, std::pair<int, int>> fitting_job(const evk::Variant& v) {
 }  // namespace
 
 TEST(ShippedStereo, EveryGenomeFileIsBuiltIn) {
-  const std::set<std::string> files = shipped_files();
-  std::set<std::string> ids;
-  for (const auto& v : builtins(make_registry())) {
-    ids.insert(v.id);
-    EXPECT_EQ(v.kernel, "stereo");
-    EXPECT_GT(v.cc, 0) << v.id << ": a shipped variant needs '# cc:'";
-    EXPECT_FALSE(v.header_value("validated").empty()) << v.id << ": no validation figures in its provenance";
-    EXPECT_FALSE(v.header_value("date").empty()) << v.id;
-    ASSERT_NE(v.embedded, nullptr);
-#if defined(EVK_HAVE_CUDA)
-    EXPECT_GT(v.embedded->fatbin_size, 0u) << v.id << ": no embedded fatbin";
-#endif
-  }
-  EXPECT_EQ(ids, files);
+  evk::testing::expect_every_genome_file_built_in(make_registry(), EVK_STEREO_EVOLVED_DIR, "stereo");
 }
 
 TEST(ShippedStereo, AutoPicksEachVariantOnlyWhereItFits) {
   const evk::Registry reg = make_registry();
-  for (const auto& v : builtins(reg)) {
+  for (const auto& v : builtin_variants(reg)) {
     const evk::DeviceKey own{v.cc, v.device_name.empty() ? "Some GPU" : v.device_name};
     auto [p, wh] = fitting_job(v);
     evk::Request r = make_request(p, wh.first, wh.second);
@@ -99,14 +75,13 @@ TEST(ShippedStereo, SizeClassesOfCommonSizes) {
 
 #if defined(EVK_HAVE_CUDA)
 TEST(ShippedStereo, EveryVariantCompilesWithNvrtcAndItsDefaultJobFindsTheFatbin) {
-  for (const auto& v : builtins(make_registry())) {
+  evk::testing::expect_every_variant_compiles_and_finds_its_fatbin(make_registry(), [](const evk::Variant& v) {
     const KernelVariant k = make_kernel_variant(v);
-    EXPECT_FALSE(k.is_original()) << v.id;
-    const evk::NvrtcRequest req = kernel_request(KernelSettings::from(k.config, Params{}.radius()), v.cc, k.source);
-    const evk::NvrtcResult r = evk::nvrtc_compile(req);
-    EXPECT_TRUE(r.ok) << v.id << ": " << r.log;
-    EXPECT_EQ(evk::find_embedded_variant(req.source, req.options), v.embedded) << v.id;
-    // another window is another configuration: NVRTC, not the fatbin
+    return kernel_request(KernelSettings::from(k.config, Params{}.radius()), v.cc, k.source);
+  });
+  // another window is another configuration: NVRTC, not the fatbin
+  for (const auto& v : builtin_variants(make_registry())) {
+    const KernelVariant k = make_kernel_variant(v);
     const evk::NvrtcRequest w7 = kernel_request(KernelSettings::from(k.config, 3), v.cc, k.source);
     EXPECT_EQ(evk::find_embedded_variant(w7.source, w7.options), nullptr) << v.id;
   }
