@@ -1,15 +1,5 @@
 # cmake -P helper of evk_add_kernel: writes OUTDIR/SYMBOL.{cpp,hpp} embedding SOURCE and FATBIN.
-function(to_c_array file out_var)
-  file(READ ${file} hex HEX)
-  string(LENGTH "${hex}" n)
-  if(n EQUAL 0)
-    set(${out_var} "0x00" PARENT_SCOPE)
-    return()
-  endif()
-  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," arr "${hex}")
-  string(REGEX REPLACE "(0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,)" "\\1\n" arr "${arr}")
-  set(${out_var} "${arr}0x00" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/EvkCArray.cmake)
 
 to_c_array(${SOURCE} src_arr)
 if(FATBIN)

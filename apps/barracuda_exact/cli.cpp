@@ -19,12 +19,6 @@ namespace bc = evk::barracuda_exact;
 
 namespace {
 
-evk::Registry make_registry() {
-  evk::Registry reg;
-  reg.add_kernel("barracuda_exact");
-  return reg;
-}
-
 std::string join_args(int argc, char** argv) {
   std::string s;
   for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
@@ -83,10 +77,11 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
     const bool file_choice = co->kernel != "auto" && co->kernel != "original" && co->kernel != "evolved";
     std::string variant = "cpu reference";
     if (gpu || file_choice) {  // a genome FILE is checked even when the CPU backend will not use it
-      evk::Registry reg = make_registry();
+      evk::Registry reg = bc::make_registry();
       if (gpu) reg.load_overlay(evk::default_overlay_dir());
       const evk::DeviceKey key = gpu ? evk::DeviceKey{be.device.cc(), be.device.name} : evk::DeviceKey{};
-      const evk::Selection sel = reg.select("barracuda_exact", key, co->kernel);
+      const evk::Request req = gpu ? bc::make_request(bc::read_reference_length(mo->ref)) : evk::Request{};
+      const evk::Selection sel = reg.select("barracuda_exact", key, co->kernel, req);
       const bc::KernelVariant kv = bc::resolve_kernel_variant(sel.variant);
       if (gpu) {
         mo->gpu = true;
@@ -102,6 +97,7 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
     evk::verbose_line(*co, "backend: " + (be.backend == evk::Backend::gpu ? "GPU " + be.device.name : "CPU (" + be.reason + ")") +
                                ", " + variant);
     const bc::MapStats st = bc::run_map(*mo);
+    if (!st.kernel_origin.empty()) evk::verbose_line(*co, "kernel loaded from " + st.kernel_origin);
     auto rate = [&](double s) { return s > 0 ? static_cast<double>(st.reads) / s : 0.0; };
     if (co->json) {
       nlohmann::json j = {{"reads", st.reads},
@@ -110,6 +106,8 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
                           {"unmatched", st.unmatched},
                           {"bridging_contigs", st.bridging},
                           {"backend", mo->gpu ? "gpu" : "cpu"},
+                          {"kernel", variant},
+                          {"kernel_origin", st.kernel_origin},
                           {"seconds", {{"index", st.index_s}, {"parse", st.parse_s}, {"transfer", st.transfer_s},
                                        {"kernel", st.kernel_s}, {"match", st.match_s}, {"position_lookup", st.lookup_s},
                                        {"write", st.write_s}, {"total", st.total_s}}},
@@ -135,7 +133,7 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
 
 int main(int argc, char** argv) {
   auto app = evk::make_app("barracuda_exact", "Exact short-read mapping on a BWA index (BarraCUDA's kernel, genetically improved per GPU)");
-  evk::add_devices_command(*app, "barracuda_exact", make_registry);
+  evk::add_devices_command(*app, "barracuda_exact", bc::make_registry);
   add_index_command(*app);
   add_map_command(*app, join_args(argc, argv));
   evk::gi::add_gi_command(*app, [] { return evk::barracuda_exact::make_gi_problem(); });

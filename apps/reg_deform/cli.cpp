@@ -29,12 +29,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-evk::Registry make_registry() {
-  evk::Registry reg;
-  reg.add_kernel("reg_deform");
-  return reg;
-}
-
 // Per-stage wall times for --verbose and --json.
 struct Stages {
   const evk::CommonOptions& opt;
@@ -54,20 +48,22 @@ struct Stages {
 // The backend and, on the GPU, the kernel variant (registry + overlay; a genome is applied to the
 // GI problem's kernel and compiled through NVRTC with its configuration).
 struct Plan {
+  evk::CommonOptions opt;
   evk::BackendChoice backend;
   std::string variant = "cpu";
   rd::KernelChoice kernel;
 };
-Plan plan_for(const evk::CommonOptions& opt) {
+Plan plan_for(const evk::CommonOptions& opt, const evk::Request& request = {}) {
   Plan p;
+  p.opt = opt;
   p.backend = evk::choose_backend(opt);
   const bool file = opt.kernel != "auto" && opt.kernel != "original" && opt.kernel != "evolved";
   if (p.backend.backend == evk::Backend::gpu) {
-    evk::Registry reg = make_registry();
+    evk::Registry reg = rd::make_registry();
     const auto overlay = evk::default_overlay_dir();
     if (!overlay.empty()) reg.load_overlay(overlay);
     const auto& d = p.backend.device;
-    evk::Selection s = reg.select("reg_deform", evk::DeviceKey{d.cc(), d.name}, opt.kernel);
+    evk::Selection s = reg.select("reg_deform", evk::DeviceKey{d.cc(), d.name}, opt.kernel, request);
     p.kernel = rd::kernel_for_variant(s.variant);
     p.variant = s.variant.id + " (" + s.rule + ")";
 #if defined(EVK_HAVE_CUDA)
@@ -75,13 +71,13 @@ Plan plan_for(const evk::CommonOptions& opt) {
 #endif
   } else if (file) {
     // A genome file is still checked on the CPU backend (bad input is reported, never ignored).
-    evk::Registry reg = make_registry();
-    rd::kernel_for_variant(reg.select("reg_deform", evk::DeviceKey{}, opt.kernel).variant);
+    evk::Registry reg = rd::make_registry();
+    rd::kernel_for_variant(reg.select("reg_deform", evk::DeviceKey{}, opt.kernel, request).variant);
     p.variant = "cpu (genome " + opt.kernel + " checked, not used by the CPU reference)";
   }
   std::string k = p.variant;
   if (p.backend.backend == evk::Backend::gpu)
-    k += p.kernel.evolved() ? ", evolved genome '" + p.kernel.genome + "', " + p.kernel.config.describe() + ", NVRTC"
+    k += p.kernel.evolved() ? ", evolved genome '" + p.kernel.genome + "', " + p.kernel.config.describe()
                             : ", original " + p.kernel.config.describe();
   evk::verbose_line(opt, "backend: " + std::string(p.backend.backend == evk::Backend::gpu ? "gpu" : "cpu") + " (" +
                              p.backend.reason + "), kernel " + k);
@@ -109,6 +105,8 @@ rd::Field field_of(const Plan& p, const rd::Geometry& ref, const rd::Grid& grid,
     eng.set_grid(grid);
     eng.compute(disp);
     info["gpu_path"] = eng.tiled() ? "tile5 (1x5x5 tiles)" : "generic (one thread per voxel)";
+    info["kernel_origin"] = eng.kernel_origin();
+    evk::verbose_line(p.opt, "kernel loaded from " + eng.kernel_origin());
     info["active_voxels"] = eng.active_voxels();
     return eng.download(disp);
   }
@@ -128,7 +126,7 @@ void print_json(const nlohmann::json& j, const evk::CommonOptions& opt) {
 
 int main(int argc, char** argv) {
   auto app = evk::make_app("reg_deform", "Cubic B-spline deformation fields and resampling for brain MRI (NiftyReg's kernel, genetically improved per GPU)");
-  evk::add_devices_command(*app, "reg_deform", make_registry);
+  evk::add_devices_command(*app, "reg_deform", rd::make_registry);
 
   // ---- field ----
   struct FieldArgs {
@@ -148,9 +146,9 @@ int main(int argc, char** argv) {
   evk::add_common_options(field, fa->c);
   field->callback([fa] {
     Stages st{fa->c};
-    Plan p = plan_for(fa->c);
     const rd::Volume ref = rd::read_volume(fa->ref);
     const rd::Grid grid = rd::read_grid(fa->cpp, ref.geo);
+    Plan p = plan_for(fa->c, rd::make_request(ref.geo.nx, ref.geo.ny, ref.geo.nz, grid.sx, grid.sy, grid.sz));
     const rd::Mask mask = fa->mask.empty() ? rd::Mask{} : rd::read_mask(fa->mask, ref.geo);
     { evk::AtomicOutput probe(fa->out); }  // unwritable output: fail before computing
     st.done("read");
@@ -191,10 +189,12 @@ int main(int argc, char** argv) {
     rd::ResampleOptions ro;
     ro.interp = rd::parse_interp(ra->interp);
     ro.pad = ra->pad;
-    Plan p = plan_for(ra->c);
     const rd::Volume ref = rd::read_volume(ra->ref);
     const rd::Volume flo = rd::read_volume(ra->flo);
     rd::Transformation t = rd::read_transformation(ra->trans, ref.geo);
+    const bool grid_in = t.kind == rd::TransKind::grid;
+    Plan p = plan_for(ra->c, grid_in ? rd::make_request(ref.geo.nx, ref.geo.ny, ref.geo.nz, t.grid.sx, t.grid.sy, t.grid.sz)
+                                     : evk::Request{});
     { evk::AtomicOutput probe(ra->out); }  // unwritable output: fail before computing
     st.done("read");
     nlohmann::json info = nlohmann::json::object();

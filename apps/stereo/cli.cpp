@@ -47,15 +47,17 @@ void add_match_options(CLI::App* c, MatchOptions& o) {
 // Computes disparities with the chosen backend, GPU backend kept for batches.
 class Matcher {
  public:
-  explicit Matcher(const MatchOptions& o) : o_(o) {
+  // width x height: the (first) pair's size, for the kernel variant's applicability and size class.
+  Matcher(const MatchOptions& o, int width, int height) : o_(o) {
+    const evk::Request request = make_request(o.params, width, height);
     // A genome file is checked before anything else, so a bad one is reported as such with or
     // without a GPU (reading and applying a genome needs no device).
     if (is_genome_file_choice(o.common.kernel))
-      make_kernel_variant(select_variant(o.common.kernel, evk::DeviceInfo{}).variant);
+      make_kernel_variant(select_variant(o.common.kernel, evk::DeviceInfo{}, request).variant);
     evk::BackendChoice b = evk::choose_backend(o.common);
     evk::verbose_line(o.common, "backend: " + b.reason);
     if (b.backend == evk::Backend::gpu) {
-      evk::Selection s = select_variant(o.common.kernel, b.device);
+      evk::Selection s = select_variant(o.common.kernel, b.device, request);
       KernelVariant kv = make_kernel_variant(s.variant);
       evk::verbose_line(o.common, "kernel stereo: " + s.variant.id + " (" + s.rule + ")" +
                                       (kv.is_original() ? "" : ", genome: " + kv.genome));
@@ -125,7 +127,7 @@ void run_disparity(const DisparityCmd& c) {
   const double read_ms = ms_since(t0);
   evk::verbose_line(c.o.common, "read " + std::to_string(l.width) + "x" + std::to_string(l.height) + " pair in " +
                                     pct(read_ms) + " ms");
-  Matcher m(c.o);
+  Matcher m(c.o, l.width, l.height);
   double compute_ms = 0;
   DisparityMap d = m.run(l, r, compute_ms);
   evk::verbose_line(c.o.common, "compute (" + m.backend() + "): " + pct(compute_ms) + " ms");
@@ -251,7 +253,7 @@ void run_batch(const BatchCmd& c) {
   if (!fs::is_directory(outdir, ec)) evk::input_error(c.outdir, "output directory does not exist");
   check_disparity_output(outdir / ("x." + c.format), c.o.params.max_disparity, c.o.write);
   std::vector<Pair> pairs = list_pairs(c.input);
-  Matcher m(c.o);
+  std::unique_ptr<Matcher> matcher;  // made for the first pair's size (variant applicability, size class)
   auto t0 = clk::now();
   double compute_total = 0;
   nlohmann::json items = nlohmann::json::array();
@@ -259,6 +261,8 @@ void run_batch(const BatchCmd& c) {
     Image8 l = read_gray(p.left), r = read_gray(p.right);
     validate_pair(l, r, p.left.string() + ", " + p.right.string());
     double cms = 0;
+    if (!matcher) matcher = std::make_unique<Matcher>(c.o, l.width, l.height);
+    Matcher& m = *matcher;
     DisparityMap d = m.run(l, r, cms);
     compute_total += cms;
     fs::path out = outdir / (p.name + "." + c.format);
@@ -274,12 +278,12 @@ void run_batch(const BatchCmd& c) {
   if (c.o.common.json) {
     std::cout << nlohmann::json{{"pairs", items}, {"count", pairs.size()}, {"seconds", total_s},
                                 {"pairs_per_second", pps}, {"compute_ms", compute_total},
-                                {"backend", m.backend()}, {"kernel", m.variant()}}
+                                {"backend", matcher->backend()}, {"kernel", matcher->variant()}}
                      .dump(2)
               << "\n";
   } else {
     std::printf("%zu pairs in %.3f s: %.2f pairs/s (%s, %s; compute %.1f ms total)\n", pairs.size(), total_s, pps,
-                m.backend().c_str(), m.variant().c_str(), compute_total);
+                matcher->backend().c_str(), matcher->variant().c_str(), compute_total);
   }
 }
 

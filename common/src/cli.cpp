@@ -1,11 +1,13 @@
 #include "evk/cli.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "evk/atomic_file.hpp"
 #include "evk/cuda_check.hpp"
+#include "evk/embedded.hpp"
 #include "evk/error.hpp"
 
 #ifndef EVK_VERSION
@@ -68,6 +70,37 @@ static nlohmann::json device_json(const DeviceInfo& d) {
           {"clock_khz", d.clock_khz}};
 }
 
+// Every evolved variant the registry holds (built-in and overlay), with its keys and provenance.
+static nlohmann::json variants_json(const Registry& reg) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& v : reg.variants()) {
+    if (v.is_original()) continue;
+    nlohmann::json cs = nlohmann::json::array();
+    for (const auto& c : reg.constraints_of(v)) cs.push_back(c.text());
+    nlohmann::json prov = nlohmann::json::object();
+    for (const auto& [k, val] : v.header) {
+      if (k == "kernel" || k == "cc" || k == "device" || k == "classes" || k == "requires" || k == "id") continue;
+      if (k == "validated") {
+        prov[k].push_back(val);  // one line per size class
+      } else {
+        prov[k] = val;
+      }
+    }
+    out.push_back({{"id", v.id},
+                   {"kernel", v.kernel},
+                   {"source", to_string(v.source)},
+                   {"compute_capability", format_cc(v.cc)},
+                   {"device", v.device_name},
+                   {"classes", v.classes.empty() ? nlohmann::json("all") : nlohmann::json(v.classes)},
+                   {"constraints", cs},
+                   {"embedded_fatbin", v.embedded != nullptr && v.embedded->fatbin_size > 0},
+                   {"path", v.path},
+                   {"genome", v.genome},
+                   {"provenance", prov}});
+  }
+  return out;
+}
+
 void add_devices_command(CLI::App& app, const std::string& tool, const std::function<Registry()>& make_registry) {
   auto* cmd = app.add_subcommand("devices", "List GPUs and, per kernel, the variant that would run on each");
   auto json = std::make_shared<bool>(false);
@@ -94,12 +127,22 @@ void add_devices_command(CLI::App& app, const std::string& tool, const std::func
     j["overlay_dir"] = overlay.string();
     j["overlay_problems"] = overlay_problems;
     j["backend"] = env.usable() ? "gpu" : "cpu";
+    j["variants"] = variants_json(reg);
     j["devices"] = nlohmann::json::array();
     for (const auto& d : env.devices) {
       nlohmann::json dj = device_json(d);
       for (const auto& k : reg.kernels()) {
         Selection s = reg.select(k, DeviceKey{d.cc(), d.name}, *kernel);
         dj["kernels"][k] = {{"variant", s.variant.id}, {"source", to_string(s.variant.source)}, {"rule", s.rule}};
+        // and per size class that some variant of this kernel names
+        std::vector<std::string> classes;
+        for (const auto& v : reg.variants())
+          for (const auto& c : v.classes)
+            if (v.kernel == k && std::find(classes.begin(), classes.end(), c) == classes.end()) classes.push_back(c);
+        for (const auto& c : classes) {
+          Selection sc = reg.select(k, DeviceKey{d.cc(), d.name}, *kernel, Request{c, {}});
+          dj["kernels"][k]["by_class"][c] = {{"variant", sc.variant.id}, {"rule", sc.rule}};
+        }
       }
       j["devices"].push_back(dj);
     }
@@ -110,6 +153,16 @@ void add_devices_command(CLI::App& app, const std::string& tool, const std::func
     std::printf("%s %s: %s (CUDA runtime %s, driver %s)\n", tool.c_str(), EVK_VERSION,
                 env.built_with_cuda ? ("built with CUDA for sm_" + std::string(EVK_CUDA_ARCHS)).c_str() : "CPU-only build",
                 format_cuda_version(env.runtime_version).c_str(), format_cuda_version(env.driver_version).c_str());
+    std::printf("Shipped and overlay kernel variants:%s\n", reg.variants().size() > reg.kernels().size() ? "" : " none");
+    for (const auto& v : reg.variants()) {
+      if (v.is_original()) continue;
+      std::string cls, cs;
+      for (const auto& c : v.classes) cls += (cls.empty() ? "" : ", ") + c;
+      for (const auto& c : reg.constraints_of(v)) cs += "; " + c.text();
+      std::printf("  variant %s/%s [%s%s]: %s%s, size classes %s%s\n", v.kernel.c_str(), v.id.c_str(), to_string(v.source),
+                  v.embedded && v.embedded->fatbin_size ? ", embedded fatbin" : "", format_cc(v.cc).c_str(),
+                  v.device_name.empty() ? "" : (" " + v.device_name).c_str(), cls.empty() ? "all" : cls.c_str(), cs.c_str());
+    }
     if (!env.usable()) {
       std::printf("No usable GPU: %s.\nThe CPU backend will be used.\n", env.status.c_str());
       return;

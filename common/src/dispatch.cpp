@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "evk/embedded.hpp"
 #include "evk/error.hpp"
 
 namespace fs = std::filesystem;
@@ -49,13 +50,85 @@ static int parse_cc(const std::string& v, const std::string& where) {
   input_error(where, "bad compute capability '" + v + "' (want e.g. 9.0)");
 }
 
-Variant read_genome_file(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) input_error(path.string(), "cannot open genome file");
+std::string Constraint::text() const {
+  std::ostringstream o;
+  o << name << " " << op << " " << value;
+  return o.str();
+}
+
+bool Constraint::holds(double x) const {
+  if (op == "<=") return x <= value;
+  if (op == ">=") return x >= value;
+  if (op == "==") return x == value;
+  return x != value;  // "!=" (parse_constraint accepts nothing else)
+}
+
+static Constraint parse_constraint(const std::string& v, const std::string& where) {
+  static const char* ops[] = {"<=", ">=", "==", "!="};
+  for (const char* op : ops) {
+    auto at = v.find(op);
+    if (at == std::string::npos) continue;
+    Constraint c;
+    c.name = trim(v.substr(0, at));
+    c.op = op;
+    const std::string num = trim(v.substr(at + 2));
+    bool ok = !c.name.empty() && c.name.find_first_of(" \t") == std::string::npos && !num.empty();
+    if (ok) {
+      try {
+        std::size_t used = 0;
+        c.value = std::stod(num, &used);
+        ok = used == num.size();
+      } catch (const std::exception&) {
+        ok = false;
+      }
+    }
+    if (ok) return c;
+    break;
+  }
+  input_error(where, "bad 'requires' line '" + v + "' (want NAME OP NUMBER, OP one of <= >= == !=)");
+}
+
+static std::vector<std::string> parse_classes(const std::string& v) {
+  std::vector<std::string> out;
+  std::stringstream ss(v);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    item = trim(item);
+    if (!item.empty()) out.push_back(item);
+  }
+  if (out.size() == 1 && out[0] == "all") out.clear();
+  return out;
+}
+
+static std::string misfit_of(const Variant& v, const std::vector<Constraint>& cs, const Request& r) {
+  for (const auto& c : cs) {
+    auto it = r.props.find(c.name);
+    if (it == r.props.end() || c.holds(it->second)) continue;
+    std::ostringstream o;
+    o << "requires " << c.text() << ", the request has " << it->second;
+    return o.str();
+  }
+  if (!r.size_class.empty() && !v.classes.empty() &&
+      std::find(v.classes.begin(), v.classes.end(), r.size_class) == v.classes.end()) {
+    std::string list;
+    for (const auto& c : v.classes) list += (list.empty() ? "" : ", ") + c;
+    return "validated for size class " + list + ", not " + r.size_class;
+  }
+  return "";
+}
+
+std::string Variant::misfit(const Request& r) const { return misfit_of(*this, constraints, r); }
+
+std::string Variant::header_value(const std::string& key) const {
+  for (const auto& [k, v] : header)
+    if (k == key) return v;
+  return "";
+}
+
+Variant parse_genome_text(const std::string& text, const std::string& where) {
   Variant v;
   v.source = VariantSource::file;
-  v.path = path.string();
-  v.id = path.stem().string();
+  std::istringstream in(text);
   std::string line, genome;
   while (std::getline(in, line)) {
     std::string t = trim(line);
@@ -64,19 +137,34 @@ Variant read_genome_file(const fs::path& path) {
       auto colon = t.find(':');
       if (colon == std::string::npos) continue;
       std::string key = trim(t.substr(1, colon - 1)), val = trim(t.substr(colon + 1));
+      v.header.emplace_back(key, val);
       if (key == "kernel") v.kernel = val;
-      else if (key == "cc") v.cc = parse_cc(val, path.string());
+      else if (key == "cc") v.cc = parse_cc(val, where);
       else if (key == "device") v.device_name = val;
       else if (key == "id") v.id = val;
+      else if (key == "classes") v.classes = parse_classes(val);
+      else if (key == "requires") v.constraints.push_back(parse_constraint(val, where));
       continue;
     }
     if (!genome.empty()) genome += '\n';
     genome += t;
   }
-  if (in.bad()) input_error(path.string(), "read error");
-  if (v.kernel.empty()) input_error(path.string(), "genome file has no '# kernel: NAME' header line");
-  if (v.id == "original") v.id = "original-genome";
+  if (v.kernel.empty()) input_error(where, "genome file has no '# kernel: NAME' header line");
   v.genome = genome;
+  return v;
+}
+
+Variant read_genome_file(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) input_error(path.string(), "cannot open genome file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) input_error(path.string(), "read error");
+  std::string id = path.stem().string();
+  Variant v = parse_genome_text(text.str(), path.string());
+  v.path = path.string();
+  if (v.id.empty()) v.id = id;
+  if (v.id == "original") v.id = "original-genome";
   return v;
 }
 
@@ -93,6 +181,30 @@ void Registry::add(Variant v) {
   add_kernel(v.kernel);
   variants_.push_back(std::move(v));
 }
+
+void Registry::add_builtin() {
+  for (const EmbeddedVariant* e : embedded_variants()) {
+    if (std::find(kernels_.begin(), kernels_.end(), e->kernel) == kernels_.end()) continue;
+    // The build applied and compiled this file: a failure here is a build defect, not bad input.
+    Variant v = parse_genome_text(e->genome_file, std::string("built-in variant ") + e->id);
+    v.source = VariantSource::builtin;
+    if (v.id.empty()) v.id = e->id;
+    v.embedded = e;
+    variants_.push_back(std::move(v));
+  }
+}
+
+void Registry::set_implied_constraints(const std::string& kernel, ConstraintHook hook) { hooks_[kernel] = std::move(hook); }
+
+std::vector<Constraint> Registry::constraints_of(const Variant& v) const {
+  std::vector<Constraint> cs = v.constraints;
+  if (auto it = hooks_.find(v.kernel); it != hooks_.end() && !v.is_original())
+    for (auto& c : it->second(v))
+      if (std::none_of(cs.begin(), cs.end(), [&](const Constraint& x) { return x.text() == c.text(); })) cs.push_back(std::move(c));
+  return cs;
+}
+
+std::string Registry::misfit(const Variant& v, const Request& r) const { return misfit_of(v, constraints_of(v), r); }
 
 std::vector<std::string> Registry::load_overlay(const fs::path& dir) {
   std::vector<std::string> problems;
@@ -121,7 +233,8 @@ std::vector<std::string> Registry::load_overlay(const fs::path& dir) {
   return problems;
 }
 
-Selection Registry::select(const std::string& kernel, const DeviceKey& dev, const std::string& choice) const {
+Selection Registry::select(const std::string& kernel, const DeviceKey& dev, const std::string& choice,
+                           const Request& req) const {
   if (std::find(kernels_.begin(), kernels_.end(), kernel) == kernels_.end())
     input_error("--kernel", "unknown kernel '" + kernel + "'");
   auto original = [&] {
@@ -135,40 +248,70 @@ Selection Registry::select(const std::string& kernel, const DeviceKey& dev, cons
     Variant v = read_genome_file(choice);
     if (v.kernel != kernel)
       input_error(choice, "genome is for kernel '" + v.kernel + "', not '" + kernel + "'");
+    // Constraints are correctness (e.g. an 8-bit output cannot hold 256 disparities); classes are
+    // only where it was validated faster, so a file the user names runs in any class.
+    Request no_class = req;
+    no_class.size_class.clear();
+    if (std::string why = misfit(v, no_class); !why.empty()) input_error(choice, "cannot run this request: " + why);
     return {v, "--kernel " + choice};
   }
 
   // Evolved candidates for this kernel that may run on the device (not for a newer architecture).
   std::vector<const Variant*> cands;
-  for (const auto& v : variants_)
-    if (v.kernel == kernel && !v.is_original() && v.cc > 0 && v.cc <= dev.cc) cands.push_back(&v);
-  // Overlay beats built-in at every step; stable order otherwise (first registered wins).
+  std::vector<std::string> misfits;
+  for (const auto& v : variants_) {
+    if (v.kernel != kernel || v.is_original() || v.cc <= 0 || v.cc > dev.cc) continue;
+    if (std::string why = misfit(v, req); !why.empty()) {
+      misfits.push_back(v.id + ": " + why);
+      continue;
+    }
+    cands.push_back(&v);
+  }
+  // Within one step of the chain: an overlay variant (evolved on this user's machine) first, then one
+  // validated for the request's size class, then one for every class; else the first registered.
+  auto rank = [&](const Variant& v) {
+    int r = 0;
+    if (v.source == VariantSource::overlay) r += 2;
+    if (!req.size_class.empty() && !v.classes.empty()) r += 1;  // fits the class (misfits are gone)
+    return r;
+  };
   auto best = [&](auto pred) -> const Variant* {
     const Variant* b = nullptr;
     for (const Variant* v : cands) {
       if (!pred(*v)) continue;
-      if (!b || (v->source == VariantSource::overlay && b->source != VariantSource::overlay)) b = v;
+      if (!b || rank(*v) > rank(*b)) b = v;
     }
     return b;
   };
+  auto with_class = [&](std::string rule, const Variant& v) {
+    if (!req.size_class.empty()) rule += v.classes.empty() ? ", all size classes" : ", size class " + req.size_class;
+    return rule;
+  };
   if (dev.cc > 0) {
     if (auto* v = best([&](const Variant& x) { return x.cc == dev.cc && !x.device_name.empty() && x.device_name == dev.name; }))
-      return {*v, std::string("exact device match (") + dev.name + ", " + format_cc(dev.cc) + ")"};
+      return {*v, with_class(std::string("exact device match (") + dev.name + ", " + format_cc(dev.cc) + ")", *v)};
     if (auto* v = best([&](const Variant& x) { return x.cc == dev.cc && x.device_name.empty(); }))
-      return {*v, "same compute capability (" + format_cc(dev.cc) + ")"};
+      return {*v, with_class("same compute capability (" + format_cc(dev.cc) + ")", *v)};
     if (auto* v = best([&](const Variant& x) { return x.cc == dev.cc; }))
-      return {*v, "same compute capability (" + format_cc(dev.cc) + ", evolved on " + v->device_name + ")"};
+      return {*v, with_class("same compute capability (" + format_cc(dev.cc) + ", evolved on " + v->device_name + ")", *v)};
     int lower = 0;
     for (const Variant* v : cands)
       if (v->cc < dev.cc) lower = std::max(lower, v->cc);
     if (lower > 0)
       if (auto* v = best([&](const Variant& x) { return x.cc == lower; }))
-        return {*v, "nearest lower compute capability (" + format_cc(lower) + " for a " + format_cc(dev.cc) + " device)"};
+        return {*v, with_class("nearest lower compute capability (" + format_cc(lower) + " for a " + format_cc(dev.cc) +
+                                   " device)",
+                               *v)};
   }
+  std::string skipped;
+  for (const auto& m : misfits) skipped += "; " + m;
   if (choice == "evolved")
-    input_error("--kernel evolved", "no evolved variant of '" + kernel + "' for " +
-                                        (dev.cc ? dev.name + " (compute capability " + format_cc(dev.cc) + ")" : "this device"));
-  return {original, dev.cc ? "no evolved variant for compute capability " + format_cc(dev.cc) + " or lower" : "no GPU"};
+    input_error("--kernel evolved", "no evolved variant of '" + kernel + "' fits " +
+                                        (dev.cc ? dev.name + " (compute capability " + format_cc(dev.cc) + ")" : "this device") +
+                                        " and this request" + skipped);
+  if (!dev.cc) return {original, "no GPU"};
+  return {original, (misfits.empty() ? "no evolved variant for compute capability " + format_cc(dev.cc) + " or lower"
+                                     : "no evolved variant fits this request") + skipped};
 }
 
 fs::path default_overlay_dir() {

@@ -6,6 +6,7 @@
 
 #include "evk/gi/genome.hpp"
 #include "evk/cuda_check.hpp"
+#include "evk/embedded.hpp"
 #include "evk_kernels/barracuda_exact_kernel.hpp"
 
 namespace evk::barracuda_exact {
@@ -41,18 +42,34 @@ void launch_exact(cudaKernel_t kernel, const gi::Config& cfg, const ExactArgs& a
   }
 }
 
-CudaLibrary load_exact_kernel(const gi::Config& cfg, int cc, const std::string& source) {
-  const std::vector<std::string> opts = kernel_compile_options(cfg);  // validates
+NvrtcRequest exact_kernel_request(const gi::Config& cfg, int cc, const std::string& source) {
   const KernelImage& img = barracuda_exact_kernel();
-  if (source.empty() && is_default_config(cfg) && img.fatbin_size > 0) return CudaLibrary(img.fatbin);
   NvrtcRequest req;
   req.source = source.empty() ? std::string(img.text()) : source;
   req.name = source.empty() ? "barracuda_exact.cu" : "barracuda_exact_evolved.cu";
-  req.options = opts;
+  req.options = kernel_compile_options(cfg);  // validates
   for (auto& o : gi::source_nvrtc_options(req.source)) req.options.push_back(o);  // a genome's option genes
   req.cc = cc;
+  return req;
+}
+
+CudaLibrary load_exact_kernel(const gi::Config& cfg, int cc, const std::string& source, std::string* origin) {
+  const KernelImage& img = barracuda_exact_kernel();
+  const NvrtcRequest req = exact_kernel_request(cfg, cc, source);  // validates cfg
+  auto said = [&](const std::string& o) {
+    if (origin) *origin = o;
+  };
+  if (source.empty() && is_default_config(cfg) && img.fatbin_size > 0) {
+    said("embedded fatbin");
+    return CudaLibrary(img.fatbin);
+  }
+  if (const EmbeddedVariant* e = find_embedded_variant(req.source, req.options)) {
+    said(std::string("embedded fatbin (") + e->id + ")");
+    return CudaLibrary(e->fatbin);
+  }
   NvrtcResult r = CompileCache().compile(req);
   if (!r.ok) throw std::runtime_error("NVRTC failed for the barracuda_exact kernel: " + r.log);
+  said("NVRTC sm_" + std::to_string(cc) + (r.log == "(cached)" ? " (cached)" : ""));
   return CudaLibrary(r.cubin.data());
 }
 
@@ -121,7 +138,7 @@ GpuMatcher::GpuMatcher(const BwtIndex& idx, const gi::Config& cfg, int device, c
   int major = 0, minor = 0;
   EVK_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   EVK_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  lib_ = load_exact_kernel(cfg_, major * 10 + minor, source);
+  lib_ = load_exact_kernel(cfg_, major * 10 + minor, source, &origin_);
   kernel_ = lib_.kernel(kKernelEntry);
   EVK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   for (auto& e : ev_) EVK_CUDA(cudaEventCreate(&e));

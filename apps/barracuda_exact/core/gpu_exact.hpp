@@ -43,7 +43,11 @@ void launch_exact(cudaKernel_t kernel, const gi::Config& cfg, const ExactArgs& a
 // the default config, else NVRTC (cached) of `source` (empty: the original text; an evolved variant's
 // patched text from resolve_kernel_variant) with kernel_compile_options(cfg). Throws InputError for
 // an illegal config, std::runtime_error on compile failure.
-CudaLibrary load_exact_kernel(const gi::Config& cfg, int cc, const std::string& source = {});
+// origin (optional): "embedded fatbin", "embedded fatbin (ID)" for a shipped evolved variant, or "NVRTC ...".
+CudaLibrary load_exact_kernel(const gi::Config& cfg, int cc, const std::string& source = {}, std::string* origin = nullptr);
+// The NVRTC request load_exact_kernel compiles (the build compiles shipped evolved variants from the
+// same request; an identical request loads their embedded fatbin).
+NvrtcRequest exact_kernel_request(const gi::Config& cfg, int cc, const std::string& source = {});
 
 // The BWT occurrence array on the device (padded so whole-block loads stay in bounds).
 class DeviceBwt {
@@ -96,9 +100,11 @@ class GpuMatcher {
   GpuMatcher(const GpuMatcher&) = delete;
   GpuMatcher& operator=(const GpuMatcher&) = delete;
   std::vector<KL> match(const PackedReads& reads, GpuBatchTimes* times = nullptr);
+  const std::string& origin() const { return origin_; }  // where the kernel was loaded from
 
  private:
   gi::Config cfg_;
+  std::string origin_;
   DeviceBwt bwt_;
   DeviceReads reads_;
   CudaLibrary lib_;

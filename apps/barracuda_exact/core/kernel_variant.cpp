@@ -35,4 +35,21 @@ KernelVariant resolve_kernel_variant(const Variant& v) {
   return k;
 }
 
+Registry make_registry() {
+  Registry reg;
+  reg.add_kernel("barracuda_exact");
+  reg.add_builtin();
+  return reg;
+}
+
+std::string size_class_of(long long ref_length) { return ref_length < 50000000 ? "ecoli-sized" : "500mbp"; }
+
+Request make_request(long long ref_length, int read_length) {
+  Request r;
+  r.size_class = size_class_of(ref_length);
+  r.props["ref_length"] = static_cast<double>(ref_length);
+  if (read_length > 0) r.props["read_length"] = read_length;
+  return r;
+}
+
 }  // namespace evk::barracuda_exact

@@ -20,4 +20,13 @@ struct KernelVariant {
 // malformed genome, a genome of another kernel's grammar, or an illegal configuration.
 KernelVariant resolve_kernel_variant(const Variant& v);
 
+// The registry of barracuda_exact kernels: kernel "barracuda_exact" with the variants compiled into
+// this binary (kernels/evolved/barracuda_exact).
+Registry make_registry();
+// Size class of a reference (the classes the gi problem validates in): "ecoli-sized" below 50 Mbp
+// (an index that fits in a Hopper's L2), else "500mbp" (far larger than L2).
+std::string size_class_of(long long ref_length);
+// What a map job asks of a kernel variant: its size class and ref_length (and read_length when known).
+Request make_request(long long ref_length, int read_length = 0);
+
 }  // namespace evk::barracuda_exact

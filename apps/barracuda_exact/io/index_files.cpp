@@ -75,6 +75,14 @@ void read_sa(const std::string& path, BwtIndex& idx) {
     if (idx.sa[j] >= idx.seq_len) input_error(path, "corrupt: SA value beyond the text");
 }
 
+// The first line of a .ann: "l_pac n_seqs seed".
+void read_ann_header(std::istream& in, const std::string& path, long long& l_pac, long long& n_seqs, unsigned& seed) {
+  std::string line;
+  if (!std::getline(in, line) || std::sscanf(line.c_str(), "%lld %lld %u", &l_pac, &n_seqs, &seed) != 3 || n_seqs <= 0 ||
+      l_pac <= 0)
+    input_error(path, "not a bwa .ann file (bad first line)");
+}
+
 void read_ann(const std::string& path, BwtIndex& idx) {
   std::ifstream in(path);
   if (!in) input_error(path, std::string("cannot open: ") + std::strerror(errno) + " (build it with `index`)");
@@ -82,8 +90,7 @@ void read_ann(const std::string& path, BwtIndex& idx) {
   long long n_seqs = 0;
   unsigned seed = 0;
   std::string line;
-  if (!std::getline(in, line) || std::sscanf(line.c_str(), "%lld %lld %u", &l_pac, &n_seqs, &seed) != 3 || n_seqs <= 0)
-    input_error(path, "not a bwa .ann file (bad first line)");
+  read_ann_header(in, path, l_pac, n_seqs, seed);
   idx.l_pac = l_pac;
   idx.seed = seed;
   if (static_cast<std::uint64_t>(l_pac) * 2 != idx.seq_len)
@@ -190,6 +197,16 @@ void finish(File& f, const AtomicOutput& o) {
 }
 
 }  // namespace
+
+long long read_reference_length(const std::string& prefix) {
+  const std::string path = prefix + ".ann";
+  std::ifstream in(path);
+  if (!in) input_error(path, std::string("cannot open: ") + std::strerror(errno) + " (build it with `index`)");
+  long long l_pac = 0, n_seqs = 0;
+  unsigned seed = 0;
+  read_ann_header(in, path, l_pac, n_seqs, seed);
+  return l_pac;
+}
 
 BwtIndex read_index(const std::string& prefix) {
   BwtIndex idx;

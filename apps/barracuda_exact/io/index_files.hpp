@@ -10,6 +10,9 @@ namespace evk::barracuda_exact {
 
 // Throws InputError naming the file and the problem.
 BwtIndex read_index(const std::string& prefix);
+// The reference length (l_pac) from PREFIX.ann's first line, without reading the index (what a map
+// job's kernel-variant selection needs before the index is loaded). Throws InputError.
+long long read_reference_length(const std::string& prefix);
 // All five files are written to temporary names and renamed together at the end.
 void write_index(const BwtIndex& idx, const std::string& prefix);
 

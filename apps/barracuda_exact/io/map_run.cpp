@@ -110,6 +110,7 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
   if (opt.gpu)
     gpu = std::make_unique<GpuMatcher>(idx, opt.kernel_config.empty() ? default_kernel_config() : opt.kernel_config,
                                        opt.device, opt.kernel_source);
+  if (gpu) st.kernel_origin = gpu->origin();
 #else
   if (opt.gpu) throw InputError("--backend gpu: built without CUDA");
 #endif

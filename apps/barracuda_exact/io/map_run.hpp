@@ -27,6 +27,7 @@ struct MapOptions {
 struct MapStats {
   std::uint64_t reads = 0, unique = 0, repeat = 0, unmatched = 0, bridging = 0;
   double index_s = 0, parse_s = 0, transfer_s = 0, kernel_s = 0, match_s = 0, lookup_s = 0, write_s = 0, total_s = 0;
+  std::string kernel_origin;  // GPU: "embedded fatbin", "embedded fatbin (ID)" or "NVRTC ..."
 };
 
 // Throws InputError for bad inputs/outputs; outputs only appear when everything succeeded.

@@ -8,6 +8,7 @@
 #include "evk/gi/genome.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk/device.hpp"
+#include "evk/embedded.hpp"
 #include "evk/error.hpp"
 #include "evk/parallel.hpp"
 #include "evk_kernels/reg_deform_helpers.hpp"
@@ -88,7 +89,6 @@ unsigned blocks_for(std::size_t n, unsigned bs) { return static_cast<unsigned>((
 }  // namespace
 
 // ---- kernels ----------------------------------------------------------------------------------
-namespace {
 NvrtcRequest kernel_request(const KernelConfig& cfg, const std::string& source, int cc) {
   NvrtcRequest req;
   req.source = source.empty() ? std::string(reg_deform_original().text()) : source;
@@ -98,7 +98,6 @@ NvrtcRequest kernel_request(const KernelConfig& cfg, const std::string& source, 
   req.cc = cc;
   return req;
 }
-}  // namespace
 
 void Kernels::precompile(const std::vector<KernelConfig>& cfgs, int cc) {
   parallel_for(cfgs.size(), [&](std::size_t b, std::size_t e) {
@@ -120,19 +119,27 @@ std::shared_ptr<const Kernels> Kernels::load(const KernelConfig& cfg, const std:
   if (source.empty() && cfg.macros_default()) {  // block size is a launch parameter only
     k->lib_ = CudaLibrary(reg_deform_original().fatbin);
     k->fatbin_ = true;
+    k->origin_ = "embedded fatbin";
   } else {
     int dev = 0;
     EVK_CUDA(cudaGetDevice(&dev));
     const auto& env = gpu_environment();
-    const NvrtcRequest req =
-        kernel_request(cfg, source, dev < static_cast<int>(env.devices.size()) ? env.devices[dev].cc() : 90);
-    NvrtcResult r = CompileCache().compile(req);
-    if (!r.ok) {
-      std::string first = r.log.substr(0, r.log.find('\n'));  // one line for the CLI
-      throw InputError("reg_deform kernel (" + cfg.describe() + (source.empty() ? "" : ", evolved source") +
-                       "): NVRTC failed: " + first);
+    const int cc = dev < static_cast<int>(env.devices.size()) ? env.devices[dev].cc() : 90;
+    const NvrtcRequest req = kernel_request(cfg, source, cc);
+    if (const EmbeddedVariant* e = find_embedded_variant(req.source, req.options)) {
+      k->lib_ = CudaLibrary(e->fatbin);
+      k->fatbin_ = true;
+      k->origin_ = std::string("embedded fatbin (") + e->id + ")";
+    } else {
+      NvrtcResult r = CompileCache().compile(req);
+      if (!r.ok) {
+        std::string first = r.log.substr(0, r.log.find('\n'));  // one line for the CLI
+        throw InputError("reg_deform kernel (" + cfg.describe() + (source.empty() ? "" : ", evolved source") +
+                         "): NVRTC failed: " + first);
+      }
+      k->lib_ = CudaLibrary(r.cubin.data());
+      k->origin_ = "NVRTC sm_" + std::to_string(cc) + (r.log == "(cached)" ? " (cached)" : "");
     }
-    k->lib_ = CudaLibrary(r.cubin.data());
   }
   k->tile5_ = k->lib_.kernel("reg_deform_tile5");
   k->generic_ = k->lib_.kernel("reg_deform_generic");

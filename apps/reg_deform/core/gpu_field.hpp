@@ -55,12 +55,19 @@ class Kernels {
   cudaKernel_t tile5() const { return tile5_; }
   cudaKernel_t generic() const { return generic_; }
   bool from_fatbin() const { return fatbin_; }
+  // "embedded fatbin", "embedded fatbin (ID)" for a shipped evolved variant, or "NVRTC sm_90 ..."
+  const std::string& origin() const { return origin_; }
 
  private:
   CudaLibrary lib_;
   cudaKernel_t tile5_ = nullptr, generic_ = nullptr;
   bool fatbin_ = false;
+  std::string origin_;
 };
+
+// The NVRTC request Kernels::load compiles for a configuration and source (the build compiles the
+// shipped evolved variants from the same request; an identical request loads their fatbin).
+NvrtcRequest kernel_request(const KernelConfig& cfg, const std::string& source, int cc);
 
 // Control points on the device as float4 (x, y, z, 0) behind a texture object.
 class DeviceGrid {
@@ -139,6 +146,7 @@ class FieldEngine {
   std::vector<float4> download_compact(cudaStream_t s = nullptr) const;
 
   bool tiled() const { return tiled_; }
+  const std::string& kernel_origin() const { return kernels_->origin(); }
   std::size_t active_voxels() const { return active_voxels_; }
   std::size_t compact_entries() const { return tiled_ ? tiles_host_.size() * 25 : voxels_host_.size(); }
   const std::vector<std::uint32_t>& tiles() const { return tiles_host_; }

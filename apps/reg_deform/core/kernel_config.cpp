@@ -112,4 +112,22 @@ KernelChoice kernel_for_variant(const Variant& v) {
   return k;
 }
 
+Registry make_registry() {
+  Registry reg;
+  reg.add_kernel("reg_deform");
+  reg.add_builtin();
+  return reg;
+}
+
+std::string size_class_of(long long voxels) { return voxels < 3000000 ? "head-2mm" : "head-1mm"; }
+
+Request make_request(int nx, int ny, int nz, double sx, double sy, double sz) {
+  Request r;
+  const long long voxels = static_cast<long long>(nx) * ny * nz;
+  r.size_class = size_class_of(voxels);
+  r.props = {{"voxels", static_cast<double>(voxels)}};
+  if (sx == sy && sy == sz) r.props["spacing"] = sx;
+  return r;
+}
+
 }  // namespace evk::reg_deform

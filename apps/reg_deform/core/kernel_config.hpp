@@ -46,4 +46,14 @@ struct KernelChoice {
 };
 KernelChoice kernel_for_variant(const Variant& v);
 
+// The registry of reg_deform kernels: kernel "reg_deform" with the variants compiled into this
+// binary (kernels/evolved/reg_deform).
+Registry make_registry();
+// Size class of a reference volume (the classes the gi problem validates in): "head-2mm" below
+// 3 M voxels (a 2 mm head: 91x109x91 = 0.9 M), else "head-1mm" (1 mm: 197x233x189 = 8.7 M).
+std::string size_class_of(long long voxels);
+// What a field job asks of a kernel variant: its size class; voxels and the control-point spacing
+// in voxels (spacing 5 in every axis runs the evolvable tile kernel, others the generic one).
+Request make_request(int nx, int ny, int nz, double sx, double sy, double sz);
+
 }  // namespace evk::reg_deform

@@ -1,5 +1,6 @@
 #include "evk/stereo/gpu.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 
@@ -17,14 +18,41 @@ namespace evk::stereo {
 Registry make_registry() {
   Registry reg;
   reg.add_kernel("stereo");
+  reg.add_builtin();
+  // An 8-bit output holds 0..253 (254 is the poison, 255 "invalid"): gpu_frame.cpp refuses more.
+  reg.set_implied_constraints("stereo", [](const Variant& v) {
+    std::vector<Constraint> cs;
+    try {
+      if (KernelSettings::from(make_kernel_variant(v).config).out_type == "uchar") cs.push_back({"max_disparity", "<=", 253});
+    } catch (const std::exception&) {
+      // a bad genome is reported when the variant is made, not here
+    }
+    return cs;
+  });
   return reg;
 }
 
-Selection select_variant(const std::string& choice, const DeviceInfo& device) {
+std::string size_class_of(int width, int height) {
+  const double px = static_cast<double>(width) * height;
+  if (px < 100e3) return "320x240";     // the paper's 320x240 (76.8 k pixels)
+  if (px < 300e3) return "middlebury";  // Middlebury 2001/2003: 384x288 (Tsukuba) .. 450x375
+  if (px < 1e6) return "kitti";         // KITTI 1242x375 (466 k)
+  return "1080p";                       // 1920x1080 and larger (Middlebury 2006 full size too)
+}
+
+Request make_request(const Params& p, int width, int height) {
+  Request r;
+  r.size_class = size_class_of(width, height);
+  r.props = {{"disparities", p.count()}, {"max_disparity", p.max_disparity}, {"min_disparity", p.min_disparity},
+             {"window", p.window}, {"width", width}, {"height", height}};
+  return r;
+}
+
+Selection select_variant(const std::string& choice, const DeviceInfo& device, const Request& request) {
   Registry reg = make_registry();
   std::filesystem::path overlay = default_overlay_dir();
   if (!overlay.empty()) reg.load_overlay(overlay);
-  return reg.select("stereo", DeviceKey{device.cc(), device.name}, choice);
+  return reg.select("stereo", DeviceKey{device.cc(), device.name}, choice, request);
 }
 
 bool is_genome_file_choice(const std::string& choice) {

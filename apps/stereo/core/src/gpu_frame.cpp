@@ -8,6 +8,7 @@
 #include "evk/gi/genome.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk/device.hpp"
+#include "evk/embedded.hpp"
 #include "evk/error.hpp"
 #include "evk_kernels/stereo_kernel_original.hpp"
 
@@ -166,6 +167,16 @@ DisparityMap to_disparity(const RawOutput& raw, const Params& p) {
   return m;
 }
 
+NvrtcRequest kernel_request(const KernelSettings& ks, int cc, const std::string& source) {
+  NvrtcRequest req;
+  req.source = source.empty() ? std::string(stereo_kernel_original().text()) : source;
+  req.name = "stereo.cu";
+  req.options = ks.compile_options();
+  for (auto& o : gi::source_nvrtc_options(req.source)) req.options.push_back(o);  // a genome's option genes
+  req.cc = cc;
+  return req;
+}
+
 LoadedKernel load_kernel(const KernelSettings& ks, int cc, const std::string& source) {
   LoadedKernel lk;
   const KernelImage& img = stereo_kernel_original();
@@ -173,16 +184,16 @@ LoadedKernel load_kernel(const KernelSettings& ks, int cc, const std::string& so
     lk.lib = CudaLibrary(img.fatbin);
     lk.origin = "embedded fatbin";
   } else {
-    NvrtcRequest req;
-    req.source = source.empty() ? std::string(img.text()) : source;
-    req.name = "stereo.cu";
-    req.options = ks.compile_options();
-    for (auto& o : gi::source_nvrtc_options(req.source)) req.options.push_back(o);  // a genome's option genes
-    req.cc = cc;
-    NvrtcResult r = CompileCache().compile(req);
-    if (!r.ok) throw std::runtime_error("NVRTC failed to compile stereoKernel: " + r.log);
-    lk.lib = CudaLibrary(r.cubin.data());
-    lk.origin = "NVRTC sm_" + std::to_string(cc) + (r.log == "(cached)" ? " (cached)" : "");
+    const NvrtcRequest req = kernel_request(ks, cc, source);
+    if (const EmbeddedVariant* e = find_embedded_variant(req.source, req.options)) {
+      lk.lib = CudaLibrary(e->fatbin);
+      lk.origin = std::string("embedded fatbin (") + e->id + ")";
+    } else {
+      NvrtcResult r = CompileCache().compile(req);
+      if (!r.ok) throw std::runtime_error("NVRTC failed to compile stereoKernel: " + r.log);
+      lk.lib = CudaLibrary(r.cubin.data());
+      lk.origin = "NVRTC sm_" + std::to_string(cc) + (r.log == "(cached)" ? " (cached)" : "");
+    }
   }
   lk.kernel = lk.lib.kernel("stereoKernel");
   return lk;

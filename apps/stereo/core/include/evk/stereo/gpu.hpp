@@ -11,10 +11,17 @@
 
 namespace evk::stereo {
 
-// The registry of stereo kernels (kernel "stereo"; built-in evolved variants are added here).
+// The registry of stereo kernels: kernel "stereo" with the variants compiled into this binary
+// (kernels/evolved/stereo) and the constraints a genome's configuration implies.
 Registry make_registry();
-// Resolves --kernel (auto | original | evolved | FILE) for a device, overlay directory included.
-Selection select_variant(const std::string& choice, const DeviceInfo& device);
+// The size class of a w x h pair (the classes the gi problem trains and validates in): 320x240
+// (< 100 k pixels), middlebury (< 300 k), kitti (< 1 M), 1080p.
+std::string size_class_of(int width, int height);
+// What a job asks of a kernel variant: its size class and properties (disparities, max_disparity,
+// window, width, height) for the registry's applicability checks.
+Request make_request(const Params& p, int width, int height);
+// Resolves --kernel (auto | original | evolved | FILE) for a device and a job, overlay included.
+Selection select_variant(const std::string& choice, const DeviceInfo& device, const Request& request = {});
 // True when --kernel names a genome file (not auto / original / evolved).
 bool is_genome_file_choice(const std::string& choice);
 

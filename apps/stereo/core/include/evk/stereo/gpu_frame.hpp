@@ -65,6 +65,9 @@ struct LoadedKernel {
   std::string origin;  // "embedded fatbin" or "NVRTC sm_90 (cached)" ...
 };
 LoadedKernel load_kernel(const KernelSettings& ks, int cc, const std::string& source = {});
+// The NVRTC request load_kernel compiles for a configuration and source (also what the build
+// compiles shipped evolved variants from: an identical request loads their embedded fatbin).
+NvrtcRequest kernel_request(const KernelSettings& ks, int cc, const std::string& source = {});
 
 // Converts raw output to a DisparityMap; throws std::runtime_error on unset or out-of-range values.
 DisparityMap to_disparity(const RawOutput& raw, const Params& p);

@@ -1,0 +1,13 @@
+// Build-time generator for shipped reg_deform variants (cmake/EvkEvolved.cmake): the NVRTC request
+// Kernels::load makes for a genome (its configuration does not depend on the job), so the fatbin
+// nvcc builds from it is found at run time.
+#include "evk/embedded.hpp"
+#include "gpu_field.hpp"
+#include "kernel_config.hpp"
+
+int main(int argc, char** argv) {
+  return evk::embed_variant_main(argc, argv, [](const evk::Variant& v) {
+    const evk::reg_deform::KernelChoice k = evk::reg_deform::kernel_for_variant(v);
+    return evk::reg_deform::gpu::kernel_request(k.config, k.source, 90);
+  });
+}

@@ -1,0 +1,12 @@
+# to_c_array(FILE OUT_VAR): the file's bytes as a C initialiser list, NUL-terminated (cmake -P helpers).
+function(to_c_array file out_var)
+  file(READ ${file} hex HEX)
+  string(LENGTH "${hex}" n)
+  if(n EQUAL 0)
+    set(${out_var} "0x00" PARENT_SCOPE)
+    return()
+  endif()
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," arr "${hex}")
+  string(REGEX REPLACE "(0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,)" "\\1\n" arr "${arr}")
+  set(${out_var} "${arr}0x00" PARENT_SCOPE)
+endfunction()

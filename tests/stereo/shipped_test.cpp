@@ -1,0 +1,89 @@
+// The shipped evolved stereo variants (kernels/evolved/stereo/*.genome) without a GPU: every file is
+// compiled into the tool (built-in, with an embedded fatbin in CUDA builds), applies and compiles
+// with NVRTC, the GPU backend's request for a default job finds its fatbin (no NVRTC at run time),
+// and `--kernel auto` picks each only on devices and jobs it fits (fake devices).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "evk/dispatch.hpp"
+#include "evk/embedded.hpp"
+#include "evk/stereo/gpu.hpp"
+#include "shipped.hpp"
+#if defined(EVK_HAVE_CUDA)
+#include "evk/cuda_library.hpp"
+#include "evk/stereo/gpu_frame.hpp"
+#endif
+
+using namespace evk::stereo;
+namespace fs = std::filesystem;
+
+namespace {
+using evk::testing::builtin_variants;
+// A job in one of v's classes that meets its constraints (the default job otherwise).
+std::pair<Params, std::pair<int, int>> fitting_job(const evk::Variant& v) {
+  static const std::map<std::string, std::pair<int, int>> sizes = {
+      {"320x240", {320, 240}}, {"middlebury", {450, 375}}, {"kitti", {1242, 375}}, {"1080p", {1920, 1080}}};
+  std::pair<int, int> wh{320, 240};
+  if (!v.classes.empty() && sizes.count(v.classes[0])) wh = sizes.at(v.classes[0]);
+  return {Params{}, wh};
+}
+}  // namespace
+
+TEST(ShippedStereo, EveryGenomeFileIsBuiltIn) {
+  evk::testing::expect_every_genome_file_built_in(make_registry(), EVK_STEREO_EVOLVED_DIR, "stereo");
+}
+
+TEST(ShippedStereo, AutoPicksEachVariantOnlyWhereItFits) {
+  const evk::Registry reg = make_registry();
+  for (const auto& v : builtin_variants(reg)) {
+    const evk::DeviceKey own{v.cc, v.device_name.empty() ? "Some GPU" : v.device_name};
+    auto [p, wh] = fitting_job(v);
+    evk::Request r = make_request(p, wh.first, wh.second);
+    ASSERT_EQ(reg.misfit(v, r), "") << v.id;
+    evk::Selection s = reg.select("stereo", own, "auto", r);
+    EXPECT_FALSE(s.variant.is_original()) << v.id << ": " << s.rule;
+    EXPECT_EQ(reg.misfit(s.variant, r), "") << s.variant.id;
+    // an older architecture never gets it
+    EXPECT_NE(reg.select("stereo", evk::DeviceKey{v.cc - 10, "Older GPU"}, "auto", r).variant.id, v.id);
+    // a job that breaks one of its constraints never gets it
+    for (const auto& c : reg.constraints_of(v)) {
+      evk::Request bad = r;
+      bad.props[c.name] = c.op == "<=" ? c.value + 1 : c.op == ">=" ? c.value - 1 : c.op == "==" ? c.value + 1 : c.value;
+      EXPECT_NE(reg.select("stereo", own, "auto", bad).variant.id, v.id) << c.text();
+    }
+    // a job of a class it was not validated in never gets it
+    for (const char* cls : {"320x240", "middlebury", "kitti", "1080p"}) {
+      if (v.classes.empty() || std::find(v.classes.begin(), v.classes.end(), cls) != v.classes.end()) continue;
+      evk::Request other = r;
+      other.size_class = cls;
+      EXPECT_NE(reg.select("stereo", own, "auto", other).variant.id, v.id) << cls;
+    }
+  }
+}
+
+TEST(ShippedStereo, SizeClassesOfCommonSizes) {
+  EXPECT_EQ(size_class_of(320, 240), "320x240");
+  EXPECT_EQ(size_class_of(384, 288), "middlebury");  // Tsukuba
+  EXPECT_EQ(size_class_of(434, 383), "middlebury");  // Venus
+  EXPECT_EQ(size_class_of(1242, 375), "kitti");
+  EXPECT_EQ(size_class_of(1282, 1110), "1080p");     // aloe
+  EXPECT_EQ(size_class_of(1920, 1080), "1080p");
+  EXPECT_EQ(size_class_of(3840, 2160), "1080p");
+  EXPECT_EQ(size_class_of(1, 1), "320x240");
+}
+
+#if defined(EVK_HAVE_CUDA)
+TEST(ShippedStereo, EveryVariantCompilesWithNvrtcAndItsDefaultJobFindsTheFatbin) {
+  evk::testing::expect_every_variant_compiles_and_finds_its_fatbin(make_registry(), [](const evk::Variant& v) {
+    const KernelVariant k = make_kernel_variant(v);
+    return kernel_request(KernelSettings::from(k.config, Params{}.radius()), v.cc, k.source);
+  });
+  // another window is another configuration: NVRTC, not the fatbin
+  for (const auto& v : builtin_variants(make_registry())) {
+    const KernelVariant k = make_kernel_variant(v);
+    const evk::NvrtcRequest w7 = kernel_request(KernelSettings::from(k.config, 3), v.cc, k.source);
+    EXPECT_EQ(evk::find_embedded_variant(w7.source, w7.options), nullptr) << v.id;
+  }
+}
+#endif
