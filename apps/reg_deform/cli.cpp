@@ -11,6 +11,7 @@
 #include "evk/error.hpp"
 #include "field_cpu.hpp"
 #include "active.hpp"
+#include "affine_text.hpp"
 #include "grid_make.hpp"
 #include "kernel_config.hpp"
 #include "nifti_io.hpp"
