@@ -58,13 +58,18 @@ Mat44 fit_affine(const std::vector<Point3>& from, const std::vector<Point3>& to)
   }
   c1 /= static_cast<double>(n);
   c2 /= static_cast<double>(n);
-  Eigen::MatrixXd a(n, 3), b(n, 3);
-  for (std::size_t i = 0; i < n; ++i)
-    for (int k = 0; k < 3; ++k) {
-      a(i, k) = from[i][k] - c1(k);
-      b(i, k) = to[i][k] - c2(k);
-    }
-  const Eigen::Matrix3d x = a.colPivHouseholderQr().solve(b);  // rows: input axis, cols: output axis
+  // Normal equations of the centred problem (3x3, double): O(n) with a tiny constant, so the LTS
+  // refits stay cheap on tens of thousands of blocks; centring keeps them well conditioned.
+  Eigen::Matrix3d ata = Eigen::Matrix3d::Zero(), atb = Eigen::Matrix3d::Zero();
+  for (std::size_t i = 0; i < n; ++i) {
+    const Eigen::Vector3d p = Eigen::Vector3d(from[i][0], from[i][1], from[i][2]) - c1;
+    const Eigen::Vector3d q = Eigen::Vector3d(to[i][0], to[i][1], to[i][2]) - c2;
+    ata += p * p.transpose();
+    atb += p * q.transpose();
+  }
+  const Eigen::Matrix3d x = ata.ldlt().solve(atb);  // rows: input axis, cols: output axis
+  if (!x.allFinite() || !(std::fabs(x.determinant()) > 1e-12))
+    input_error("registration", "degenerate block correspondences (coplanar or collinear): no affine fit");
   const Eigen::Matrix3d l = x.transpose();
   const Eigen::Vector3d t = c2 - l * c1;
   Mat44 m;

@@ -71,10 +71,9 @@ std::vector<float> BlockMatcher::download_warped() const {
   return w;
 }
 
-std::vector<BlockMatch> BlockMatcher::match_warped() {
+void BlockMatcher::enqueue_match() {
   const int count = static_cast<int>(layout_.active.size());
-  std::vector<BlockMatch> m(count);
-  if (count == 0) return m;
+  if (count == 0) return;
   if (poison_) EVK_CUDA(cudaMemset(out_.get(), 0xff, count * sizeof(float4)));
   const float* pr = ref_.get();
   const std::uint8_t* pm = has_mask_ ? mask_.get() : nullptr;
@@ -85,8 +84,17 @@ std::vector<BlockMatch> BlockMatcher::match_warped() {
   void* args[] = {&pr, &pm, &pw, &nx, &ny, &nz, &bx, &by, &pa, &c, &po};
   launch(kernels().match, dim3(static_cast<unsigned>(count)), dim3(kMatchThreads), args);
   EVK_CUDA_LAST();
-  out_.download(reinterpret_cast<float4*>(m.data()), count);
+}
+
+std::vector<BlockMatch> BlockMatcher::download_matches() const {
+  std::vector<BlockMatch> m(layout_.active.size());
+  if (!m.empty()) out_.download(reinterpret_cast<float4*>(m.data()), m.size());
   return m;
+}
+
+std::vector<BlockMatch> BlockMatcher::match_warped() {
+  enqueue_match();
+  return download_matches();
 }
 
 std::vector<BlockMatch> BlockMatcher::match(const Mat44& ref2flo) {

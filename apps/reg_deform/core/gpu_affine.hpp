@@ -22,6 +22,9 @@ class BlockMatcher : public Matcher {
   void set_warped(const std::vector<float>& warped);      // or a given warped image (tests)
   std::vector<float> download_warped() const;
   std::vector<BlockMatch> match_warped();                 // match the current warped image
+  void enqueue_match();                                   // the matching launch alone (no copy back)
+  std::vector<BlockMatch> download_matches() const;
+  std::size_t blocks() const { return layout_.active.size(); }
   void set_poison(bool p) { poison_ = p; }                // fill outputs with NaN/-1 before launches
   cudaStream_t stream() const { return nullptr; }
 
