@@ -1,0 +1,37 @@
+// Image pyramids in NiftyReg's way (reg_createImagePyramid / reg_downsampleImage), shared by
+// `register` and `affine`. One level down: a Gaussian smoothing (sigma 0.7355 voxels, kernel radius
+// 2, normalised by the kernel weight that falls inside the volume), then every second voxel along
+// each axis whose size n satisfies n/2 >= 32 (integer division); the new size is ceil(n/2), pixdim
+// and the qform/sform columns of that axis double, voxel 0 keeps its world position. A level where
+// no axis is halved is still smoothed (as NiftyReg does). Masks: nearest neighbour, no smoothing.
+#pragma once
+#include <array>
+#include <vector>
+
+#include "types.hpp"
+
+namespace evk::reg_deform {
+
+// The axes NiftyReg halves for a volume of this size: n/2 >= 32.
+std::array<bool, 3> pyramid_axes(const Geometry& g);
+
+// The geometry after halving the given axes (ceil(n/2) voxels, doubled columns and pixdim).
+Geometry downsample_geometry(const Geometry& g, const std::array<bool, 3>& axes);
+
+// Separable Gaussian smoothing, sigma in voxels, radius int(3 sigma), normalised by the weight
+// inside the volume (NiftyReg's reg_tools_kernelConvolution with a negative, i.e. voxel, sigma).
+std::vector<float> gaussian_smooth(const Geometry& g, const std::vector<float>& data, double sigma_voxels,
+                                   int threads = 0);
+
+// One level down: smooth (sigma 0.7355 voxels) then keep voxels (2x, 2y, 2z) on the halved axes.
+Volume downsample_volume(const Volume& v, const std::array<bool, 3>& axes, int threads = 0);
+// One level down for a mask (no smoothing; nonzero -> 1).
+Mask downsample_mask(const Geometry& g, const Mask& m, const std::array<bool, 3>& axes);
+
+// The pyramid of `levels` levels of which the finest `used` are returned (NiftyReg's --ln / --lp):
+// index 0 = coarsest used level, index used-1 = the input itself. 1 <= used <= levels.
+std::vector<Volume> make_pyramid(const Volume& v, int levels, int used, int threads = 0);
+// The same for a mask on `g` (empty mask: every level empty, i.e. all active).
+std::vector<Mask> make_mask_pyramid(const Geometry& g, const Mask& m, int levels, int used);
+
+}  // namespace evk::reg_deform
