@@ -1,5 +1,6 @@
 #include "evk/embedded.hpp"
 
+#include <cstdlib>
 #include <mutex>
 
 namespace evk {
@@ -44,6 +45,7 @@ std::vector<const EmbeddedVariant*> embedded_variants(const std::string& kernel)
 }
 
 const EmbeddedVariant* find_embedded_variant(const std::string& source, const std::vector<std::string>& options) {
+  if (const char* off = std::getenv("EVK_NO_EMBEDDED_VARIANTS"); off && *off && std::string(off) != "0") return nullptr;
   for (const auto* v : embedded_variants()) {
     if (v->fatbin_size == 0 || source != v->source) continue;
     if (split_lines(v->options) == options) return v;

@@ -296,4 +296,9 @@ TEST(RegistryApplicability, BuiltinVariantsComeFromTheEmbeddedTable) {
   EXPECT_EQ(evk::find_embedded_variant("SOURCE", {"--maxrregcount=64", "-DX=1"}), nullptr);
   EXPECT_EQ(evk::find_embedded_variant("SOURCE", {"-DX=1"}), nullptr);
   EXPECT_EQ(evk::find_embedded_variant("SOURCE2", {"-DX=1", "--maxrregcount=64"}), nullptr);
+  // measuring the NVRTC path: the lookup can be switched off
+  setenv("EVK_NO_EMBEDDED_VARIANTS", "1", 1);
+  EXPECT_EQ(evk::find_embedded_variant("SOURCE", {"-DX=1", "--maxrregcount=64"}), nullptr);
+  unsetenv("EVK_NO_EMBEDDED_VARIANTS");
+  EXPECT_EQ(evk::find_embedded_variant("SOURCE", {"-DX=1", "--maxrregcount=64"}), &e);
 }

@@ -25,7 +25,8 @@ void register_embedded_variant(const EmbeddedVariant* v);
 // Every registered variant (of one kernel when `kernel` is not empty), in registration order.
 std::vector<const EmbeddedVariant*> embedded_variants(const std::string& kernel = "");
 // The variant built from exactly this source and these options (order matters), with a fatbin;
-// nullptr when there is none.
+// nullptr when there is none, or when $EVK_NO_EMBEDDED_VARIANTS is set (not "0"): then every
+// variant compiles with NVRTC as before variants were shipped (for measuring that path).
 const EmbeddedVariant* find_embedded_variant(const std::string& source, const std::vector<std::string>& options);
 
 }  // namespace evk
