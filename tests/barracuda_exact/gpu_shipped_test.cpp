@@ -1,7 +1,7 @@
-// GPU: every shipped barracuda_exact variant whose key fits this GPU is what `--kernel auto` picks
-// for a map job of its size class, loads from the embedded fatbin (no NVRTC), and gives (k, l)
-// identical to the CPU on every read (the GI sample: lengths 36-250, N, substitutions, no-hits,
-// repeats; outputs poisoned by the matcher's upload).
+// GPU: for every shipped barracuda_exact variant that `--kernel auto` may pick on this GPU (compute
+// capability up to the GPU's), `auto` picks an evolved variant for a map job of each of its size
+// classes, loads it from the embedded fatbin (no NVRTC), and (k, l) equals the CPU on every read
+// (the GI sample: lengths 36-250, N, substitutions, no-hits, repeats; outputs poisoned).
 #include <gtest/gtest.h>
 
 #include "core/gi_problem.hpp"
@@ -19,7 +19,7 @@ TEST(ShippedBarracudaGpu, AutoPicksItLoadsTheFatbinAndMatchesTheCpu) {
   const evk::Registry reg = bc::make_registry();
   int checked = 0;
   for (const auto& v : evk::testing::builtin_variants(reg)) {
-    if (v.cc != dev.cc() || (!v.device_name.empty() && v.device_name != dev.name)) continue;
+    if (v.cc > dev.cc()) continue;  // auto may pick it here (the chain prefers this device's own)
     std::vector<std::string> classes = v.classes;
     if (classes.empty()) classes = {"ecoli-sized"};
     for (const auto& cls : classes) {

@@ -1,8 +1,9 @@
-// GPU: every shipped reg_deform variant whose key fits this GPU is what `--kernel auto` picks for a
-// job of its size class, loads from the embedded fatbin (no NVRTC), and gives fields within 1e-3 mm
-// (the paper's tolerance) of the CPU reference at every voxel of a job of each class it lists:
-// the paper's 217^3 random case, a dense 1 mm and a dense 2 mm head (../shared/data brains with a
-// perturbed grid; synthetic volumes of the same size when absent). Output poisoned first.
+// GPU: for every shipped reg_deform variant that `--kernel auto` may pick on this GPU (compute
+// capability up to the GPU's), `auto` picks an evolved variant for a job of each of its size
+// classes, loads it from the embedded fatbin (no NVRTC), and its fields are within 1e-3 mm (the
+// paper's tolerance) of the CPU reference at every voxel: the paper's 217^3 random case, a dense
+// 1 mm and a dense 2 mm head (../shared/data brains with a perturbed grid; synthetic volumes of
+// the same size when absent). Output poisoned first.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -67,7 +68,7 @@ TEST(ShippedRegDeformGpu, AutoPicksItLoadsTheFatbinAndMatchesTheCpu) {
   const evk::Registry reg = rd::make_registry();
   int checked = 0;
   for (const auto& v : evk::testing::builtin_variants(reg)) {
-    if (v.cc != dev.cc() || (!v.device_name.empty() && v.device_name != dev.name)) continue;
+    if (v.cc > dev.cc()) continue;  // auto may pick it here (the chain prefers this device's own)
     std::vector<std::string> classes = v.classes;
     if (classes.empty()) classes = {"paper-217", "head-1mm", "head-2mm"};
     for (const auto& cls : classes) {
