@@ -22,6 +22,7 @@ namespace {
 evk::Registry make_registry() {
   evk::Registry reg;
   reg.add_kernel("barracuda_exact");
+  evk::add_installed_variants(reg);
   return reg;
 }
 

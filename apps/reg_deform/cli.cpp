@@ -32,6 +32,7 @@ namespace {
 evk::Registry make_registry() {
   evk::Registry reg;
   reg.add_kernel("reg_deform");
+  evk::add_installed_variants(reg);
   return reg;
 }
 

@@ -7,6 +7,7 @@
 #include "evk/atomic_file.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk/error.hpp"
+#include "evk/install_dirs.hpp"
 
 #ifndef EVK_VERSION
 #define EVK_VERSION "0.0.0"
@@ -92,6 +93,7 @@ void add_devices_command(CLI::App& app, const std::string& tool, const std::func
     j["runtime_version"] = format_cuda_version(env.runtime_version);
     j["status"] = env.status;
     j["overlay_dir"] = overlay.string();
+    j["data_dir"] = data_dir().string();
     j["overlay_problems"] = overlay_problems;
     j["backend"] = env.usable() ? "gpu" : "cpu";
     j["devices"] = nlohmann::json::array();
@@ -110,6 +112,7 @@ void add_devices_command(CLI::App& app, const std::string& tool, const std::func
     std::printf("%s %s: %s (CUDA runtime %s, driver %s)\n", tool.c_str(), EVK_VERSION,
                 env.built_with_cuda ? ("built with CUDA for sm_" + std::string(EVK_CUDA_ARCHS)).c_str() : "CPU-only build",
                 format_cuda_version(env.runtime_version).c_str(), format_cuda_version(env.driver_version).c_str());
+    if (const auto d = data_dir(); !d.empty()) std::printf("Installed data: %s\n", d.string().c_str());
     if (!env.usable()) {
       std::printf("No usable GPU: %s.\nThe CPU backend will be used.\n", env.status.c_str());
       return;

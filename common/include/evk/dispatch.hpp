@@ -50,6 +50,10 @@ class Registry {
   // Reads every *.genome under dir (recursively); files for kernels not registered are ignored.
   // Returns one message per unreadable file (the caller decides whether to print them).
   std::vector<std::string> load_overlay(const std::filesystem::path& dir);
+  // Reads every *.genome under dir as built-in variants (an installed share/evokernels/evolved);
+  // a genome whose kernel and id are registered already (embedded in the binary) is skipped, as
+  // are kernels not registered. Returns one message per unreadable file. An empty dir: nothing.
+  std::vector<std::string> load_builtin_dir(const std::filesystem::path& dir);
 
   // choice: "auto", "original", "evolved" or a genome file path. Throws InputError when the choice
   // cannot be met (unknown kernel, no evolved variant, unreadable file, file for another kernel).
@@ -62,6 +66,9 @@ class Registry {
   std::vector<std::string> kernels_;
   std::vector<Variant> variants_;
 };
+
+// Registers the installed evolved variants (evk::installed_evolved_dir(), see install_dirs.hpp).
+void add_installed_variants(Registry& reg);
 
 // $EVK_OVERLAY_DIR, else $XDG_DATA_HOME/evokernels/evolved, else ~/.local/share/evokernels/evolved.
 std::filesystem::path default_overlay_dir();

@@ -17,6 +17,7 @@ namespace evk::stereo {
 Registry make_registry() {
   Registry reg;
   reg.add_kernel("stereo");
+  add_installed_variants(reg);
   return reg;
 }
 
