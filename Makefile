@@ -5,7 +5,7 @@ BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all deps data configure build build-all test demo bench bundle clean
+.PHONY: all deps data configure build build-all test demo bench bundle install package clean
 
 all: build
 
@@ -34,6 +34,18 @@ demo: data build
 
 bench: build-all
 	bash scripts/bench.sh $(BUILD_DIR)
+
+# Installs the tools, man pages, evolved variants, the drop-in NiftyReg/bwa commands (in
+# PREFIX/lib/evokernels/{niftyreg,bwa}, off PATH) and the Python module into PREFIX.
+PREFIX ?= /usr/local
+install: configure
+	cmake --build $(BUILD_DIR) --target evk_installable -j $(JOBS)
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+# The Debian package evokernels_<version>_<arch>.deb (CPack) in $(BUILD_DIR)/.
+package: configure
+	cmake --build $(BUILD_DIR) --target evk_installable -j $(JOBS)
+	cd $(BUILD_DIR) && cpack -G DEB
 
 # GPU tests, benchmarks and the tools for a GPU host without -dev packages: a separate build
 # without OpenCV (so `stereo` travels too; it then reads PGM/PPM only).
