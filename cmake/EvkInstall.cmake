@@ -5,6 +5,9 @@
 # Installed binaries find the data from their own location (common/src/install_dirs.cpp), so an
 # installed tree may be moved. The build tree mirrors the layout (build/share/evokernels) so the
 # tools and the Python module find the same data there.
+# `make install`/`make package` build what they install first (target evk_installable), so installing
+# does not build every test and benchmark.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 set(EVK_TOOLS)
 foreach(t stereo reg_deform barracuda_exact)
   if(TARGET ${t})
@@ -44,7 +47,7 @@ if(EVK_HELP2MAN AND EVK_TOOLS)
       COMMENT "help2man ${t}.1" VERBATIM)
     list(APPEND pages ${page})
   endforeach()
-  add_custom_target(evk_man DEPENDS ${pages})
+  add_custom_target(evk_man ALL DEPENDS ${pages})  # ALL: the install test (ctest) checks them
   add_dependencies(evk_installable evk_man)
   install(FILES ${pages} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT tools)
 else()

@@ -10,26 +10,27 @@ set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT "EvoKernels maintainers <evokernels@localhost>")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "GPU tools for brain MRI, short reads and stereo whose CUDA kernels are genetically improved per GPU")
-set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION_SUMMARY}
- reg_deform (cubic B-spline deformation fields and resampling of NIfTI brain
- volumes), barracuda_exact (exact short-read mapping on a bwa index, SAM/BAM)
- and stereo (disparity maps), each with the human-written CUDA kernel, evolved
- variants per GPU and a `gi` subcommand that re-evolves the kernel. Also:
- drop-in NiftyReg (reg_resample, reg_measure) and bwa (index, aln -n 0, samse)
- commands in /usr/lib/evokernels/{niftyreg,bwa}, off PATH, and the Python
- module `evokernels` (numpy in and out) for Debian's python3.
- .
- GPU requirement: the GPU backends need an NVIDIA GPU (compute capability
- ${CMAKE_CUDA_ARCHITECTURES} built in, newer ones through PTX) with a driver for
- CUDA ${CUDAToolkit_VERSION_MAJOR}.x or later; evolved kernel variants and `gi`
- also need CUDA's NVRTC library (libnvrtc.so.${CUDAToolkit_VERSION_MAJOR}, from the
- CUDA toolkit or NVIDIA's cuda-nvrtc package). Without them every tool runs its
- exact CPU backend.")
-if(NOT EVK_HAVE_CUDA)
-  set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION_SUMMARY}
- This build has no GPU backends (built without nvcc): every tool runs its
- exact CPU backend.")
+# The extended description (CPack indents each line; "." separates paragraphs).
+if(EVK_HAVE_CUDA)
+  set(_gpu "GPU requirement: the GPU backends need an NVIDIA GPU with a driver for CUDA
+${CUDAToolkit_VERSION_MAJOR}.x or later (machine code for compute capability ${CMAKE_CUDA_ARCHITECTURES}, PTX for newer).
+Evolved kernel variants and `gi` also need CUDA's NVRTC library
+(libnvrtc.so.${CUDAToolkit_VERSION_MAJOR}, from the CUDA toolkit or NVIDIA's cuda-nvrtc package).
+Without them every tool runs its exact CPU backend.")
+else()
+  set(_gpu "This build has no GPU backends (built without nvcc): every tool runs its
+exact CPU backend.")
 endif()
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "reg_deform (cubic B-spline deformation fields and resampling of NIfTI brain
+volumes), barracuda_exact (exact short-read mapping on a bwa index, SAM/BAM)
+and stereo (disparity maps), each with the human-written CUDA kernel, evolved
+variants per GPU and a `gi` subcommand that re-evolves the kernel.
+.
+Drop-in NiftyReg (reg_resample, reg_measure) and bwa (index, aln -n 0, samse)
+commands live in /usr/lib/evokernels/{niftyreg,bwa}, off PATH; the Python
+module `evokernels` (numpy in and out) is built for Debian's python3.
+.
+${_gpu}")
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)

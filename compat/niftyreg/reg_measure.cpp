@@ -72,9 +72,17 @@ void body(const nr::Parsed& p) {
     else std::printf("%s: %g\n", name, v);
   };
   try {
+    // NiftyReg's order: NCC, NMI, SSD. Its NMI rescales both images to [2, 65] in place, so an SSD
+    // requested together with -nmi is measured on the rescaled intensities: the same here.
     if (p.has("-ncc")) emit("NCC", rd::ncc_niftyreg(ref.data, warped, mask));
     if (p.has("-nmi")) emit("NMI", rd::nmi_niftyreg(ref.data, warped, mask));
-    if (p.has("-ssd")) emit("SSD", rd::ssd_niftyreg(ref.data, warped, mask));
+    if (p.has("-ssd")) {
+      const rd::NmiOptions nmi;
+      const float hi = static_cast<float>(nmi.bins) - 3.f;
+      emit("SSD", p.has("-nmi") ? rd::ssd_niftyreg(rd::rescale_niftyreg(ref.data, 2.f, hi),
+                                                   rd::rescale_niftyreg(warped, 2.f, hi), mask)
+                                : rd::ssd_niftyreg(ref.data, warped, mask));
+    }
   } catch (const std::invalid_argument& e) {
     if (out) std::fclose(out);
     evk::input_error(p.str("-flo"), e.what());
