@@ -28,14 +28,32 @@ def test_stereo_gpu_equals_cpu_and_cli(tmp_path):
     np.testing.assert_array_equal(np.where(np.isinf(cli), -1, cli).astype(np.int32), g)
 
 
-def test_reg_gpu_within_tolerance(tmp_path):
-    nib = pytest.importorskip("nibabel")
-    tool("reg_deform", "random-case", "--seed", 11, "--size", 64, "-o", tmp_path)
-    ref, cpp = nib.load(tmp_path / "image.nii.gz"), nib.load(tmp_path / "cpp.nii.gz")
-    fg, info = ek.reg.field(ref, cpp, backend="gpu", return_info=True)
+def grid_case(shape=(61, 53, 47), spacing=5, seed=11):
+    """A reference geometry and a NiftyReg-layout control-point grid built in numpy (no nibabel on
+    the GPU host): grid point i at reference voxel (i - 1) * spacing, positions perturbed by <= 3 mm."""
+    ref_aff = np.array([[1.5, 0, 0, -40.0], [0, 1.25, 0, -35.0], [0, 0, 1.0, -20.0], [0, 0, 0, 1]])
+    g = tuple(int(np.ceil(n / spacing + 3)) for n in shape)
+    shift = np.array([[spacing, 0, 0, -spacing], [0, spacing, 0, -spacing], [0, 0, spacing, -spacing], [0, 0, 0, 1.0]])
+    cpp_aff = ref_aff @ shift
+    ijk = np.stack(np.meshgrid(*[np.arange(n) for n in g], indexing="ij"), -1).reshape(-1, 3)
+    pos = ijk @ cpp_aff[:3, :3].T + cpp_aff[:3, 3]
+    pos += np.random.default_rng(seed).uniform(-3, 3, pos.shape)
+    cpp = pos.reshape(g + (1, 3)).astype(np.float32)
+    return shape, ref_aff, cpp, cpp_aff
+
+
+def test_reg_gpu_within_tolerance():
+    shape, ref_aff, cpp, cpp_aff = grid_case()
+    fg, info = ek.reg.field(shape, cpp, ref_affine=ref_aff, cpp_affine=cpp_aff, backend="gpu", return_info=True)
     assert info["backend"] == "gpu"
-    fc = ek.reg.field(ref, cpp, backend="cpu")
+    fc = ek.reg.field(shape, cpp, ref_affine=ref_aff, cpp_affine=cpp_aff, backend="cpu")
     assert np.max(np.abs(fg - fc)) <= 1e-3
-    wg = ek.reg.resample(ref, ref, cpp, backend="gpu")
-    wc = ek.reg.resample(ref, ref, cpp, backend="cpu")
-    assert np.max(np.abs(wg - wc)) <= 1e-3 * max(1.0, float(np.abs(wc).max()))
+    x, y, z = np.meshgrid(*[np.arange(n, dtype=np.float64) for n in shape], indexing="ij")
+    flo = (100 * np.sin(x / 7) * np.cos(y / 5) + z).astype(np.float32)  # |gradient| <= ~35 per voxel
+    kw = dict(ref_affine=ref_aff, flo_affine=ref_aff, trans_affine=cpp_aff, trans_type="grid", interp="linear")
+    wg = ek.reg.resample(shape, flo, cpp, backend="gpu", **kw)
+    wc = ek.reg.resample(shape, flo, cpp, backend="cpu", **kw)
+    # positions agree within 1e-3 mm, so values within 1e-3 x the largest gradient (~35 per voxel);
+    # a sample within 1e-3 mm of the floating image's border may fall on the other side (padding)
+    close = np.abs(wg - wc) <= 0.05
+    assert close.mean() >= 0.9999, "%d of %d voxels differ by more than 0.05" % ((~close).sum(), close.size)
