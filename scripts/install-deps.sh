@@ -19,7 +19,7 @@ pkgs=(
   # which CPack runs with `file`)
   help2man dpkg-dev file
   # the Python module (import evokernels) and its tests; nipype drives the drop-in NiftyReg commands
-  python3-dev pybind11-dev python3-numpy python3-pytest python3-nipype
+  python3-dev pybind11-dev python3-numpy python3-pytest python3-nibabel python3-nipype
   # dpkg -x for scripts/fetch-data.sh
   dpkg
 )
