@@ -5,7 +5,7 @@ BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all deps data configure build build-all test demo bench bundle clean
+.PHONY: all deps data configure build build-all test demo bench bundle install package clean
 
 all: build
 
@@ -35,11 +35,28 @@ demo: data build
 bench: build-all
 	bash scripts/bench.sh $(BUILD_DIR)
 
+# Installs the tools, man pages, evolved variants, the drop-in NiftyReg/bwa commands (in
+# PREFIX/lib/evokernels/{niftyreg,bwa}, off PATH) and the Python module into PREFIX.
+PREFIX ?= /usr/local
+install: configure
+	cmake --build $(BUILD_DIR) --target evk_installable -j $(JOBS)
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+# The Debian package evokernels_<version>_<arch>.deb (CPack) in $(BUILD_DIR)/.
+package: configure
+	cmake --build $(BUILD_DIR) --target evk_installable -j $(JOBS)
+	cd $(BUILD_DIR) && cpack -G DEB
+
 # GPU tests, benchmarks and the tools for a GPU host without -dev packages: a separate build
 # without OpenCV (so `stereo` travels too; it then reads PGM/PPM only).
+# The Python module travels built for the GPU host's Python (3.12; no -dev packages there): the
+# bundle build uses BUNDLE_PYTHON, by default a python3.12 here whose headers exist (else none).
 BUNDLE_BUILD_DIR ?= build-bundle
+BUNDLE_PYTHON ?= $(shell for p in python3.12 /root/.pyenv/versions/3.12*/bin/python3.12; do \
+	  command -v $$p >/dev/null 2>&1 && $$p -c 'import sysconfig,os,sys; sys.exit(not os.path.exists(sysconfig.get_paths()["include"]+"/Python.h"))' 2>/dev/null && { command -v $$p; break; }; done)
 bundle: deps
-	cmake -S . -B $(BUNDLE_BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DEVK_WITH_OPENCV=OFF $(CMAKE_ARGS)
+	cmake -S . -B $(BUNDLE_BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DEVK_WITH_OPENCV=OFF \
+	  $(if $(BUNDLE_PYTHON),-DPython_EXECUTABLE=$(BUNDLE_PYTHON),-DEVK_BUILD_PYTHON=OFF) $(CMAKE_ARGS)
 	cmake --build $(BUNDLE_BUILD_DIR) -j $(JOBS)
 	bash scripts/gpu-bundle.sh $(BUNDLE_BUILD_DIR)
 

@@ -37,6 +37,15 @@ carry_re='lib(hts|htscodecs|deflate|divsufsort(64)?|nifti[^/]*|znz|benchmark(_ma
 for b in "$DEST"/bin/*; do
   ldd "$b" | awk '/=>/ {print $3}' | grep -E "$carry_re" || true
 done | sort -u | while read -r lib; do cp -L "$lib" "$DEST/lib/"; done
+# The Python package (the module built for the bundle build's Python: make bundle picks a Python
+# 3.12, the GPU host's) and its pytest suite, run there by bench/python/gpu_pytest.sh.
+if compgen -G "$BUILD_DIR/python/evokernels/_ext*.so" > /dev/null; then
+  mkdir -p "$DEST/python" "$DEST/tests"
+  cp -r "$BUILD_DIR/python/evokernels" "$DEST/python/"
+  rm -rf "$DEST/python/evokernels/__pycache__"
+  cp -r tests/python "$DEST/tests/"
+  rm -rf "$DEST/tests/python/__pycache__"
+fi
 cp -r kernels/original "$DEST/kernels/"
 [ -d kernels/evolved ] && cp -r kernels/evolved "$DEST/kernels/"
 # Test data: the shared folder beside the checkout (when present) and the project's data/.
@@ -55,6 +64,7 @@ evk_bundle=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export LD_LIBRARY_PATH="$evk_bundle/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export EVK_SHARED_DATA="$evk_bundle/data/shared" EVK_DATA_DIR="$evk_bundle/data/project"
 export EVK_BIN_DIR="$evk_bundle/bin" EVK_KERNELS_DIR="$evk_bundle/kernels" PATH="$evk_bundle/bin:$PATH"
+export PYTHONPATH="$evk_bundle/python${PYTHONPATH:+:$PYTHONPATH}"
 [ -n "${1:-}" ] && export EVK_CACHE_DIR="$1"
 ENV
 

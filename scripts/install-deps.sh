@@ -17,6 +17,11 @@ pkgs=(
   libopencv-imgcodecs-dev libopencv-imgproc-dev libopencv-calib3d-dev
   # oracles and simulators used by tests, demo and benchmarks
   bwa samtools art-nextgen-simulation-tools
+  # make install / make package: man pages from --help, the .deb's dependencies (dpkg-shlibdeps,
+  # which CPack runs with `file`)
+  help2man dpkg-dev file
+  # the Python module (import evokernels) and its tests; nipype drives the drop-in NiftyReg commands
+  python3-dev pybind11-dev python3-numpy python3-pytest python3-nibabel python3-nipype
   # dpkg -x for scripts/fetch-data.sh
   dpkg
 )

@@ -9,6 +9,7 @@
 #include "evk/cuda_check.hpp"
 #include "evk/embedded.hpp"
 #include "evk/error.hpp"
+#include "evk/install_dirs.hpp"
 
 #ifndef EVK_VERSION
 #define EVK_VERSION "0.0.0"
@@ -125,6 +126,7 @@ void add_devices_command(CLI::App& app, const std::string& tool, const std::func
     j["runtime_version"] = format_cuda_version(env.runtime_version);
     j["status"] = env.status;
     j["overlay_dir"] = overlay.string();
+    j["data_dir"] = data_dir().string();
     j["overlay_problems"] = overlay_problems;
     j["backend"] = env.usable() ? "gpu" : "cpu";
     j["variants"] = variants_json(reg);
@@ -163,6 +165,7 @@ void add_devices_command(CLI::App& app, const std::string& tool, const std::func
                   v.embedded && v.embedded->fatbin_size ? ", embedded fatbin" : "", format_cc(v.cc).c_str(),
                   v.device_name.empty() ? "" : (" " + v.device_name).c_str(), cls.empty() ? "all" : cls.c_str(), cs.c_str());
     }
+    if (const auto d = data_dir(); !d.empty()) std::printf("Installed data: %s\n", d.string().c_str());
     if (!env.usable()) {
       std::printf("No usable GPU: %s.\nThe CPU backend will be used.\n", env.status.c_str());
       return;

@@ -7,6 +7,7 @@
 
 #include "evk/embedded.hpp"
 #include "evk/error.hpp"
+#include "evk/install_dirs.hpp"
 
 namespace fs = std::filesystem;
 
@@ -185,6 +186,8 @@ void Registry::add(Variant v) {
 void Registry::add_builtin() {
   for (const EmbeddedVariant* e : embedded_variants()) {
     if (std::find(kernels_.begin(), kernels_.end(), e->kernel) == kernels_.end()) continue;
+    if (std::any_of(variants_.begin(), variants_.end(), [&](const Variant& x) { return x.kernel == e->kernel && x.embedded == e; }))
+      continue;  // added already
     // The build applied and compiled this file: a failure here is a build defect, not bad input.
     Variant v = parse_genome_text(e->genome_file, std::string("built-in variant ") + e->id);
     v.source = VariantSource::builtin;
@@ -206,17 +209,45 @@ std::vector<Constraint> Registry::constraints_of(const Variant& v) const {
 
 std::string Registry::misfit(const Variant& v, const Request& r) const { return misfit_of(v, constraints_of(v), r); }
 
-std::vector<std::string> Registry::load_overlay(const fs::path& dir) {
-  std::vector<std::string> problems;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return problems;
+static std::vector<fs::path> genome_files(const fs::path& dir) {
   std::vector<fs::path> files;
+  std::error_code ec;
+  if (dir.empty() || !fs::is_directory(dir, ec)) return files;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
     if (it->is_regular_file(ec) && it->path().extension() == ".genome") files.push_back(it->path());
   }
   std::sort(files.begin(), files.end());  // deterministic order
-  for (const auto& f : files) {
+  return files;
+}
+
+std::vector<std::string> Registry::load_builtin_dir(const fs::path& dir) {
+  std::vector<std::string> problems;
+  for (const auto& f : genome_files(dir)) {
+    try {
+      Variant v = read_genome_file(f);
+      if (std::find(kernels_.begin(), kernels_.end(), v.kernel) == kernels_.end()) continue;
+      if (v.cc == 0) {
+        problems.push_back(f.string() + ": installed genome has no '# cc:' header; ignored");
+        continue;
+      }
+      const bool known = std::any_of(variants_.begin(), variants_.end(),
+                                     [&](const Variant& x) { return x.kernel == v.kernel && x.id == v.id; });
+      if (known) continue;
+      v.source = VariantSource::builtin;
+      variants_.push_back(std::move(v));
+    } catch (const InputError& e) {
+      problems.push_back(e.what());
+    }
+  }
+  return problems;
+}
+
+void add_installed_variants(Registry& reg) { reg.load_builtin_dir(installed_evolved_dir()); }
+
+std::vector<std::string> Registry::load_overlay(const fs::path& dir) {
+  std::vector<std::string> problems;
+  for (const auto& f : genome_files(dir)) {
     try {
       Variant v = read_genome_file(f);
       if (std::find(kernels_.begin(), kernels_.end(), v.kernel) == kernels_.end()) continue;

@@ -301,4 +301,24 @@ TEST(RegistryApplicability, BuiltinVariantsComeFromTheEmbeddedTable) {
   EXPECT_EQ(evk::find_embedded_variant("SOURCE", {"-DX=1", "--maxrregcount=64"}), nullptr);
   unsetenv("EVK_NO_EMBEDDED_VARIANTS");
   EXPECT_EQ(evk::find_embedded_variant("SOURCE", {"-DX=1", "--maxrregcount=64"}), &e);
+// Installed genomes (share/evokernels/evolved) load as built-in variants; one whose kernel and id
+// are already registered (built into the binary) is skipped, as are other tools' kernels.
+TEST(Registry, InstalledGenomesAreBuiltinUnlessAlreadyEmbedded) {
+  evk::testing::TempDir dir;
+  write_genome(dir / "k" / "sm90.genome", "k", "9.0", "", "<_K_7>");          // id taken by full()'s sm90
+  write_genome(dir / "k" / "sm100-new.genome", "k", "10.0", "", "<_K_8>");
+  write_genome(dir / "other" / "sm90.genome", "other", "9.0", "", "<_K_9>");  // a kernel not registered
+  write_genome(dir / "k" / "nocc.genome", "k", "", "", "<_K_1>");
+  auto r = full();
+  const auto before = r.variants().size();
+  const auto problems = r.load_builtin_dir(dir.path());
+  EXPECT_EQ(problems.size(), 1u);  // nocc.genome: no '# cc:'
+  ASSERT_EQ(r.variants().size(), before + 1);
+  const Variant& v = r.variants().back();
+  EXPECT_EQ(v.id, "sm100-new");
+  EXPECT_EQ(v.source, VariantSource::builtin);
+  EXPECT_EQ(v.genome, "<_K_8>");
+  EXPECT_EQ(r.select("k", DeviceKey{100, "B200"}).variant.id, "sm100-new");
+  EXPECT_EQ(r.select("k", DeviceKey{90, "x"}).variant.genome, "BLOCK_W=128");  // the embedded sm90 kept
+  EXPECT_TRUE(r.load_builtin_dir({}).empty());
 }

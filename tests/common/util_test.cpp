@@ -2,6 +2,9 @@
 #include <numeric>
 #include <vector>
 
+#include <filesystem>
+
+#include "evk/install_dirs.hpp"
 #include "evk/parallel.hpp"
 #include "evk/progress.hpp"
 #include "evk/stats.hpp"
@@ -59,4 +62,25 @@ TEST(Progress, NonTtyPrintsLines) {
   std::fclose(f);
   std::string s(buf, n);
   EXPECT_NE(s.find("work: 5/10 items (50.0%)"), std::string::npos) << s;
+}
+
+// The install layout: a binary in <prefix>/bin finds <prefix>/share/evokernels (the build tree
+// mirrors it: build/bin and build/share/evokernels); $EVK_SHARE_DIR overrides.
+TEST(InstallDirs, DataDirFromTheBinarysLocation) {
+  unsetenv("EVK_SHARE_DIR");
+  const auto exe = evk::this_binary();
+  ASSERT_FALSE(exe.empty());
+  EXPECT_EQ(exe.filename(), "common_tests");
+  if (exe.parent_path().filename() != "bin") GTEST_SKIP() << "not run from a bin/ directory: " << exe;
+  EXPECT_EQ(evk::install_prefix(), exe.parent_path().parent_path());
+  EXPECT_EQ(evk::data_dir(), exe.parent_path().parent_path() / "share" / "evokernels");
+  evk::testing::TempDir d;
+  setenv("EVK_SHARE_DIR", d.path().c_str(), 1);
+  EXPECT_EQ(evk::data_dir(), d.path());
+  EXPECT_TRUE(evk::installed_evolved_dir().empty());  // no evolved/ in it
+  std::filesystem::create_directories(d / "evolved");
+  EXPECT_EQ(evk::installed_evolved_dir(), d / "evolved");
+  setenv("EVK_SHARE_DIR", (d / "missing").c_str(), 1);
+  EXPECT_TRUE(evk::data_dir().empty());
+  unsetenv("EVK_SHARE_DIR");
 }

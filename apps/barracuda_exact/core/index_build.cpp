@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/index.hpp"
+#include "core/rand48.hpp"
 #include "evk/error.hpp"
 
 extern "C" {
@@ -16,19 +17,6 @@ int divsufsort64(const unsigned char* T, std::int64_t* SA, std::int64_t n);
 
 namespace evk::barracuda_exact {
 namespace {
-
-// glibc's srand48 / lrand48 (a 48-bit LCG), which bwa uses to replace ambiguous bases.
-class Rand48 {
- public:
-  explicit Rand48(std::uint32_t seed) : x_((static_cast<std::uint64_t>(seed) << 16) | 0x330Eu) {}
-  std::uint32_t lrand() {
-    x_ = (0x5DEECE66Dull * x_ + 0xB) & ((1ull << 48) - 1);
-    return static_cast<std::uint32_t>(x_ >> 17);
-  }
-
- private:
-  std::uint64_t x_;
-};
 
 // Packs the reference (forward strand) into 2-bit codes, recording contigs and holes as bwa does.
 std::vector<std::uint8_t> pack_reference(const std::vector<RefSeq>& ref, BwtIndex& idx) {

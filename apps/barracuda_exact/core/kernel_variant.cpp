@@ -39,6 +39,7 @@ Registry make_registry() {
   Registry reg;
   reg.add_kernel("barracuda_exact");
   reg.add_builtin();
+  add_installed_variants(reg);  // an installed share/evokernels/evolved (ids built in are skipped)
   return reg;
 }
 

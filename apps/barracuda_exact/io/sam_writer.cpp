@@ -27,6 +27,7 @@ struct SamWriter::Impl {
   sam_hdr_t* hdr = nullptr;
   bam1_t* b = nullptr;
   const BwtIndex* idx = nullptr;
+  SamOptions opt;
   bool failed = false;
   ~Impl() {
     if (b) bam_destroy1(b);
@@ -37,11 +38,12 @@ struct SamWriter::Impl {
 };
 
 SamWriter::SamWriter(const std::string& path, const std::string& file, const BwtIndex& idx, const std::string& cl,
-                     int threads)
+                     int threads, const SamOptions& options)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.path = path;
   m.idx = &idx;
+  m.opt = options;
   const bool bam = sam_path_is_bam(path);
   m.fp = sam_open(file.c_str(), bam ? "wb" : "w");
   if (!m.fp) input_error(path, "cannot open for writing");
@@ -52,7 +54,13 @@ SamWriter::SamWriter(const std::string& path, const std::string& file, const Bwt
   for (const auto& c : idx.contigs)
     if (sam_hdr_add_line(m.hdr, "SQ", "SN", c.name.c_str(), "LN", std::to_string(c.len).c_str(), nullptr) < 0)
       input_error(path, "cannot build the SAM header");
-  sam_hdr_add_line(m.hdr, "PG", "ID", "barracuda_exact", "PN", "barracuda_exact", "CL", cl.c_str(), nullptr);
+  if (!options.rg_line.empty() && sam_hdr_add_lines(m.hdr, options.rg_line.c_str(), options.rg_line.size()) < 0)
+    input_error(path, "cannot add the read group line to the SAM header");
+  if (options.pg_version.empty())
+    sam_hdr_add_line(m.hdr, "PG", "ID", options.pg_id.c_str(), "PN", options.pg_name.c_str(), "CL", cl.c_str(), nullptr);
+  else
+    sam_hdr_add_line(m.hdr, "PG", "ID", options.pg_id.c_str(), "PN", options.pg_name.c_str(), "VN",
+                     options.pg_version.c_str(), "CL", cl.c_str(), nullptr);
   if (sam_hdr_write(m.fp, m.hdr) < 0) input_error(path, "write failed");
 }
 
@@ -82,6 +90,7 @@ void SamWriter::Impl::record(const std::string& name, const std::string& seq, co
   if (h.count == 0) {
     if (bam_set1(b, name.size(), name.c_str(), BAM_FUNMAP, -1, -1, 0, 0, nullptr, -1, -1, 0, n, s.c_str(), qp, 64) < 0)
       failed = true;
+    if (!opt.rg_id.empty()) aux_str(b, "RG", opt.rg_id);
   } else {
     const Contig& ct = idx->contigs[static_cast<std::size_t>(h.primary.tid)];
     std::uint16_t flag = rev ? BAM_FREVERSE : 0;
@@ -93,13 +102,14 @@ void SamWriter::Impl::record(const std::string& name, const std::string& seq, co
       failed = true;
       return;
     }
+    if (!opt.rg_id.empty()) aux_str(b, "RG", opt.rg_id);
     char xt = h.count > 1 ? 'R' : 'U';
     if (h.n_ambiguous > 10) xt = 'N';
     bam_aux_append(b, "XT", 'A', 1, reinterpret_cast<const uint8_t*>(&xt));
     aux_int(b, "NM", 0);
     if (h.n_ambiguous) aux_int(b, "XN", h.n_ambiguous);
     aux_int(b, "X0", static_cast<int>(h.count));
-    if (h.count <= 30) aux_int(b, "X1", 0);  // bwa prints X1 only up to aln's -R (30)
+    if (h.count <= static_cast<std::uint64_t>(opt.max_top2)) aux_int(b, "X1", 0);  // bwa: only up to aln's -R
     aux_int(b, "XM", 0);
     aux_int(b, "XO", 0);
     aux_int(b, "XG", 0);

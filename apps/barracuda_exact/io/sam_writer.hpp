@@ -10,12 +10,20 @@
 
 namespace evk::barracuda_exact {
 
+// Header and tag choices beyond the defaults (the bwa drop-in writes bwa's @PG and read groups).
+struct SamOptions {
+  std::string pg_id = "barracuda_exact", pg_name = "barracuda_exact", pg_version;
+  std::string rg_line;  // a whole "@RG\tID:..." header line (tabs, not escapes); empty: none
+  std::string rg_id;    // its ID: every record gets RG:Z:<rg_id>
+  int max_top2 = 30;    // X1 is written only for hits with X0 <= this (bwa aln -R)
+};
+
 class SamWriter {
  public:
   // path: *.sam, *.bam or "-" (SAM on stdout); written to `file` (a temporary name, or "-").
   // threads: BGZF compression threads for BAM (0 = all cores).
   SamWriter(const std::string& path, const std::string& file, const BwtIndex& idx, const std::string& command_line,
-            int threads = 0);
+            int threads = 0, const SamOptions& options = {});
   ~SamWriter();
   SamWriter(const SamWriter&) = delete;
   SamWriter& operator=(const SamWriter&) = delete;

@@ -116,6 +116,7 @@ Registry make_registry() {
   Registry reg;
   reg.add_kernel("reg_deform");
   reg.add_builtin();
+  add_installed_variants(reg);  // an installed share/evokernels/evolved (ids built in are skipped)
   return reg;
 }
 

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -97,11 +99,12 @@ Geometry geometry_of(const nifti_image* nim) {
   return g;
 }
 
-// Converts nvals elements of any real datatype to float (with scaling).
-std::vector<float> to_float(const nifti_image* nim, std::size_t offset, std::size_t n, const fs::path& path) {
+// Converts nvals elements of any real datatype to float (with scaling unless `scaled` is false).
+std::vector<float> to_float(const nifti_image* nim, std::size_t offset, std::size_t n, const fs::path& path,
+                            bool scaled = true) {
   std::vector<float> out(n);
-  const double slope = (nim->scl_slope != 0 && std::isfinite(nim->scl_slope)) ? nim->scl_slope : 1.0;
-  const double inter = (nim->scl_slope != 0 && std::isfinite(nim->scl_inter)) ? nim->scl_inter : 0.0;
+  const double slope = (scaled && nim->scl_slope != 0 && std::isfinite(nim->scl_slope)) ? nim->scl_slope : 1.0;
+  const double inter = (scaled && nim->scl_slope != 0 && std::isfinite(nim->scl_inter)) ? nim->scl_inter : 0.0;
   const bool scale = slope != 1.0 || inter != 0.0;
   auto conv = [&](const auto* src) {
     for (std::size_t i = 0; i < n; ++i) {
@@ -332,6 +335,75 @@ void write_grid(const fs::path& path, const Grid& g, const WriteOptions& opt) {
 
 void write_field(const fs::path& path, const Field& f, const WriteOptions& opt) {
   write_vector(path, f.geo, f.data, f.displacement ? kDispField : kDefField, opt);
+}
+
+StoredVolume read_stored_volume(const fs::path& path) {
+  NimPtr nim = open_nifti(path);
+  check_scalar_3d(nim.get(), path);
+  StoredVolume sv;
+  sv.vol.geo = geometry_of(nim.get());
+  sv.vol.data = to_float(nim.get(), 0, static_cast<std::size_t>(sv.vol.geo.voxels()), path, false);
+  StoredInfo& i = sv.info;
+  i.datatype = nim->datatype;
+  i.scl_slope = nim->scl_slope;
+  i.scl_inter = nim->scl_inter;
+  i.cal_min = nim->cal_min;
+  i.cal_max = nim->cal_max;
+  i.intent_code = nim->intent_code;
+  i.intent_p1 = nim->intent_p1;
+  i.intent_p2 = nim->intent_p2;
+  i.intent_name = nim->intent_name;
+  i.nifti_version = nim->nifti_type == NIFTI_FTYPE_NIFTI2_1 || nim->nifti_type == NIFTI_FTYPE_NIFTI2_2 ? 2 : 1;
+  return sv;
+}
+
+namespace {
+// Saturating, truncating conversion (C's float -> integer conversion within the type's range; NaN -> 0).
+template <class T>
+void store_as(const std::vector<float>& v, void* dst) {
+  T* out = static_cast<T*>(dst);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const double x = v[i];
+    if constexpr (std::is_floating_point_v<T>) {
+      out[i] = static_cast<T>(x);
+    } else {
+      if (x != x) out[i] = 0;
+      else if (x <= static_cast<double>(std::numeric_limits<T>::lowest())) out[i] = std::numeric_limits<T>::lowest();
+      else if (x >= static_cast<double>(std::numeric_limits<T>::max())) out[i] = std::numeric_limits<T>::max();
+      else out[i] = static_cast<T>(x);
+    }
+  }
+}
+}  // namespace
+
+void write_stored_volume(const fs::path& path, const Volume& v, const StoredInfo& info, const std::string& descrip) {
+  WriteOptions opt;
+  opt.nifti_version = info.nifti_version;
+  NimPtr nim = new_nim(v.geo, 1, 1, info.datatype, opt);
+  switch (info.datatype) {
+    case DT_UINT8: store_as<std::uint8_t>(v.data, nim->data); break;
+    case DT_INT8: store_as<std::int8_t>(v.data, nim->data); break;
+    case DT_INT16: store_as<std::int16_t>(v.data, nim->data); break;
+    case DT_UINT16: store_as<std::uint16_t>(v.data, nim->data); break;
+    case DT_INT32: store_as<std::int32_t>(v.data, nim->data); break;
+    case DT_UINT32: store_as<std::uint32_t>(v.data, nim->data); break;
+    case DT_INT64: store_as<std::int64_t>(v.data, nim->data); break;
+    case DT_UINT64: store_as<std::uint64_t>(v.data, nim->data); break;
+    case DT_FLOAT32: store_as<float>(v.data, nim->data); break;
+    case DT_FLOAT64: store_as<double>(v.data, nim->data); break;
+    default:
+      input_error(name_of(path), std::string("cannot write datatype ") + nifti_datatype_string(info.datatype));
+  }
+  nim->scl_slope = static_cast<float>(info.scl_slope);
+  nim->scl_inter = static_cast<float>(info.scl_inter);
+  nim->cal_min = static_cast<float>(info.cal_min);
+  nim->cal_max = static_cast<float>(info.cal_max);
+  nim->intent_code = info.intent_code;
+  nim->intent_p1 = static_cast<float>(info.intent_p1);
+  nim->intent_p2 = static_cast<float>(info.intent_p2);
+  std::snprintf(nim->intent_name, sizeof nim->intent_name, "%s", info.intent_name.c_str());
+  std::snprintf(nim->descrip, sizeof nim->descrip, "%s", descrip.c_str());
+  write_nim(nim.get(), path);
 }
 
 }  // namespace evk::reg_deform

@@ -43,4 +43,24 @@ void write_mask(const fs::path& path, const Geometry& geo, const Mask& m, const 
 void write_grid(const fs::path& path, const Grid& g, const WriteOptions& opt = {});
 void write_field(const fs::path& path, const Field& f, const WriteOptions& opt = {});
 
+// A scalar volume as stored, for the drop-in NiftyReg commands, which keep the floating image's
+// datatype and scaling as NiftyReg does: values without scl_slope/scl_inter, and the header
+// fields written back with them.
+struct StoredInfo {
+  int datatype = 16;  // NIfTI datatype code (16 = float32)
+  double scl_slope = 0, scl_inter = 0, cal_min = 0, cal_max = 0;
+  int intent_code = 0;
+  double intent_p1 = 0, intent_p2 = 0;
+  std::string intent_name;
+  int nifti_version = 1;
+};
+struct StoredVolume {
+  Volume vol;  // stored values as float (no scaling)
+  StoredInfo info;
+};
+StoredVolume read_stored_volume(const fs::path& path);
+// v's values written in info.datatype (integers: truncated toward zero, clamped to the type's
+// range, NaN as 0), with info's scaling and intent and the description `descrip`.
+void write_stored_volume(const fs::path& path, const Volume& v, const StoredInfo& info, const std::string& descrip);
+
 }  // namespace evk::reg_deform

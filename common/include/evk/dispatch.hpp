@@ -86,6 +86,10 @@ class Registry {
   // Reads every *.genome under dir (recursively); files for kernels not registered are ignored.
   // Returns one message per unreadable file (the caller decides whether to print them).
   std::vector<std::string> load_overlay(const std::filesystem::path& dir);
+  // Reads every *.genome under dir as built-in variants (an installed share/evokernels/evolved);
+  // a genome whose kernel and id are registered already (embedded in the binary) is skipped, as
+  // are kernels not registered. Returns one message per unreadable file. An empty dir: nothing.
+  std::vector<std::string> load_builtin_dir(const std::filesystem::path& dir);
 
   // Adds every variant compiled into this binary (evk::embedded_variants) for the registered kernels.
   void add_builtin();
@@ -112,6 +116,9 @@ class Registry {
   std::vector<Variant> variants_;
   std::map<std::string, ConstraintHook> hooks_;
 };
+
+// Registers the installed evolved variants (evk::installed_evolved_dir(), see install_dirs.hpp).
+void add_installed_variants(Registry& reg);
 
 // $EVK_OVERLAY_DIR, else $XDG_DATA_HOME/evokernels/evolved, else ~/.local/share/evokernels/evolved.
 std::filesystem::path default_overlay_dir();

@@ -29,6 +29,7 @@ Registry make_registry() {
     }
     return cs;
   });
+  add_installed_variants(reg);
   return reg;
 }
 

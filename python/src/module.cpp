@@ -1,0 +1,315 @@
+// evokernels._ext: the Python package's native part. Thin: arrays arrive as contiguous buffers
+// checked and converted by the Python layer (evokernels/*.py), which also allocates the outputs
+// and passes them in writable; here they become the core libraries' types, the same calls as the
+// CLIs' run with the GIL released, and evk::InputError / evk::CudaError become
+// evokernels.InputError (a ValueError) / evokernels.CudaError (a RuntimeError) with the CLI's
+// messages. Only Python's buffer protocol is used (no numpy C API), so any numpy version works.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "compute.hpp"
+#include "evk/cli.hpp"
+#include "evk/cuda_check.hpp"
+#include "evk/cuda_library.hpp"
+#include "evk/device.hpp"
+#include "evk/dispatch.hpp"
+#include "evk/error.hpp"
+#include "evk/install_dirs.hpp"
+#include "evk/stereo/compute.hpp"
+#include "evk/stereo/gpu.hpp"
+#include "grid_make.hpp"
+
+#ifndef EVK_VERSION
+#define EVK_VERSION "0.0.0"
+#endif
+#ifndef EVK_CUDA_ARCHS
+#define EVK_CUDA_ARCHS ""
+#endif
+
+namespace py = pybind11;
+namespace rd = evk::reg_deform;
+namespace st = evk::stereo;
+
+namespace {
+
+// A contiguous buffer of `n` elements of `itemsize` bytes (the Python layer guarantees layout;
+// this re-checks so a misuse of the private API cannot read or write out of bounds).
+py::buffer_info contiguous(const py::buffer& b, std::size_t n, std::size_t itemsize, const char* what, bool writable) {
+  py::buffer_info info = b.request(writable);
+  if (static_cast<std::size_t>(info.itemsize) != itemsize || static_cast<std::size_t>(info.size) != n)
+    throw evk::InputError(std::string(what) + ": expected " + std::to_string(n) + " elements of " +
+                          std::to_string(itemsize) + " bytes, got " + std::to_string(info.size) + " of " +
+                          std::to_string(info.itemsize));
+  py::ssize_t expect = info.itemsize;
+  bool c_order = true;
+  for (int d = static_cast<int>(info.ndim) - 1; d >= 0; --d) {
+    if (info.shape[d] != 1 && info.strides[d] != expect) c_order = false;
+    expect *= info.shape[d];
+  }
+  if (!c_order) throw evk::InputError(std::string(what) + ": buffer is not contiguous");
+  return info;
+}
+
+rd::Mat44 mat44(const std::array<double, 16>& a) {
+  rd::Mat44 m;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) m.m[i][j] = a[static_cast<std::size_t>(4 * i + j)];
+  return m;
+}
+
+// A geometry from dims and a 4x4 voxel-to-world matrix (nibabel's img.affine): both NIfTI
+// transforms set to it, voxel sizes from its column norms.
+rd::Geometry geometry(const std::array<int, 3>& dims, const std::array<double, 16>& affine, const char* what) {
+  for (int d : dims)
+    if (d < 1) throw evk::InputError(std::string(what) + ": every dimension must be >= 1");
+  rd::Geometry g;
+  g.nx = dims[0];
+  g.ny = dims[1];
+  g.nz = dims[2];
+  const rd::Mat44 m = mat44(affine);
+  double pix[3];
+  for (int j = 0; j < 3; ++j) {
+    double s = 0;
+    for (int i = 0; i < 3; ++i) s += m.m[i][j] * m.m[i][j];
+    pix[j] = std::sqrt(s);
+  }
+  if (!(pix[0] > 0 && pix[1] > 0 && pix[2] > 0) || m.m[3][0] != 0 || m.m[3][1] != 0 || m.m[3][2] != 0 || m.m[3][3] != 1)
+    throw evk::InputError(std::string(what) + ": affine must be a 4x4 voxel-to-world matrix with last row 0 0 0 1");
+  try {
+    (void)m.inverse();
+  } catch (const std::exception&) {
+    throw evk::InputError(std::string(what) + ": affine is singular");
+  }
+  g.dx = pix[0];
+  g.dy = pix[1];
+  g.dz = pix[2];
+  g.qform = g.sform = m;
+  g.qform_code = g.sform_code = 1;
+  g.update_world();
+  return g;
+}
+
+py::dict info_dict(const std::string& backend, const std::string& kernel, const std::string& device,
+                   const std::string& reason) {
+  py::dict d;
+  d["backend"] = backend;
+  d["kernel"] = kernel;
+  d["device"] = device;
+  d["reason"] = reason;
+  return d;
+}
+
+// ---- devices --------------------------------------------------------------------------------
+evk::Registry all_kernels() {
+  evk::Registry reg = st::make_registry();  // stereo, with the installed variants
+  reg.add_kernel("reg_deform");
+  reg.add_kernel("barracuda_exact");
+  reg.add_builtin();  // the variants built into this module (stereo's are there already)
+  evk::add_installed_variants(reg);
+  const auto overlay = evk::default_overlay_dir();
+  if (!overlay.empty()) reg.load_overlay(overlay);
+  return reg;
+}
+
+py::dict environment() {
+  const evk::GpuEnvironment& env = evk::gpu_environment();
+  py::dict j;
+  j["version"] = EVK_VERSION;
+  j["built_with_cuda"] = env.built_with_cuda;
+  j["cuda_architectures"] = EVK_CUDA_ARCHS;
+  j["driver_version"] = evk::format_cuda_version(env.driver_version);
+  j["runtime_version"] = evk::format_cuda_version(env.runtime_version);
+  j["nvrtc_version"] = evk::nvrtc_version();
+  j["status"] = env.status;
+  j["backend"] = env.usable() ? "gpu" : "cpu";
+  j["overlay_dir"] = evk::default_overlay_dir().string();
+  j["data_dir"] = evk::data_dir().string();
+  j["module"] = evk::this_binary().string();
+  return j;
+}
+
+py::list devices(const std::string& kernel) {
+  const evk::GpuEnvironment& env = evk::gpu_environment();
+  const evk::Registry reg = all_kernels();
+  py::list out;
+  for (const auto& d : env.devices) {
+    py::dict dj;
+    dj["index"] = d.index;
+    dj["name"] = d.name;
+    dj["compute_capability"] = std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor);
+    dj["sm_count"] = d.sm_count;
+    dj["memory_bytes"] = d.total_mem;
+    dj["l2_bytes"] = d.l2_bytes;
+    dj["clock_khz"] = d.clock_khz;
+    py::dict ks;
+    for (const auto& k : reg.kernels()) {
+      const evk::Selection s = reg.select(k, evk::DeviceKey{d.cc(), d.name}, kernel);
+      py::dict kj;
+      kj["variant"] = s.variant.id;
+      kj["source"] = evk::to_string(s.variant.source);
+      kj["rule"] = s.rule;
+      ks[py::str(k)] = kj;
+    }
+    dj["kernels"] = ks;
+    out.append(dj);
+  }
+  return out;
+}
+
+// ---- stereo ---------------------------------------------------------------------------------
+py::dict stereo_disparity(const py::buffer& left, const py::buffer& right, const py::buffer& out, int height, int width,
+                          int min_disparity, int max_disparity, int window, int min_ssd, const std::string& method,
+                          const std::string& backend, const std::string& kernel, int device, int threads) {
+  if (height < 1 || width < 1) throw evk::InputError("left: empty image");
+  const std::size_t n = static_cast<std::size_t>(height) * static_cast<std::size_t>(width);
+  const py::buffer_info li = contiguous(left, n, 1, "left", false);
+  const py::buffer_info ri = contiguous(right, n, 1, "right", false);
+  const py::buffer_info oi = contiguous(out, n, 4, "out", true);
+  st::Image8 l, r;
+  l.width = r.width = width;
+  l.height = r.height = height;
+  l.pixels.assign(static_cast<const std::uint8_t*>(li.ptr), static_cast<const std::uint8_t*>(li.ptr) + n);
+  r.pixels.assign(static_cast<const std::uint8_t*>(ri.ptr), static_cast<const std::uint8_t*>(ri.ptr) + n);
+  st::ComputeOptions o;
+  o.params.min_disparity = min_disparity;
+  o.params.max_disparity = max_disparity;
+  o.params.window = window;
+  o.params.min_ssd = min_ssd;
+  o.method = method;
+  o.backend = backend;
+  o.kernel = kernel;
+  o.device = device;
+  o.threads = threads;
+  st::ComputeInfo info;
+  {
+    py::gil_scoped_release nogil;
+    const st::DisparityMap d = st::compute_disparity(l, r, o, &info);
+    std::memcpy(oi.ptr, d.d.data(), n * sizeof(std::int32_t));
+  }
+  py::dict j = info_dict(info.backend, info.kernel, info.device, info.reason);
+  j["method"] = method;
+  j["kernel_ms"] = info.kernel_ms;
+  return j;
+}
+
+// ---- reg ------------------------------------------------------------------------------------
+rd::RunOptions run_options(const std::string& backend, const std::string& kernel, int device, int threads) {
+  rd::RunOptions r;
+  r.backend = backend;
+  r.kernel = kernel;
+  r.device = device;
+  r.threads = threads;
+  return r;
+}
+
+rd::Grid make_grid(const py::buffer& data, const std::array<int, 3>& dims, const std::array<double, 16>& affine,
+                   const rd::Geometry& ref) {
+  rd::Grid g;
+  g.geo = geometry(dims, affine, "cpp");
+  const std::size_t n = 3 * g.geo.voxels();
+  const py::buffer_info bi = contiguous(data, n, 4, "cpp", false);
+  g.data.assign(static_cast<const float*>(bi.ptr), static_cast<const float*>(bi.ptr) + n);
+  for (float v : g.data)
+    if (!std::isfinite(v)) throw evk::InputError("cpp: holds NaN or Inf");
+  rd::attach_grid(g, ref, "cpp");
+  return g;
+}
+
+py::dict reg_field(const std::array<int, 3>& ref_dims, const std::array<double, 16>& ref_affine, const py::buffer& cpp,
+                   const std::array<int, 3>& cpp_dims, const std::array<double, 16>& cpp_affine,
+                   const py::object& mask, bool displacement, const py::buffer& out, const std::string& backend,
+                   const std::string& kernel, int device, int threads) {
+  const rd::Geometry ref = geometry(ref_dims, ref_affine, "ref");
+  const rd::Grid grid = make_grid(cpp, cpp_dims, cpp_affine, ref);
+  rd::Mask m;
+  if (!mask.is_none()) {
+    const py::buffer_info mi = contiguous(mask.cast<py::buffer>(), ref.voxels(), 1, "mask", false);
+    m.assign(static_cast<const std::uint8_t*>(mi.ptr), static_cast<const std::uint8_t*>(mi.ptr) + ref.voxels());
+  }
+  const py::buffer_info oi = contiguous(out, 3 * ref.voxels(), 4, "out", true);
+  rd::RunInfo info;
+  {
+    py::gil_scoped_release nogil;
+    const rd::Field f = rd::compute_field(ref, grid, m, displacement, run_options(backend, kernel, device, threads), &info);
+    std::memcpy(oi.ptr, f.data.data(), f.data.size() * sizeof(float));
+  }
+  py::dict j = info_dict(info.backend, info.kernel, info.device, info.reason);
+  j["spacing_voxels"] = std::vector<double>{grid.sx, grid.sy, grid.sz};
+  return j;
+}
+
+py::dict reg_resample(const std::array<int, 3>& ref_dims, const std::array<double, 16>& ref_affine,
+                      const py::buffer& flo, const std::array<int, 3>& flo_dims, const std::array<double, 16>& flo_affine,
+                      const py::buffer& trans, const std::array<int, 3>& trans_dims,
+                      const std::array<double, 16>& trans_affine, const std::string& trans_type,
+                      const std::string& interp, float pad, const py::buffer& out, const std::string& backend,
+                      const std::string& kernel, int device, int threads) {
+  const rd::Geometry ref = geometry(ref_dims, ref_affine, "ref");
+  rd::Volume f;
+  f.geo = geometry(flo_dims, flo_affine, "flo");
+  {
+    const py::buffer_info fi = contiguous(flo, f.geo.voxels(), 4, "flo", false);
+    f.data.assign(static_cast<const float*>(fi.ptr), static_cast<const float*>(fi.ptr) + f.geo.voxels());
+  }
+  rd::ResampleOptions ro;
+  ro.interp = rd::parse_interp(interp);
+  ro.pad = pad;
+  ro.threads = threads;
+  const rd::RunOptions run = run_options(backend, kernel, device, threads);
+  rd::Grid grid;
+  rd::Field field;
+  if (trans_type == "grid") {
+    grid = make_grid(trans, trans_dims, trans_affine, ref);
+  } else if (trans_type == "deformation" || trans_type == "displacement") {
+    if (trans_dims[0] != ref.nx || trans_dims[1] != ref.ny || trans_dims[2] != ref.nz)
+      throw evk::InputError("trans: a deformation/displacement field must have the reference's dims");
+    field.geo = ref;
+    field.displacement = trans_type == "displacement";
+    const py::buffer_info ti = contiguous(trans, 3 * ref.voxels(), 4, "trans", false);
+    field.data.assign(static_cast<const float*>(ti.ptr), static_cast<const float*>(ti.ptr) + 3 * ref.voxels());
+  } else {
+    throw evk::InputError("trans_type: '" + trans_type + "' is not deformation, displacement or grid");
+  }
+  const py::buffer_info oi = contiguous(out, ref.voxels(), 4, "out", true);
+  rd::RunInfo info;
+  {
+    py::gil_scoped_release nogil;
+    if (trans_type == "grid") field = rd::compute_field(ref, grid, {}, false, run, &info);
+    const rd::Volume v = rd::resample_volume(f, field, ro, run, &info);
+    std::memcpy(oi.ptr, v.data.data(), v.data.size() * sizeof(float));
+  }
+  return info_dict(info.backend, info.kernel, info.device, info.reason);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_ext, m) {
+  m.doc() = "EvoKernels native module (use the evokernels package, not this module directly)";
+  m.attr("__version__") = EVK_VERSION;
+  static py::exception<evk::InputError> input_error(m, "InputError", PyExc_ValueError);
+  static py::exception<evk::CudaError> cuda_error(m, "CudaError", PyExc_RuntimeError);
+  static py::exception<evk::Refused> refused(m, "Refused", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const evk::InputError& e) {
+      PyErr_SetString(input_error.ptr(), e.what());
+    } catch (const evk::CudaError& e) {
+      PyErr_SetString(cuda_error.ptr(), (std::string("CUDA error: ") + e.what()).c_str());
+    } catch (const evk::Refused& e) {
+      PyErr_SetString(refused.ptr(), e.what());
+    }
+  });
+  m.def("environment", &environment, "Versions, GPU status, data and overlay directories");
+  m.def("devices", &devices, py::arg("kernel") = "auto", "GPUs and, per kernel, the variant that would run");
+  m.def("stereo_methods", &st::methods);
+  m.def("stereo_disparity", &stereo_disparity);
+  m.def("reg_field", &reg_field);
+  m.def("reg_resample", &reg_resample);
+}

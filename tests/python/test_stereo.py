@@ -1,0 +1,119 @@
+"""evokernels.stereo on the CPU backend: the literal SSD definition (numpy, independent of the
+C++ code), the CLI's output on the same pair, errors with the CLI's messages, the GIL released."""
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import evokernels as ek
+from conftest import read_pfm, tool, write_pgm
+
+
+def ssd_naive(left, right, dmin, dmax, window, min_ssd):
+    """stereo's definition (apps/stereo/core/include/evk/stereo/reference.hpp), evaluated literally:
+    SSD over the window with reads clamped to the edge; the first disparity strictly below all
+    earlier ones and below min_ssd, else -1."""
+    h, w = left.shape
+    r = window // 2
+    L = left.astype(np.int64)
+    R = right.astype(np.int64)
+    ys, xs = np.mgrid[0:h, 0:w]
+    best = np.full((h, w), np.iinfo(np.int64).max)
+    out = np.full((h, w), -1, dtype=np.int32)
+    for d in range(dmin, dmax + 1):
+        ssd = np.zeros((h, w), dtype=np.int64)
+        for j in range(-r, r + 1):
+            for i in range(-r, r + 1):
+                yy = np.clip(ys + j, 0, h - 1)
+                lx = np.clip(xs + i, 0, w - 1)
+                rx = np.clip(xs + i - d, 0, w - 1)
+                ssd += (L[yy, lx] - R[yy, rx]) ** 2
+        take = (ssd < best) & (ssd < min_ssd)
+        out[take] = d
+        best = np.where(ssd < best, ssd, best)
+    return out
+
+
+def pair(h=23, w=37, shift=3, seed=0):
+    rng = np.random.default_rng(seed)
+    left = rng.integers(0, 256, (h, w), dtype=np.uint8)
+    right = np.concatenate([left[:, shift:], rng.integers(0, 256, (h, shift), dtype=np.uint8)], axis=1)
+    return left, right
+
+
+@pytest.mark.parametrize("dmin,dmax,window,min_ssd", [(0, 7, 5, 500000), (2, 9, 3, 20000), (0, 12, 11, 500000)])
+def test_matches_the_definition(dmin, dmax, window, min_ssd):
+    left, right = pair()
+    d = ek.stereo.disparity(left, right, min_disparity=dmin, max_disparity=dmax, window=window, min_ssd=min_ssd,
+                            backend="cpu")
+    assert d.dtype == np.int32 and d.shape == left.shape
+    np.testing.assert_array_equal(d, ssd_naive(left, right, dmin, dmax, window, min_ssd))
+
+
+def test_defaults_are_the_clis(tmp_path):
+    left, right = pair(40, 64, 5, seed=1)
+    write_pgm(tmp_path / "l.pgm", left)
+    write_pgm(tmp_path / "r.pgm", right)
+    tool("stereo", "disparity", tmp_path / "l.pgm", tmp_path / "r.pgm", "-o", tmp_path / "d.pfm", "--backend", "cpu")
+    cli = read_pfm(tmp_path / "d.pfm")
+    py, info = ek.stereo.disparity(left, right, return_info=True, backend="cpu")  # CLI defaults: 0..50, window 11
+    np.testing.assert_array_equal(np.where(np.isinf(cli), -1, cli).astype(np.int32), py)
+    assert info["backend"] == "cpu" and info["method"] == "ssd"
+
+
+def test_methods_and_method_passthrough():
+    assert ek.stereo.methods() == ["ssd"] or "ssd" in ek.stereo.methods()
+    left, right = pair()
+    with pytest.raises(ek.InputError, match=r"--method nope: no such matching method"):
+        ek.stereo.disparity(left, right, method="nope")
+
+
+def test_errors_carry_the_cli_messages():
+    left, right = pair()
+    with pytest.raises(ek.InputError, match=r"--window: must be odd"):
+        ek.stereo.disparity(left, right, window=4)
+    with pytest.raises(ValueError, match=r"sizes differ"):
+        ek.stereo.disparity(left, right[:, :-1])
+    with pytest.raises(ek.InputError, match=r"2-D grey image"):
+        ek.stereo.disparity(np.zeros((4, 4, 3), np.uint8), np.zeros((4, 4, 3), np.uint8))
+    with pytest.raises(ek.InputError, match=r"uint8"):
+        ek.stereo.disparity(left.astype(np.float32), right.astype(np.float32))
+    with pytest.raises(ek.InputError, match=r"backend"):
+        ek.stereo.disparity(left, right, backend="tpu")
+    with pytest.raises(ek.InputError, match=r"cannot open genome file"):
+        ek.stereo.disparity(left, right, kernel="/nonexistent.genome")
+    with pytest.raises(ek.InputError, match=r"--max-disparity"):
+        ek.stereo.disparity(left, right, min_disparity=9, max_disparity=3)
+
+
+def test_integer_images_in_range_are_accepted():
+    left, right = pair()
+    a = ek.stereo.disparity(left.astype(np.int64), right.astype(np.uint16), max_disparity=7, window=5, backend="cpu")
+    b = ek.stereo.disparity(left, right, max_disparity=7, window=5, backend="cpu")
+    np.testing.assert_array_equal(a, b)
+
+
+def test_gil_is_released_during_work():
+    left, right = pair(400, 600, 7, seed=2)
+    done = threading.Event()
+    window = []
+
+    def work():
+        t0 = time.perf_counter()
+        ek.stereo.disparity(left, right, max_disparity=60, window=11, backend="cpu", threads=1)
+        window.extend([t0, time.perf_counter()])
+        done.set()
+
+    t = threading.Thread(target=work)
+    stamps = []
+    t.start()
+    while not done.is_set():  # this loop runs only while the worker does not hold the GIL
+        stamps.append(time.perf_counter())
+        time.sleep(0.001)
+    t.join()
+    start, end = window
+    assert end - start > 0.05, "work too short to tell (%.3f s)" % (end - start)
+    # With the GIL held during the C++ work, no stamp could fall in the middle half of the call.
+    middle = [s for s in stamps if start + 0.25 * (end - start) < s < start + 0.75 * (end - start)]
+    assert len(middle) >= 5, "main thread starved during the call: %d stamps in %.2f s" % (len(middle), end - start)
