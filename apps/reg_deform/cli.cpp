@@ -11,6 +11,7 @@
 #include "evk/error.hpp"
 #include "field_cpu.hpp"
 #include "active.hpp"
+#include "cli_register.hpp"
 #include "grid_make.hpp"
 #include "kernel_config.hpp"
 #include "nifti_io.hpp"
@@ -317,6 +318,7 @@ int main(int argc, char** argv) {
     print_json({{"command", "snapshot"}, {"output", sa->out}, {"times_ms", st.times}}, sa->c);
   });
 
+  add_register_command(*app);
   evk::gi::add_gi_command(*app, [] { return evk::reg_deform::make_gi_problem(); });
   return evk::run_cli(*app, argc, argv);
 }
