@@ -9,6 +9,8 @@ pkgs=(
   build-essential cmake pkg-config git
   # test / bench frameworks, CLI, JSON
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
+  # linear algebra (header only): SVD, QR, matrix log/exp for reg_deform affine
+  libeigen3-dev
   # formats: NIfTI, SAM/BAM/FASTQ (htslib), compression, suffix arrays, PNG
   libnifti2-dev libznz-dev zlib1g-dev libhts-dev libdeflate-dev libdivsufsort-dev libpng-dev
   # stereo image I/O and the StereoBM peer (optional for the build, installed for the demo)

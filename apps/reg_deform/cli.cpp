@@ -11,6 +11,8 @@
 #include "evk/error.hpp"
 #include "field_cpu.hpp"
 #include "active.hpp"
+#include "affine_text.hpp"
+#include "cli_affine.hpp"
 #include "cli_register.hpp"
 #include "grid_make.hpp"
 #include "kernel_config.hpp"
@@ -318,6 +320,7 @@ int main(int argc, char** argv) {
     print_json({{"command", "snapshot"}, {"output", sa->out}, {"times_ms", st.times}}, sa->c);
   });
 
+  rd::add_affine_command(*app);
   add_register_command(*app);
   evk::gi::add_gi_command(*app, [] { return evk::reg_deform::make_gi_problem(); });
   return evk::run_cli(*app, argc, argv);

@@ -8,6 +8,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "affine_init.hpp"
+#include "affine_text.hpp"
 #include "cli_register.hpp"
 #include "evk/atomic_file.hpp"
 #include "evk/cli.hpp"
@@ -126,19 +128,16 @@ void add_register_command(CLI::App& app) {
     const rd::Volume flo = rd::read_volume(a->flo);
     const rd::Mask rmask = a->rmask.empty() ? rd::Mask{} : rd::read_mask(a->rmask, ref.geo);
     const rd::Mask fmask = a->fmask.empty() ? rd::Mask{} : rd::read_mask(a->fmask, flo.geo);
-    if (!a->aff.empty()) {
-      a->o.affine = rd::read_affine(a->aff);
-      a->o.has_affine = true;
-    }
-    rd::InputNames names{a->ref, a->flo, a->rmask, a->fmask};
-    if (!a->aff.empty()) {
-      try {
-        (void)a->o.affine.inverse();
-      } catch (const std::exception&) {
-        evk::input_error(a->aff, "singular affine matrix");
-      }
-    }
+    std::string init = "affine " + a->aff;
+    if (!a->aff.empty()) a->o.affine = rd::read_affine(a->aff);  // strict: InputError naming the file
+    const rd::InputNames names{a->ref, a->flo, a->rmask, a->fmask};
     rd::check_register_inputs(ref, flo, rmask, fmask, a->o, names);
+    if (a->aff.empty()) {  // no affine: the centres of mass aligned (reg_f3d would start from the identity)
+      a->o.affine = rd::init_centres_of_mass(ref, rmask, flo, fmask);
+      init = "centres of mass";
+    }
+    a->o.has_affine = true;
+    evk::verbose_line(a->c, "initial transformation: " + init);
     { evk::AtomicOutput probe(a->cpp); }  // unwritable outputs: fail before computing
     if (!a->res.empty()) { evk::AtomicOutput probe(a->res); }
     lap("read");
@@ -232,6 +231,7 @@ void add_register_command(CLI::App& app) {
                           {"kernel", variant},
                           {"genome", kernel.genome},
                           {"similarity", nmi ? "nmi" : "ssd"},
+                          {"initial_transformation", init},
                           {"cpp", a->cpp},
                           {"res", a->res},
                           {"levels", levels},

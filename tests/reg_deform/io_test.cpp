@@ -158,18 +158,3 @@ TEST(RegIo, VolumeAnyDatatypeWithScalingAndWorldFromSformElseQform) {
   rd::write_volume(tmp / "s.nii.gz", v);
   EXPECT_NEAR(rd::read_volume(tmp / "s.nii.gz").geo.vox2world.apply(0, 0, 0)[0], 100.0, 1e-6);
 }
-
-TEST(RegIo, AffineText) {
-  evk::testing::TempDir tmp;
-  {
-    std::ofstream f(tmp / "a.txt");
-    f << "1 0 0 2\n0 1 0 -3\n0 0 1 4.5\n0 0 0 1\n";
-  }
-  const rd::Mat44 m = rd::read_affine(tmp / "a.txt");
-  EXPECT_EQ(m.m[1][3], -3);
-  {
-    std::ofstream f(tmp / "b.txt");
-    f << "1 0 0\n";
-  }
-  EXPECT_THROW(rd::read_affine(tmp / "b.txt"), evk::InputError);
-}

@@ -334,28 +334,4 @@ void write_field(const fs::path& path, const Field& f, const WriteOptions& opt) 
   write_vector(path, f.geo, f.data, f.displacement ? kDispField : kDefField, opt);
 }
 
-Mat44 read_affine(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) input_error(name_of(path), "cannot open affine matrix file");
-  Mat44 m;
-  std::string tok;
-  std::vector<double> vals;
-  while (in >> tok) {
-    try {
-      std::size_t used = 0;
-      double v = std::stod(tok, &used);
-      if (used != tok.size() || !std::isfinite(v)) throw std::invalid_argument(tok);
-      vals.push_back(v);
-    } catch (const std::exception&) {
-      input_error(name_of(path), "'" + tok + "' is not a number (need a 4x4 matrix)");
-    }
-  }
-  if (vals.size() != 16) input_error(name_of(path), "holds " + std::to_string(vals.size()) + " numbers, need 16 (4x4)");
-  for (int i = 0; i < 4; ++i)
-    for (int j = 0; j < 4; ++j) m.m[i][j] = vals[i * 4 + j];
-  if (m.m[3][0] != 0 || m.m[3][1] != 0 || m.m[3][2] != 0 || m.m[3][3] != 1)
-    input_error(name_of(path), "last row must be 0 0 0 1");
-  return m;
-}
-
 }  // namespace evk::reg_deform

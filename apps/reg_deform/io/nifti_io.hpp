@@ -43,8 +43,4 @@ void write_mask(const fs::path& path, const Geometry& geo, const Mask& m, const 
 void write_grid(const fs::path& path, const Grid& g, const WriteOptions& opt = {});
 void write_field(const fs::path& path, const Field& f, const WriteOptions& opt = {});
 
-// A 4x4 affine in text (NiftyReg/reg_aladin style: 4 rows of 4 numbers), mapping reference world
-// to floating world.
-Mat44 read_affine(const fs::path& path);
-
 }  // namespace evk::reg_deform

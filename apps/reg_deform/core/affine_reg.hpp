@@ -1,0 +1,74 @@
+// Global (rigid/affine) registration in reg_aladin's way: block matching over an image pyramid,
+// least trimmed squares, rigid then affine, symmetric by default (Modat et al. 2014).
+//
+// Per level (coarsest first; --ln levels built, the finest --lp used), with it = maxit (twice that on
+// the first level): rigid for 4*it iterations then affine for it on the first level, affine for it on
+// the others (--rigid-only: rigid it; --aff-direct: affine it). One iteration: warp the floating
+// image through the current matrix T (trilinear, NaN outside), match the reference blocks, fit
+// T' : reference block centre (world) -> T(matched position) by LTS. Symmetric: the same backwards
+// (floating blocks against the reference warped through Tb), then T = mean(T', inv(Tb')) and
+// Tb = mean(inv(T'), Tb') (log-Euclidean). The block matching and warping run on a Matcher: the CPU
+// reference here, the GPU one in gpu_affine.hpp.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "block_match.hpp"
+#include "types.hpp"
+
+namespace evk::reg_deform {
+
+struct AffineOptions {
+  int levels = 3;           // --ln
+  int levels_used = 3;      // --lp (<= levels)
+  int maxit = 5;            // --maxit
+  int block_percent = 50;   // --pv
+  int inlier_percent = 50;  // --pi
+  bool rigid_only = false;
+  bool affine_direct = false;
+  bool symmetric = true;    // reg_aladin's default; --nosym turns it off
+  int threads = 0;
+};
+
+// Warps `flo` onto `ref`'s grid through a matrix and matches `layout`'s blocks (one per level and
+// direction; implementations keep the images where they compute).
+class Matcher {
+ public:
+  virtual ~Matcher() = default;
+  virtual std::vector<BlockMatch> match(const Mat44& ref2flo) = 0;
+};
+using MatcherFactory = std::function<std::unique_ptr<Matcher>(const Volume& ref, const Mask& rmask,
+                                                              const BlockLayout& layout, const Volume& flo)>;
+// The CPU reference (warp_linear_cpu + match_blocks_cpu).
+MatcherFactory cpu_matcher(int threads = 0);
+
+struct AffineLevelInfo {
+  int nx = 0, ny = 0, nz = 0;         // reference size at this level
+  int blocks = 0, blocks_back = 0;    // active blocks forward / backward
+  int iterations = 0;
+  int matched_last = 0;               // forward correspondences at the last iteration
+  double seconds = 0;
+};
+struct AffineResult {
+  Mat44 affine;                       // reference world -> floating world
+  std::vector<AffineLevelInfo> levels;
+};
+using AffineProgress = std::function<void(const std::string&)>;
+
+// `init`: the starting matrix (init_centres, init_centres_of_mass or a file). Masks: empty = all.
+AffineResult register_affine(const Volume& ref, const Volume& flo, const Mask& rmask, const Mask& fmask,
+                             const Mat44& init, const AffineOptions& opt, const MatcherFactory& matcher,
+                             const AffineProgress& progress = {});
+
+// Checks the options (InputError naming the option).
+void check_affine_options(const AffineOptions& opt);
+
+// Correspondences of one matching step: block centres (world) and T applied to their matched
+// positions (world), for the blocks with a match.
+void block_correspondences(const Geometry& ref, const BlockLayout& layout, const std::vector<BlockMatch>& m,
+                           const Mat44& ref2flo, std::vector<std::array<double, 3>>& from,
+                           std::vector<std::array<double, 3>>& to);
+
+}  // namespace evk::reg_deform

@@ -1,0 +1,178 @@
+#include "block_match.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "evk/parallel.hpp"
+#include "resample_cpu.hpp"
+
+namespace evk::reg_deform {
+
+namespace {
+inline bool active_at(const Mask& mask, std::size_t i) { return mask.empty() || mask[i] != 0; }
+
+// The reference values of block b (64 entries, x fastest) and which of them are usable.
+void load_block(const Volume& ref, const Mask& mask, const BlockLayout& l, int b, double* v, bool* ok) {
+  const Geometry& g = ref.geo;
+  int x0, y0, z0;
+  l.corner(b, x0, y0, z0);
+  int a = 0;
+  for (int z = z0; z < z0 + kBlockWidth; ++z)
+    for (int y = y0; y < y0 + kBlockWidth; ++y)
+      for (int x = x0; x < x0 + kBlockWidth; ++x, ++a) {
+        ok[a] = false;
+        v[a] = 0;
+        if (x >= g.nx || y >= g.ny || z >= g.nz) continue;
+        const std::size_t i = g.index(x, y, z);
+        const float r = ref.data[i];
+        if (std::isfinite(r) && active_at(mask, i)) {
+          ok[a] = true;
+          v[a] = r;
+        }
+      }
+}
+
+// |NCC| of the loaded block against the warped image displaced by (dx, dy, dz).
+double ncc_at(const Geometry& g, const std::vector<float>& warped, int x0, int y0, int z0, const double* rv,
+              const bool* rok, int dx, int dy, int dz) {
+  double w[kBlockVoxels];
+  bool ok[kBlockVoxels];
+  int n = 0;
+  double sr = 0, sw = 0;
+  int a = 0;
+  for (int z = z0; z < z0 + kBlockWidth; ++z)
+    for (int y = y0; y < y0 + kBlockWidth; ++y)
+      for (int x = x0; x < x0 + kBlockWidth; ++x, ++a) {
+        ok[a] = false;
+        if (!rok[a]) continue;
+        const int wx = x + dx, wy = y + dy, wz = z + dz;
+        if (wx < 0 || wy < 0 || wz < 0 || wx >= g.nx || wy >= g.ny || wz >= g.nz) continue;
+        const float v = warped[g.index(wx, wy, wz)];
+        if (!std::isfinite(v)) continue;
+        ok[a] = true;
+        w[a] = v;
+        sr += rv[a];
+        sw += v;
+        ++n;
+      }
+  if (n < kMinOverlap) return -1;  // not a candidate
+  const double mr = sr / n, mw = sw / n;
+  double vr = 0, vw = 0, c = 0;
+  for (int k = 0; k < kBlockVoxels; ++k)
+    if (ok[k]) {
+      const double r = rv[k] - mr, s = w[k] - mw;
+      vr += r * r;
+      vw += s * s;
+      c += r * s;
+    }
+  return vr * vw > 0 ? std::fabs(c) / std::sqrt(vr * vw) : 0;
+}
+}  // namespace
+
+BlockLayout select_blocks(const Volume& ref, const Mask& mask, int percent) {
+  const Geometry& g = ref.geo;
+  BlockLayout l;
+  l.bx = (g.nx + kBlockWidth - 1) / kBlockWidth;
+  l.by = (g.ny + kBlockWidth - 1) / kBlockWidth;
+  l.bz = (g.nz + kBlockWidth - 1) / kBlockWidth;
+  const int total = l.total();
+  std::vector<double> var(total, -1);
+  parallel_for(static_cast<std::size_t>(total), [&](std::size_t b0, std::size_t b1) {
+    double v[kBlockVoxels];
+    bool ok[kBlockVoxels];
+    for (std::size_t b = b0; b < b1; ++b) {
+      load_block(ref, mask, l, static_cast<int>(b), v, ok);
+      int n = 0;
+      double s = 0;
+      for (int a = 0; a < kBlockVoxels; ++a)
+        if (ok[a]) s += v[a], ++n;
+      if (n < kMinOverlap) continue;
+      const double m = s / n;
+      double q = 0;
+      for (int a = 0; a < kBlockVoxels; ++a)
+        if (ok[a]) q += (v[a] - m) * (v[a] - m);
+      if (q > 0) var[b] = q / n;
+    }
+  });
+  std::vector<int> idx;
+  for (int b = 0; b < total; ++b)
+    if (var[b] > 0) idx.push_back(b);
+  l.usable = static_cast<int>(idx.size());
+  // highest variance first; equal variances by block index (deterministic)
+  std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return var[a] > var[b]; });
+  const std::size_t want = static_cast<std::size_t>(static_cast<double>(total) * percent / 100.0);
+  idx.resize(std::min(want, idx.size()));
+  l.active = std::move(idx);
+  return l;
+}
+
+double block_ncc(const Volume& ref, const Mask& mask, const std::vector<float>& warped, int block,
+                 const BlockLayout& layout, int dx, int dy, int dz) {
+  double v[kBlockVoxels];
+  bool ok[kBlockVoxels];
+  load_block(ref, mask, layout, block, v, ok);
+  int x0, y0, z0;
+  layout.corner(block, x0, y0, z0);
+  return std::max(0.0, ncc_at(ref.geo, warped, x0, y0, z0, v, ok, dx, dy, dz));
+}
+
+std::vector<BlockMatch> match_blocks_cpu(const Volume& ref, const Mask& mask, const std::vector<float>& warped,
+                                         const BlockLayout& layout, int threads) {
+  std::vector<BlockMatch> out(layout.active.size());
+  parallel_for(
+      layout.active.size(),
+      [&](std::size_t i0, std::size_t i1) {
+        double v[kBlockVoxels];
+        bool ok[kBlockVoxels];
+        for (std::size_t i = i0; i < i1; ++i) {
+          const int b = layout.active[i];
+          load_block(ref, mask, layout, b, v, ok);
+          int x0, y0, z0;
+          layout.corner(b, x0, y0, z0);
+          BlockMatch best;
+          double best_ncc = 0;
+          for (int dz = -kCaptureRange; dz <= kCaptureRange; ++dz)
+            for (int dy = -kCaptureRange; dy <= kCaptureRange; ++dy)
+              for (int dx = -kCaptureRange; dx <= kCaptureRange; ++dx) {
+                const double c = ncc_at(ref.geo, warped, x0, y0, z0, v, ok, dx, dy, dz);
+                if (c > best_ncc) {
+                  best_ncc = c;
+                  best.dx = dx;
+                  best.dy = dy;
+                  best.dz = dz;
+                }
+              }
+          best.ncc = static_cast<float>(best_ncc);
+          out[i] = best;
+        }
+      },
+      threads);
+  return out;
+}
+
+Mat44 voxel_map(const Geometry& ref, const Geometry& flo, const Mat44& ref2flo) {
+  return flo.vox2world.inverse() * ref2flo * ref.vox2world;
+}
+
+std::vector<float> warp_linear_cpu(const Geometry& ref, const Volume& flo, const Mat44& ref2flo, int threads) {
+  const Mat44 m = voxel_map(ref, flo.geo, ref2flo);
+  std::vector<float> out(ref.voxels());
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  parallel_for(
+      static_cast<std::size_t>(ref.ny) * ref.nz,
+      [&](std::size_t r0, std::size_t r1) {
+        for (std::size_t r = r0; r < r1; ++r) {
+          const int y = static_cast<int>(r % ref.ny), z = static_cast<int>(r / ref.ny);
+          for (int x = 0; x < ref.nx; ++x) {
+            const auto p = m.apply(x, y, z);
+            out[ref.index(x, y, z)] = sample(flo.data.data(), flo.geo, p[0], p[1], p[2], Interp::linear, nan);
+          }
+        }
+      },
+      threads);
+  return out;
+}
+
+}  // namespace evk::reg_deform

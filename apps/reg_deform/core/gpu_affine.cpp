@@ -1,0 +1,114 @@
+#include "gpu_affine.hpp"
+#if defined(EVK_HAVE_CUDA)
+#include <cstring>
+
+#include "evk/cuda_check.hpp"
+#include "evk/cuda_library.hpp"
+#include "evk_kernels/reg_deform_affine.hpp"
+
+namespace evk::reg_deform::gpu {
+
+static_assert(sizeof(BlockMatch) == sizeof(float4), "BlockMatch must match the kernel's Match (16 bytes)");
+
+namespace {
+struct Affine34 {
+  float m[12];
+};
+Affine34 affine34(const Mat44& a) {
+  Affine34 r;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j) r.m[i * 4 + j] = static_cast<float>(a.m[i][j]);
+  return r;
+}
+struct AffineKernels {
+  CudaLibrary lib;
+  cudaKernel_t warp, match;
+  AffineKernels() : lib(reg_deform_affine().fatbin) {
+    warp = lib.kernel("aff_warp_linear");
+    match = lib.kernel("aff_match_blocks");
+  }
+};
+const AffineKernels& kernels() {
+  static AffineKernels k;  // loaded into the device current at first use
+  return k;
+}
+constexpr unsigned kMatchThreads = 352;  // AFF_THREADS in affine_kernels.cu
+}  // namespace
+
+BlockMatcher::BlockMatcher(const Volume& ref, const Mask& rmask, const BlockLayout& layout, const Volume& flo)
+    : ref_geo_(ref.geo), flo_geo_(flo.geo), layout_(layout) {
+  ref_.upload(ref.data.data(), ref.data.size());
+  flo_.upload(flo.data.data(), flo.data.size());
+  warped_.resize(ref.geo.voxels());
+  has_mask_ = !rmask.empty();
+  if (has_mask_) mask_.upload(rmask.data(), rmask.size());
+  std::vector<std::uint32_t> act(layout.active.begin(), layout.active.end());
+  active_.upload(act.data(), act.size());
+  out_.resize(std::max<std::size_t>(1, act.size()));
+  EVK_CUDA(cudaStreamSynchronize(nullptr));
+}
+
+void BlockMatcher::warp(const Mat44& ref2flo) {
+  const std::size_t n = ref_geo_.voxels();
+  if (poison_) EVK_CUDA(cudaMemset(warped_.get(), 0xff, n * sizeof(float)));
+  const Affine34 a = affine34(voxel_map(ref_geo_, flo_geo_, ref2flo));
+  const float* pf = flo_.get();
+  float* pw = warped_.get();
+  int fx = flo_geo_.nx, fy = flo_geo_.ny, fz = flo_geo_.nz, nx = ref_geo_.nx, ny = ref_geo_.ny, nz = ref_geo_.nz;
+  void* args[] = {&pf, &fx, &fy, &fz, &nx, &ny, &nz, const_cast<Affine34*>(&a), &pw};
+  launch(kernels().warp, dim3(static_cast<unsigned>((n + 255) / 256)), dim3(256), args);
+  EVK_CUDA_LAST();
+}
+
+void BlockMatcher::set_warped(const std::vector<float>& warped) {
+  if (warped.size() != ref_geo_.voxels()) throw std::invalid_argument("set_warped: size");
+  warped_.upload(warped.data(), warped.size());
+}
+
+std::vector<float> BlockMatcher::download_warped() const {
+  std::vector<float> w(ref_geo_.voxels());
+  warped_.download(w.data(), w.size());
+  return w;
+}
+
+void BlockMatcher::enqueue_match() {
+  const int count = static_cast<int>(layout_.active.size());
+  if (count == 0) return;
+  if (poison_) EVK_CUDA(cudaMemset(out_.get(), 0xff, count * sizeof(float4)));
+  const float* pr = ref_.get();
+  const std::uint8_t* pm = has_mask_ ? mask_.get() : nullptr;
+  const float* pw = warped_.get();
+  const std::uint32_t* pa = active_.get();
+  float4* po = out_.get();
+  int nx = ref_geo_.nx, ny = ref_geo_.ny, nz = ref_geo_.nz, bx = layout_.bx, by = layout_.by, c = count;
+  void* args[] = {&pr, &pm, &pw, &nx, &ny, &nz, &bx, &by, &pa, &c, &po};
+  launch(kernels().match, dim3(static_cast<unsigned>(count)), dim3(kMatchThreads), args);
+  EVK_CUDA_LAST();
+}
+
+std::vector<BlockMatch> BlockMatcher::download_matches() const {
+  std::vector<BlockMatch> m(layout_.active.size());
+  if (!m.empty()) out_.download(reinterpret_cast<float4*>(m.data()), m.size());
+  return m;
+}
+
+std::vector<BlockMatch> BlockMatcher::match_warped() {
+  enqueue_match();
+  return download_matches();
+}
+
+std::vector<BlockMatch> BlockMatcher::match(const Mat44& ref2flo) {
+  warp(ref2flo);
+  return match_warped();
+}
+
+MatcherFactory affine_matcher(bool poison) {
+  return [poison](const Volume& ref, const Mask& rmask, const BlockLayout& layout, const Volume& flo) {
+    auto m = std::make_unique<BlockMatcher>(ref, rmask, layout, flo);
+    m->set_poison(poison);
+    return std::unique_ptr<Matcher>(std::move(m));
+  };
+}
+
+}  // namespace evk::reg_deform::gpu
+#endif

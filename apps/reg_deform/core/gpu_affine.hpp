@@ -1,0 +1,45 @@
+// reg_deform affine on the GPU: the warp (trilinear, NaN outside) and the block matching of
+// block_match.hpp run as CUDA kernels (affine_kernels.cu) on device-resident images; the LTS fit
+// stays on the CPU in double (a few thousand points). Without CUDA this header declares nothing.
+#pragma once
+#if defined(EVK_HAVE_CUDA)
+#include <memory>
+#include <vector>
+
+#include "affine_reg.hpp"
+#include "block_match.hpp"
+#include "gpu_field.hpp"
+#include "types.hpp"
+
+namespace evk::reg_deform::gpu {
+
+// One level and direction: reference, mask, active blocks and floating image on the device.
+class BlockMatcher : public Matcher {
+ public:
+  BlockMatcher(const Volume& ref, const Mask& rmask, const BlockLayout& layout, const Volume& flo);
+  std::vector<BlockMatch> match(const Mat44& ref2flo) override;  // warp() then match_warped()
+  void warp(const Mat44& ref2flo);                        // floating -> reference grid (device)
+  void set_warped(const std::vector<float>& warped);      // or a given warped image (tests)
+  std::vector<float> download_warped() const;
+  std::vector<BlockMatch> match_warped();                 // match the current warped image
+  void enqueue_match();                                   // the matching launch alone (no copy back)
+  std::vector<BlockMatch> download_matches() const;
+  std::size_t blocks() const { return layout_.active.size(); }
+  void set_poison(bool p) { poison_ = p; }                // fill outputs with NaN/-1 before launches
+  cudaStream_t stream() const { return nullptr; }
+
+ private:
+  Geometry ref_geo_, flo_geo_;
+  BlockLayout layout_;
+  Buffer<float> ref_, flo_, warped_;
+  Buffer<std::uint8_t> mask_;
+  Buffer<std::uint32_t> active_;
+  Buffer<float4> out_;
+  bool has_mask_ = false, poison_ = false;
+};
+
+// The GPU matcher for register_affine.
+MatcherFactory affine_matcher(bool poison = false);
+
+}  // namespace evk::reg_deform::gpu
+#endif

@@ -1,0 +1,142 @@
+// bench_reg_affine: `reg_deform affine` on the 1 mm pair (subject_T1_head -> icbm152_2009a 1 mm),
+// reg_aladin's defaults (3 levels, 5 iterations, 50 % blocks, 50 % inliers, symmetric).
+//   BM_AffineRegister/gpu  : the whole registration (pyramids on the CPU, warping + block matching on
+//                            the GPU, LTS on the CPU in double), file reading excluded; wall time,
+//                            s per registration. A few repeats (deterministic work).
+//   BM_AffineRegister/cpu  : the same on the CPU backend, all cores (one repeat).
+//   BM_AffinePyramids      : the two image pyramids alone (CPU), part of both of the above.
+//   BM_AffineWarpKernel / BM_AffineMatchKernel : one warp / one forward matching of the finest
+//                            level (32.5 k blocks), kernel only (CUDA events, warm-up, L2 flushed,
+//                            median; manual time), counters voxels/s and blocks/s.
+//   BM_AffineLts           : one affine LTS fit on the finest level's correspondences (CPU).
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "affine_init.hpp"
+#include "affine_lts.hpp"
+#include "affine_reg.hpp"
+#include "block_match.hpp"
+#include "evk/parallel.hpp"
+#include "nifti_io.hpp"
+#include "pyramid.hpp"
+#if defined(EVK_HAVE_CUDA)
+#include "evk/cuda_check.hpp"
+#include "evk/device.hpp"
+#include "evk/gpu_timer.hpp"
+#include "gpu_affine.hpp"
+#endif
+
+namespace rd = evk::reg_deform;
+namespace fs = std::filesystem;
+
+namespace {
+fs::path evk_bench_shared_data() {
+  if (const char* e = std::getenv("EVK_SHARED_DATA"); e && *e) return e;
+  const fs::path d = fs::path(EVK_SOURCE_DIR) / ".." / "shared" / "data";
+  return fs::exists(d / "brain") ? d : fs::path();
+}
+struct Pair {
+  rd::Volume ref, flo;
+  bool ok = false;
+};
+const Pair& pair_1mm() {
+  static Pair p = [] {
+    Pair q;
+    const fs::path d = evk_bench_shared_data();
+    if (d.empty()) return q;
+    q.ref = rd::read_volume(d / "brain/icbm152_2009a_t1_1mm.nii.gz");
+    q.flo = rd::read_volume(d / "brain/subject_T1_head.nii.gz");
+    q.ok = true;
+    return q;
+  }();
+  return p;
+}
+
+void BM_AffineRegister(benchmark::State& st, bool gpu) {
+  const Pair& p = pair_1mm();
+  if (!p.ok) return st.SkipWithError("no ../shared/data/brain");
+  rd::MatcherFactory f = rd::cpu_matcher();
+#if defined(EVK_HAVE_CUDA)
+  if (gpu) {
+    if (!evk::gpu_environment().usable()) return st.SkipWithError("no usable GPU");
+    f = rd::gpu::affine_matcher();
+  }
+#else
+  if (gpu) return st.SkipWithError("built without CUDA");
+#endif
+  const rd::Mat44 init = rd::init_centres(p.ref.geo, p.flo.geo);
+  rd::AffineResult r;
+  for (auto _ : st) {
+    const auto t0 = std::chrono::steady_clock::now();
+    r = rd::register_affine(p.ref, p.flo, {}, {}, init, rd::AffineOptions{}, f);
+    st.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  for (std::size_t l = 0; l < r.levels.size(); ++l)
+    st.counters["level" + std::to_string(l + 1) + "_s"] = r.levels[l].seconds;
+  st.counters["threads"] = evk::default_threads();
+  std::printf("%s affine:\n", gpu ? "GPU" : "CPU");
+  for (int i = 0; i < 4; ++i)
+    std::printf("  %.7g %.7g %.7g %.7g\n", r.affine.m[i][0], r.affine.m[i][1], r.affine.m[i][2], r.affine.m[i][3]);
+}
+
+void BM_AffinePyramids(benchmark::State& st) {
+  const Pair& p = pair_1mm();
+  if (!p.ok) return st.SkipWithError("no ../shared/data/brain");
+  for (auto _ : st) {
+    auto a = rd::make_pyramid(p.ref, 3, 3);
+    auto b = rd::make_pyramid(p.flo, 3, 3);
+    benchmark::DoNotOptimize(a.data());
+    benchmark::DoNotOptimize(b.data());
+  }
+}
+
+void BM_AffineLts(benchmark::State& st) {
+  const Pair& p = pair_1mm();
+  if (!p.ok) return st.SkipWithError("no ../shared/data/brain");
+  const rd::Mat44 t = rd::init_centres(p.ref.geo, p.flo.geo);
+  const rd::BlockLayout l = rd::select_blocks(p.ref, {}, 50);
+  const auto w = rd::warp_linear_cpu(p.ref.geo, p.flo, t);
+  const auto m = rd::match_blocks_cpu(p.ref, {}, w, l);
+  std::vector<rd::Point3> from, to;
+  rd::block_correspondences(p.ref.geo, l, m, t, from, to);
+  for (auto _ : st) benchmark::DoNotOptimize(rd::fit_lts(from, to, 50, true));
+  st.counters["points"] = static_cast<double>(from.size());
+}
+
+#if defined(EVK_HAVE_CUDA)
+void BM_AffineKernel(benchmark::State& st, bool match) {
+  const Pair& p = pair_1mm();
+  if (!p.ok) return st.SkipWithError("no ../shared/data/brain");
+  if (!evk::gpu_environment().usable()) return st.SkipWithError("no usable GPU");
+  const rd::Mat44 t = rd::init_centres(p.ref.geo, p.flo.geo);
+  const rd::BlockLayout l = rd::select_blocks(p.ref, {}, 50);
+  rd::gpu::BlockMatcher m(p.ref, {}, l, p.flo);
+  m.warp(t);
+  EVK_CUDA(cudaDeviceSynchronize());
+  evk::TimingStats s;
+  for (auto _ : st) {
+    s = evk::time_gpu([&](cudaStream_t) { match ? m.enqueue_match() : m.warp(t); });
+    st.SetIterationTime(s.median_ms / 1e3);
+  }
+  st.counters["median_us"] = s.median_ms * 1e3;
+  st.counters["min_us"] = s.min_ms * 1e3;
+  st.counters["max_us"] = s.max_ms * 1e3;
+  if (match) st.counters["blocks_per_s"] = l.active.size() / (s.median_ms / 1e3);
+  else st.counters["voxels_per_s"] = p.ref.geo.voxels() / (s.median_ms / 1e3);
+}
+#endif
+}  // namespace
+
+BENCHMARK_CAPTURE(BM_AffineRegister, gpu, true)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
+BENCHMARK_CAPTURE(BM_AffineRegister, cpu, false)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_AffinePyramids)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_AffineLts)->Unit(benchmark::kMillisecond);
+#if defined(EVK_HAVE_CUDA)
+BENCHMARK_CAPTURE(BM_AffineKernel, warp, false)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_AffineKernel, match, true)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
+#endif
+BENCHMARK_MAIN();
