@@ -91,7 +91,7 @@ TEST(RegStages, WarpAndGradientMatchNaive) {
   for (int z = 0; z < flo.geo.nz; ++z)
     for (int y = 0; y < flo.geo.ny; ++y) fmask[flo.geo.index(3, y, z)] = 0;  // a plane left out
   std::vector<float> warped(nv), grad(3 * nv);
-  rd::warp_linear_cpu(flo, fmask, ref, mask, field.data.data(), warped.data(), grad.data(), 2);
+  rd::warp_field_cpu(flo, fmask, ref, mask, field.data.data(), warped.data(), grad.data(), 2);
   const rd::Mat44 w2v = flo.geo.vox2world.inverse();
   std::size_t nan_naive = 0, nan_got = 0, checked = 0;
   for (std::size_t v = 0; v < nv; ++v) {

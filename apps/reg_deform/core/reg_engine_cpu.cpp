@@ -86,7 +86,7 @@ class CpuEngine final : public LevelEngine {
     const auto t0 = std::chrono::steady_clock::now();
     spline_field_cpu(in_.ref.geo, grid_, in_.ref_mask, field_.data(), in_.threads);
     field_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    warp_linear_cpu(in_.flo, in_.flo_mask, in_.ref.geo, in_.ref_mask, field_.data(), warped_.data(),
+    warp_field_cpu(in_.flo, in_.flo_mask, in_.ref.geo, in_.ref_mask, field_.data(), warped_.data(),
                     with_gradient ? wgrad_.data() : nullptr, in_.threads);
   }
   void histogram() {

@@ -12,9 +12,17 @@ std::array<double, 3> spacing_in_voxels(const Geometry& ref, double spacing_mm) 
   return {spacing_mm / ref.dx, spacing_mm / ref.dy, spacing_mm / ref.dz};
 }
 
-Geometry grid_geometry3(const Geometry& ref, const std::array<double, 3>& s) {
-  for (double v : s)
+std::array<double, 3> snap_spacing(std::array<double, 3> s) {
+  for (double& v : s) {
     if (!(v > 0) || !std::isfinite(v)) input_error("--sx", "control-point spacing must be positive");
+    const double r = std::round(v * 2) / 2;  // 5.000000001 voxels is 5 (the tiled GPU kernel needs exactly 5)
+    if (std::fabs(r - v) < 1e-6 * v) v = r;
+  }
+  return s;
+}
+
+Geometry grid_geometry3(const Geometry& ref, const std::array<double, 3>& s_in) {
+  const std::array<double, 3> s = snap_spacing(s_in);
   Geometry g = ref;
   g.nx = grid_points_niftyreg(ref.nx, s[0]);
   g.ny = grid_points_niftyreg(ref.ny, s[1]);
@@ -33,9 +41,10 @@ Geometry grid_geometry3(const Geometry& ref, const std::array<double, 3>& s) {
 Grid make_grid3(const Geometry& ref, const std::array<double, 3>& s, const Mat44& affine) {
   Grid grid;
   grid.geo = grid_geometry3(ref, s);
-  grid.sx = s[0];
-  grid.sy = s[1];
-  grid.sz = s[2];
+  const std::array<double, 3> ss = snap_spacing(s);
+  grid.sx = ss[0];
+  grid.sy = ss[1];
+  grid.sz = ss[2];
   const std::size_t np = grid.points();
   grid.data.resize(3 * np);
   const Mat44 m = affine * grid.geo.vox2world;
@@ -76,9 +85,10 @@ Grid refine_grid(const Grid& coarse, const Geometry& ref) {
   const std::array<double, 3> s = {coarse.geo.dx / 2 / ref.dx, coarse.geo.dy / 2 / ref.dy, coarse.geo.dz / 2 / ref.dz};
   Grid fine;
   fine.geo = grid_geometry3(ref, s);
-  fine.sx = s[0];
-  fine.sy = s[1];
-  fine.sz = s[2];
+  const std::array<double, 3> ss = snap_spacing(s);
+  fine.sx = ss[0];
+  fine.sy = ss[1];
+  fine.sz = ss[2];
   const int cn[3] = {coarse.geo.nx, coarse.geo.ny, coarse.geo.nz};
   const int fn[3] = {fine.geo.nx, fine.geo.ny, fine.geo.nz};
   const std::size_t cnp = coarse.points(), fnp = fine.points();

@@ -11,6 +11,9 @@ namespace evk::reg_deform {
 // Spacing in reference voxels per axis for a world spacing in mm (pixdim based, as reg_f3d).
 std::array<double, 3> spacing_in_voxels(const Geometry& ref, double spacing_mm);
 
+// Spacings within 1e-6 (relative) of a multiple of 0.5 voxel snapped to it (rounding of mm / pixdim).
+std::array<double, 3> snap_spacing(std::array<double, 3> s);
+
 // Grid geometry for `ref` with per-axis spacing s (reference voxels): g = ceil(n/s + 3) points,
 // grid index i at reference voxel (i-1)*s (qform and sform of the reference, scaled, shifted).
 Geometry grid_geometry3(const Geometry& ref, const std::array<double, 3>& s);

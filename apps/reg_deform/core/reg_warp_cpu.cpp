@@ -7,7 +7,7 @@
 
 namespace evk::reg_deform {
 
-void warp_linear_cpu(const Volume& flo, const Mask& flo_mask, const Geometry& ref, const Mask& ref_mask,
+void warp_field_cpu(const Volume& flo, const Mask& flo_mask, const Geometry& ref, const Mask& ref_mask,
                      const float* field, float* warped, float* grad, int threads) {
   const std::size_t nv = ref.voxels();
   const Geometry& fg = flo.geo;

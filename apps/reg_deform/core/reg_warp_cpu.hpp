@@ -13,7 +13,7 @@ namespace evk::reg_deform {
 
 // field: deformation (3 * ref.voxels() planar, world mm). warped: ref.voxels(); grad: 3 * ref.voxels()
 // or nullptr. flo_mask: empty or flo.geo.voxels() entries.
-void warp_linear_cpu(const Volume& flo, const Mask& flo_mask, const Geometry& ref, const Mask& ref_mask,
+void warp_field_cpu(const Volume& flo, const Mask& flo_mask, const Geometry& ref, const Mask& ref_mask,
                      const float* field, float* warped, float* grad, int threads = 0);
 
 }  // namespace evk::reg_deform
