@@ -44,7 +44,7 @@ __device__ double block_sum(double v, double* s) {
 }
 
 // One block. tmp: nb*nb doubles; prob, logp: nb*nb + 2*nb doubles; out: [nmi, h_ref, h_war, h_joint, total].
-extern "C" __global__ void reg_nmi_entropies(const unsigned int* counts, const int nb, double* tmp, double* prob,
+extern "C" __global__ void __launch_bounds__(1024) reg_nmi_entropies(const unsigned int* counts, const int nb, double* tmp, double* prob,
                                              double* logp, double* out) {
   __shared__ double s[1024];
   const int nj = nb * nb;

@@ -16,7 +16,7 @@ __device__ double block_reduce(double v, double* s, int op) {  // op 0 sum, 1 ma
 }
 
 // One block: out[o] = reduce over in[j*width + o], j < n, for o < width (op 0 sum, 1 max).
-extern "C" __global__ void reg_reduce(const double* in, const int n, const int width, const int op, double* out) {
+extern "C" __global__ void __launch_bounds__(1024) reg_reduce(const double* in, const int n, const int width, const int op, double* out) {
   __shared__ double s[1024];
   for (int o = 0; o < width; ++o) {
     double acc = 0;
