@@ -34,7 +34,7 @@ namespace {
 
 struct RegisterArgs {
   evk::CommonOptions c;
-  std::string ref, flo, aff, rmask, fmask, cpp, res, pad = "0";
+  std::string ref, flo, aff, rmask, fmask, cpp, res, pad = "nan";
   rd::RegisterOptions o;
   bool nmi = false, ssd = false;
   int threads = 0;

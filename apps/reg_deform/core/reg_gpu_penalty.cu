@@ -131,16 +131,22 @@ extern "C" __global__ void reg_penalty_nodes(const float* cp, const int gx, cons
         G[q] = 2 * (J[q] - R[q]);
       }
       val += fro - 2 * nuc + 3;
-    } else {
-      const double d = det3(J);
-      double T[9];
-      if (!(d > 0) || !inv_t(J, T)) {
-        val += __longlong_as_double(0x7ff0000000000000LL);  // +inf: folded
-        continue;
+    } else {  // log(det)^2, Taylor-continued below the floor 0.05 (as the CPU reference)
+      const double d = det3(J), fl = 0.05, lf = log(fl);
+      double slope;
+      if (d >= fl) {
+        const double l = log(d);
+        val += l * l;
+        slope = 2 * l / d;
+      } else {
+        const double e = d - fl, k2 = (2 - 2 * lf) / (fl * fl);
+        val += lf * lf + (2 * lf / fl) * e + 0.5 * k2 * e * e;
+        slope = 2 * lf / fl + k2 * e;
       }
-      const double l = log(d);
-      val += l * l;
-      for (int q = 0; q < 9; ++q) G[q] = 2 * l * T[q];
+      const double C[9] = {J[4] * J[8] - J[5] * J[7], -(J[3] * J[8] - J[5] * J[6]), J[3] * J[7] - J[4] * J[6],
+                           -(J[1] * J[8] - J[2] * J[7]), J[0] * J[8] - J[2] * J[6], -(J[0] * J[7] - J[1] * J[6]),
+                           J[1] * J[5] - J[2] * J[4], -(J[0] * J[5] - J[2] * J[3]), J[0] * J[4] - J[1] * J[3]};
+      for (int q = 0; q < 9; ++q) G[q] = slope * C[q];  // d det / dJ = cofactor
     }
     for (int d = 0; d < 3; ++d)  // dE/dA[d][c] = sum_kk G[c][kk] M[d][kk]
       for (int c = 0; c < 3; ++c)

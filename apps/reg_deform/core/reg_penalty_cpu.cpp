@@ -311,6 +311,34 @@ void linear_energy_gradient(const Grid& g, double weight, double* grad, int thre
 }
 
 // ---- Jacobian log -----------------------------------------------------------------------------
+// log(d)^2, continued below kJacobianFloor by its second-order Taylor polynomial at the floor, so a
+// folded node (d <= 0) has a large finite penalty whose gradient points out of the fold.
+namespace {
+constexpr double kJacobianFloor = 0.05;
+double jl_value(double d) {
+  if (d >= kJacobianFloor) return std::log(d) * std::log(d);
+  const double a = kJacobianFloor, la = std::log(a), e = d - a;
+  return la * la + (2 * la / a) * e + 0.5 * ((2 - 2 * la) / (a * a)) * e * e;
+}
+double jl_slope(double d) {  // d jl_value / d det
+  if (d >= kJacobianFloor) return 2 * std::log(d) / d;
+  const double a = kJacobianFloor, la = std::log(a);
+  return 2 * la / a + ((2 - 2 * la) / (a * a)) * (d - a);
+}
+// d det / d J = cofactor matrix = det * J^-T (computed directly, valid for any d)
+void cofactor(const double m[3][3], double r[3][3]) {
+  r[0][0] = m[1][1] * m[2][2] - m[1][2] * m[2][1];
+  r[0][1] = -(m[1][0] * m[2][2] - m[1][2] * m[2][0]);
+  r[0][2] = m[1][0] * m[2][1] - m[1][1] * m[2][0];
+  r[1][0] = -(m[0][1] * m[2][2] - m[0][2] * m[2][1]);
+  r[1][1] = m[0][0] * m[2][2] - m[0][2] * m[2][0];
+  r[1][2] = -(m[0][0] * m[2][1] - m[0][1] * m[2][0]);
+  r[2][0] = m[0][1] * m[1][2] - m[0][2] * m[1][1];
+  r[2][1] = -(m[0][0] * m[1][2] - m[0][2] * m[1][0]);
+  r[2][2] = m[0][0] * m[1][1] - m[0][1] * m[1][0];
+}
+}  // namespace
+
 double jacobian_log_penalty(const Grid& g, int threads) {
   View v(g);
   double M[3][3];
@@ -322,10 +350,7 @@ double jacobian_log_penalty(const Grid& g, int threads) {
       [&](int i, int j, int k) {
         double A[3][3], J[3][3];
         jacobian_from(v, M, i, j, k, A, J);
-        const double d = det3(J);
-        if (!(d > 0)) return std::numeric_limits<double>::infinity();
-        const double l = std::log(d);
-        return l * l;
+        return jl_value(det3(J));
       },
       threads);
   return s / count;
@@ -345,13 +370,12 @@ void jacobian_log_gradient(const Grid& g, double weight, double* grad, int threa
           for (int j = 0; j < v.gy; ++j)
             for (int i = 0; i < v.gx; ++i) {
               if (!v.interior(i, j, k)) continue;
-              double A[3][3], J[3][3], T[3][3], G[3][3], a[3][3];
+              double A[3][3], J[3][3], C[3][3], G[3][3], a[3][3];
               jacobian_from(v, M, i, j, k, A, J);
-              const double d = det3(J);
-              if (!(d > 0) || !inv_t(J, T)) continue;  // folded: no gradient (never accepted)
-              const double l = std::log(d);
+              const double slope = jl_slope(det3(J));
+              cofactor(J, C);
               for (int r = 0; r < 3; ++r)
-                for (int c = 0; c < 3; ++c) G[r][c] = 2 * l * T[r][c];
+                for (int c = 0; c < 3; ++c) G[r][c] = slope * C[r][c];
               chain_first(G, M, a);
               double* out = adj.data() + v.index(i, j, k) * 9;
               for (int dd = 0; dd < 3; ++dd)

@@ -8,8 +8,10 @@
 //  * linear elasticity: J the world Jacobian at the node, U its polar stretch (J = R U):
 //    sum ||U - I||_F^2 = ||J||_F^2 - 2 ||J||_* + 3, divided by 3 * (number of nodes) (reg_f3d's
 //    value, reg_spline_approxLinearEnergy: rotation removed, symmetric part of the displacement);
-//  * Jacobian log: mean over interior nodes of log(det J)^2 (reg_f3d's approximated value);
-//    +infinity when a determinant is <= 0 (a folded transformation is never accepted).
+//  * Jacobian log: mean over interior nodes of log(det J)^2 (reg_f3d's approximated value), below
+//    det 0.05 continued by its second-order Taylor polynomial there, so a folded node (det <= 0) costs
+//    a large finite amount and the gradient leads out of the fold (reg_f3d returns NaN there and runs
+//    its folding correction instead).
 // Our gradients are the exact derivatives of these values (reg_f3d's are approximations: e.g. its
 // bending-energy gradient is 1.5x the derivative of its value); `weight` multiplies the derivative,
 // which is added to grad (3 * points doubles, planar).
