@@ -18,6 +18,19 @@ namespace {
 using gpu::Buffer;
 namespace st = gpu_stage;
 
+// The level's description without its voxel data (the images and masks live on the device).
+LevelInput header_of(const LevelInput& in) {
+  LevelInput h;
+  h.ref.geo = in.ref.geo;
+  h.flo.geo = in.flo.geo;
+  h.grid = in.grid;
+  h.similarity = in.similarity;
+  h.bins = in.bins;
+  h.weights = in.weights;
+  h.threads = in.threads;
+  return h;
+}
+
 // Slots of the device scalar block.
 enum Slot { kNmi = 0, kHRef, kHWar, kHJoint, kTotal, kSsdSum, kSsdCount, kBending, kLinear, kJacobian, kMaxLen, kGG,
             kDGG, kSlots };
@@ -25,7 +38,7 @@ enum Slot { kNmi = 0, kHRef, kHWar, kHJoint, kTotal, kSsdSum, kSsdCount, kBendin
 class GpuEngine final : public LevelEngine {
  public:
   GpuEngine(const LevelInput& in, const GpuEngineOptions& opt)
-      : in_(in),
+      : in_(header_of(in)),
         field_(in.ref.geo, in.ref_mask, in.grid.sx, in.grid.sy, in.grid.sz, opt.field),
         nv_(static_cast<long long>(in.ref.geo.voxels())),
         np_(static_cast<long long>(in.grid.points())),

@@ -5,7 +5,9 @@
 
 // ---- histogram -------------------------------------------------------------------------------
 // counts[r + nb*w] += 1 for mask voxels where ref and warped are finite and inside [0, nb).
-// Shared memory: nb*nb unsigned ints when shared != 0 (else global atomics).
+// Shared memory: nb*nb unsigned ints when shared != 0 (else global atomics). The lanes of a warp that
+// hit the same bin (the background, mostly) add once, with their count (__match_any_sync), so the
+// counts stay exact integers.
 extern "C" __global__ void reg_nmi_counts(const float* ref, const float* warped, const unsigned char* mask,
                                           const long long nv, const int nb, const int shared, unsigned int* counts) {
   extern __shared__ unsigned int h[];
@@ -14,14 +16,21 @@ extern "C" __global__ void reg_nmi_counts(const float* ref, const float* warped,
     for (int i = threadIdx.x; i < nbins; i += blockDim.x) h[i] = 0;
     __syncthreads();
   }
-  for (long long v = blockIdx.x * (long long)blockDim.x + threadIdx.x; v < nv; v += (long long)gridDim.x * blockDim.x) {
-    if (mask && !mask[v]) continue;
-    const float r = ref[v], w = warped[v];
-    if (!(r == r) || !(w == w)) continue;
-    if (!(r >= 0 && r < nb && w >= 0 && w < nb)) continue;
-    const int i = (int)r + nb * (int)w;
-    if (shared) atomicAdd(&h[i], 1u);
-    else atomicAdd(&counts[i], 1u);
+  const int lane = threadIdx.x & 31;
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  // every lane of a warp runs the same number of trips (the loop index is the warp's first voxel)
+  for (long long v0 = blockIdx.x * (long long)blockDim.x + (threadIdx.x & ~31); v0 < nv; v0 += stride) {
+    const long long v = v0 + lane;
+    int key = -1;
+    if (v < nv && (!mask || mask[v])) {
+      const float r = ref[v], w = warped[v];
+      if (r == r && w == w && r >= 0 && r < nb && w >= 0 && w < nb) key = (int)r + nb * (int)w;
+    }
+    const unsigned peers = __match_any_sync(0xffffffffu, key);
+    if (key >= 0 && lane == __ffs(peers) - 1) {
+      if (shared) atomicAdd(&h[key], (unsigned)__popc(peers));
+      else atomicAdd(&counts[key], (unsigned)__popc(peers));
+    }
   }
   if (shared) {
     __syncthreads();
