@@ -188,3 +188,52 @@ TEST(RegAffine, RecoversKnownRigidAndAffineTransforms) {
                 after.first, after.second, before.first, before.second);
   }
 }
+
+TEST(RegAffine, CliHappyPathAndBadInputs) {
+  evk::testing::TempDir tmp;
+  const Phantom p = make_phantom(40, 3.0, 4);
+  std::mt19937_64 rng(12);
+  const rd::Mat44 truth = random_transform(rng, false);
+  rd::write_volume(tmp / "ref.nii.gz", p.v);
+  rd::write_volume(tmp / "flo.nii.gz", floating_for(p.v, truth));
+  const std::string ref = (tmp / "ref.nii.gz").string(), flo = (tmp / "flo.nii.gz").string();
+  const std::string out = (tmp / "a.txt").string(), res = (tmp / "w.nii.gz").string();
+  auto r = run_tool("reg_deform", "affine --ref " + ref + " --flo " + flo + " -o " + out + " --res " + res +
+                                      " --ln 1 --maxit 2 --rigid-only --backend cpu --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"matrix\""), std::string::npos);
+  EXPECT_LT(mapping_error(p, rd::read_affine(out), truth).first, 3.0);  // one level, few iterations
+  EXPECT_EQ(rd::read_volume(res).geo.nx, 40);
+  // Bad inputs: exit 2, one line naming the culprit, no output.
+  rd::Mask none(p.v.geo.voxels(), 0);
+  rd::write_mask(tmp / "empty.nii.gz", p.v.geo, none);
+  rd::Volume flat;  // 2-D: mismatched dimensionality
+  flat.geo = rd::Geometry::make(40, 40, 1, 3, 3, 3);
+  flat.data.assign(flat.geo.voxels(), 1.f);
+  rd::write_volume(tmp / "slice.nii.gz", flat);
+  {
+    std::ofstream f(tmp / "sing.txt");
+    f << "1 0 0 0\n0 0 0 0\n0 0 1 0\n0 0 0 1\n";
+  }
+  const std::string base = "affine --ref " + ref + " --flo " + flo + " -o " + (tmp / "b.txt").string() + " --backend cpu";
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {base + " --rmask " + (tmp / "empty.nii.gz").string(), "empty.nii.gz"},
+      {base + " --fmask " + (tmp / "empty.nii.gz").string(), "empty.nii.gz"},
+      {"affine --ref " + ref + " --flo " + (tmp / "slice.nii.gz").string() + " -o " + (tmp / "b.txt").string() +
+           " --backend cpu", "--flo"},
+      {base + " --rmask " + (tmp / "slice.nii.gz").string(), "slice.nii.gz"},
+      {base + " --init " + (tmp / "sing.txt").string(), "sing.txt"},
+      {base + " --ln 2 --lp 3", "--lp"},
+      {base + " --pv 0", "--pv"},
+      {base + " --rigid-only --aff-direct", "--rigid-only"},
+      {base + " --pad x", "--pad"},
+      {base + " --res " + (tmp / "w.png").string(), "w.png"},
+  };
+  for (const auto& [args, needle] : bad) {
+    r = run_tool("reg_deform", args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << needle << ": " << r.err;
+    EXPECT_FALSE(fs::exists(tmp / "b.txt")) << args;
+  }
+}
