@@ -25,7 +25,7 @@ for b in "$BUILD_DIR"/bin/bench_*; do  # peers that need OpenCV (bench_*_opencv)
   if links_opencv "$b"; then echo "gpu-bundle: $(basename "$b") links OpenCV; not bundled"; continue; fi
   cp "$b" "$DEST/bin/"
 done
-for t in stereo reg_deform barracuda_exact; do  # tools travel when they do not need OpenCV
+for t in stereo reg_deform barracuda_exact reg_known; do  # tools (and reg_deform's accuracy driver) travel when they do not need OpenCV
   [ -x "$BUILD_DIR/bin/$t" ] || continue
   if links_opencv "$BUILD_DIR/bin/$t"; then echo "gpu-bundle: $t links OpenCV; not bundled"; continue; fi
   cp "$BUILD_DIR/bin/$t" "$DEST/bin/"

@@ -13,6 +13,7 @@
 #include "active.hpp"
 #include "affine_text.hpp"
 #include "cli_affine.hpp"
+#include "cli_register.hpp"
 #include "grid_make.hpp"
 #include "kernel_config.hpp"
 #include "nifti_io.hpp"
@@ -320,6 +321,7 @@ int main(int argc, char** argv) {
   });
 
   rd::add_affine_command(*app);
+  add_register_command(*app);
   evk::gi::add_gi_command(*app, [] { return evk::reg_deform::make_gi_problem(); });
   return evk::run_cli(*app, argc, argv);
 }

@@ -78,6 +78,7 @@ class DeviceGrid {
   DeviceGrid& operator=(const DeviceGrid&) = delete;
   void upload(const Grid& g, cudaStream_t s = nullptr);  // re-upload keeps the texture when dims match
   cudaTextureObject_t texture() const { return tex_; }
+  float4* data() const { return buf_.get(); }  // the texture's memory (device-side updates)
   int gx = 0, gy = 0, gz = 0;
 
  private:
@@ -154,6 +155,8 @@ class FieldEngine {
   const Geometry& reference() const { return ref_; }
   float* device_field() const { return field_.get(); }  // planar 3 * voxels
   float4* device_compact() const { return compact_.get(); }
+  // The control points the kernel reads (after set_grid), for updates on the device (register).
+  float4* device_control_points() const { return grid_.data(); }
   const Kernels& kernels() const { return *kernels_; }
   const FieldOptions& options() const { return opt_; }
 

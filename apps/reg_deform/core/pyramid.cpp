@@ -1,5 +1,6 @@
 #include "pyramid.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -33,17 +34,21 @@ Geometry downsample_geometry(const Geometry& g, const std::array<bool, 3>& axes)
 }
 
 std::vector<float> gaussian_smooth(const Geometry& g, const std::vector<float>& data, double sigma, int threads) {
+  return gaussian_smooth3(g, data, {sigma, sigma, sigma}, threads);
+}
+
+std::vector<float> gaussian_smooth3(const Geometry& g, const std::vector<float>& data, const std::array<double, 3>& sigma,
+                                    int threads) {
   if (data.size() != g.voxels()) throw std::invalid_argument("gaussian_smooth: data size");
-  const int radius = static_cast<int>(sigma * 3.0);
   std::vector<double> val(data.begin(), data.end()), den(data.size(), 1.0);
-  if (radius <= 0) return data;
-  std::vector<double> kernel(2 * radius + 1);
-  for (int i = -radius; i <= radius; ++i)
-    kernel[i + radius] = std::exp(-double(i) * i / (2 * sigma * sigma)) / (sigma * 2.506628274631);
   const int n[3] = {g.nx, g.ny, g.nz};
   const std::size_t stride[3] = {1, static_cast<std::size_t>(g.nx), static_cast<std::size_t>(g.nx) * g.ny};
   for (int a = 0; a < 3; ++a) {
-    if (n[a] <= 1) continue;
+    const int radius = static_cast<int>(sigma[a] * 3.0);
+    if (n[a] <= 1 || radius <= 0) continue;
+    std::vector<double> kernel(2 * radius + 1);
+    for (int i = -radius; i <= radius; ++i)
+      kernel[i + radius] = std::exp(-double(i) * i / (2 * sigma[a] * sigma[a])) / (sigma[a] * 2.506628274631);
     const std::size_t lines = g.voxels() / n[a];
     parallel_for(
         lines,

@@ -22,6 +22,9 @@ Geometry downsample_geometry(const Geometry& g, const std::array<bool, 3>& axes)
 // inside the volume (NiftyReg's reg_tools_kernelConvolution with a negative, i.e. voxel, sigma).
 std::vector<float> gaussian_smooth(const Geometry& g, const std::vector<float>& data, double sigma_voxels,
                                    int threads = 0);
+// The same with one sigma (voxels) per axis (reg_f3d's --smooR/--smooF: mm / pixdim).
+std::vector<float> gaussian_smooth3(const Geometry& g, const std::vector<float>& data, const std::array<double, 3>& sigma,
+                                    int threads = 0);
 
 // One level down: smooth (sigma 0.7355 voxels) then keep voxels (2x, 2y, 2z) on the halved axes.
 Volume downsample_volume(const Volume& v, const std::array<bool, 3>& axes, int threads = 0);

@@ -1,0 +1,21 @@
+// The Jacobian determinant of a control-point grid's transformation at every reference voxel (the
+// exact derivative of the cubic B-spline, world to world), for the "no folding" report.
+#pragma once
+#include <cstddef>
+
+#include "types.hpp"
+
+namespace evk::reg_deform {
+
+struct JacobianStats {
+  double min = 0, max = 0;
+  std::size_t folded = 0;  // voxels with determinant <= 0
+  std::size_t voxels = 0;  // voxels looked at (mask or all)
+};
+
+JacobianStats voxel_jacobian_stats(const Geometry& ref, const Grid& grid, const Mask& mask = {}, int threads = 0);
+
+// The determinant at one voxel (double precision, direct 64-point sum; the reference for the above).
+double voxel_jacobian(const Geometry& ref, const Grid& grid, int x, int y, int z);
+
+}  // namespace evk::reg_deform

@@ -1,0 +1,255 @@
+#include "reg_register.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "evk/error.hpp"
+#include "pyramid.hpp"
+#include "reg_grid.hpp"
+#include "reg_measure_cpu.hpp"
+
+namespace evk::reg_deform {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+void check_volume(const Volume& v, const std::string& what) {
+  if (v.geo.voxels() == 0 || v.data.size() != v.geo.voxels()) input_error(what, "holds no voxels");
+  bool nonzero = false;
+  float lo = 0, hi = 0;
+  bool first = true;
+  for (float x : v.data) {
+    if (!std::isfinite(x)) input_error(what, "contains NaN or infinite intensities");
+    nonzero |= x != 0;
+    if (first || x < lo) lo = x;
+    if (first || x > hi) hi = x;
+    first = false;
+  }
+  if (!nonzero) input_error(what, "is all zero");
+  if (!(hi > lo)) input_error(what, "is constant (no intensity range to register)");
+}
+
+void check_mask(const Mask& m, std::size_t n, const std::string& what) {
+  if (m.empty()) return;
+  if (m.size() != n) input_error(what, "size does not match its image");
+  for (auto x : m)
+    if (x) return;
+  input_error(what, "has no nonzero voxel");
+}
+
+// Gaussian smoothing with sigma in mm (per-axis voxels), as reg_f3d's --smooR/--smooF.
+void smooth_mm(Volume& v, double sigma_mm, int threads) {
+  if (sigma_mm <= 0) return;
+  v.data = gaussian_smooth3(v.geo, v.data, {sigma_mm / v.geo.dx, sigma_mm / v.geo.dy, sigma_mm / v.geo.dz}, threads);
+}
+}  // namespace
+
+void check_register_inputs(const Volume& ref, const Volume& flo, const Mask& ref_mask, const Mask& flo_mask,
+                           const RegisterOptions& opt, const InputNames& names) {
+  if (opt.levels < 1) input_error("--ln", "must be >= 1");
+  if (opt.levels_used < 0) input_error("--lp", "must be >= 1");
+  if (opt.levels_used > opt.levels) input_error("--lp", "must not exceed --ln (" + std::to_string(opt.levels) + ")");
+  if (opt.max_iterations < 1) input_error("--maxit", "must be >= 1");
+  if (opt.bins < 2 || opt.bins > 1024) input_error("--bins", "must be in [2, 1024]");
+  if (!(opt.bending >= 0) || !(opt.linear >= 0) || !(opt.jacobian_log >= 0))
+    input_error("--be/--le/--jl", "penalty weights must be >= 0");
+  if (!(opt.smooth_ref >= 0) || !(opt.smooth_flo >= 0)) input_error("--smooR/--smooF", "sigma must be >= 0");
+  if (!std::isfinite(opt.spacing) || opt.spacing == 0) input_error("--sx", "must be nonzero");
+  check_volume(ref, names.ref);
+  check_volume(flo, names.flo);
+  if ((ref.geo.nz == 1) != (flo.geo.nz == 1))
+    input_error(names.flo, "dimensionality differs from the reference (2-D vs 3-D)");
+  check_mask(ref_mask, ref.geo.voxels(), names.ref_mask);
+  check_mask(flo_mask, flo.geo.voxels(), names.flo_mask);
+  const double d[3] = {ref.geo.dx, ref.geo.dy, ref.geo.dz};
+  for (int a = 0; a < 3; ++a) {
+    const double s_vox = opt.spacing < 0 ? -opt.spacing : opt.spacing / d[a];
+    if (s_vox < 1) input_error("--sx", "control-point spacing is smaller than a reference voxel");
+  }
+  if (opt.has_affine) {
+    try {
+      (void)opt.affine.inverse();
+    } catch (const std::exception&) {
+      input_error("--aff", "singular affine matrix");
+    }
+  }
+}
+
+RegisterResult register_images(const Volume& ref, const Volume& flo, const Mask& ref_mask, const Mask& flo_mask,
+                               const RegisterOptions& opt, const EngineFactory& factory, const RegisterCallbacks& cb) {
+  check_register_inputs(ref, flo, ref_mask, flo_mask, opt);
+  const auto t_start = Clock::now();
+  const int ln = opt.levels, lp = opt.levels_used > 0 ? opt.levels_used : opt.levels;
+  auto ref_p = make_pyramid(ref, ln, lp, opt.threads);
+  auto flo_p = make_pyramid(flo, ln, lp, opt.threads);
+  const auto rmask_p = make_mask_pyramid(ref.geo, ref_mask, ln, lp);
+  const auto fmask_p = make_mask_pyramid(flo.geo, flo_mask, ln, lp);
+  for (int l = 0; l < lp; ++l) {
+    smooth_mm(ref_p[l], opt.smooth_ref, opt.threads);
+    smooth_mm(flo_p[l], opt.smooth_flo, opt.threads);
+  }
+  // Final spacing in mm per axis (negative: voxels of the input reference), then the first level's.
+  const double sp[3] = {opt.spacing < 0 ? -opt.spacing * ref.geo.dx : opt.spacing,
+                        opt.spacing < 0 ? -opt.spacing * ref.geo.dy : opt.spacing,
+                        opt.spacing < 0 ? -opt.spacing * ref.geo.dz : opt.spacing};
+  const double coarse = std::pow(2.0, ln - 1);
+  // Weights (reg_f3d's CheckParameters and InitCurrentLevel).
+  double be = opt.bending, le = opt.linear, jl = opt.jacobian_log, sim = 0;
+  const double sum = be + le + jl;
+  if (sum >= 1) {
+    be /= sum;
+    le /= sum;
+    jl /= sum;
+  } else {
+    sim = 1 - sum;
+  }
+  be /= std::pow(16.0, ln - 1);
+  le /= std::pow(3.0, ln - 1);
+  int max_it = opt.max_iterations * (1 << (lp - 1));
+
+  RegisterResult result;
+  Grid grid;
+  for (int l = 0; l < lp; ++l) {
+    const auto t_level = Clock::now();
+    if (l > 0) {
+      be *= 16;
+      le *= 3;
+    }
+    LevelInput in;
+    in.ref = ref_p[l];
+    in.flo = flo_p[l];
+    in.ref_mask = rmask_p[l];
+    in.flo_mask = fmask_p[l];
+    if (opt.similarity == Similarity::nmi) {
+      rescale_for_nmi(in.ref, opt.bins);
+      rescale_for_nmi(in.flo, opt.bins);
+    } else {
+      rescale_for_ssd(in.ref, in.flo);
+    }
+    if (l == 0) {
+      const std::array<double, 3> s = {sp[0] * coarse / in.ref.geo.dx, sp[1] * coarse / in.ref.geo.dy,
+                                       sp[2] * coarse / in.ref.geo.dz};
+      grid = make_grid3(in.ref.geo, s, opt.has_affine ? opt.affine : Mat44::identity());
+    } else {
+      grid = refine_grid(grid, in.ref.geo);
+    }
+    in.grid = grid;
+    in.similarity = opt.similarity;
+    in.bins = opt.bins;
+    in.weights = {sim, be, le, jl};
+    in.threads = opt.threads;
+    auto engine = factory(in);
+
+    LevelReport rep;
+    rep.level = l;
+    rep.nx = in.ref.geo.nx;
+    rep.ny = in.ref.geo.ny;
+    rep.nz = in.ref.geo.nz;
+    rep.gx = grid.geo.nx;
+    rep.gy = grid.geo.ny;
+    rep.gz = grid.geo.nz;
+    rep.spacing_voxels[0] = grid.sx;
+    rep.spacing_voxels[1] = grid.sy;
+    rep.spacing_voxels[2] = grid.sz;
+    OptimiserSettings os;
+    os.max_step = std::max({in.ref.geo.dx, in.ref.geo.dy, in.ref.geo.dz});
+    os.max_iterations = max_it;
+    bool started = false;
+    auto progress = [&](int it, double best, double step) {
+      if (!cb.iteration) return;
+      IterationReport r;
+      r.level = l;
+      r.iteration = it;
+      r.best = engine->best_terms();
+      r.best.total = best;
+      r.step_mm = step;
+      cb.iteration(r);
+    };
+    // The initial objective is evaluated inside optimise_level; report the level start after it.
+    struct StartHook final : OptimiserProblem {
+      LevelEngine& e;
+      std::function<void()> on_first;
+      bool fired = false;
+      StartHook(LevelEngine& eng, std::function<void()> f) : e(eng), on_first(std::move(f)) {}
+      double objective() override { return e.objective(); }
+      void gradient() override {
+        if (!fired) {
+          fired = true;
+          on_first();
+        }
+        e.gradient();
+      }
+      double max_gradient_length() override { return e.max_gradient_length(); }
+      void scale_gradient(double f) override { e.scale_gradient(f); }
+      void conjugate(bool first) override { e.conjugate(first); }
+      void store_best() override { e.store_best(); }
+      void restore_best() override { e.restore_best(); }
+      void step_from_best(double s) override { e.step_from_best(s); }
+      void accept() override { e.accept(); }
+    };
+    StartHook hook(*engine, [&] {
+      started = true;
+      rep.initial = engine->best_terms();
+      if (cb.level_start) cb.level_start(rep);
+    });
+    const OptimiserTrace tr = optimise_level(hook, os, progress);
+    if (!started) {
+      rep.initial = engine->best_terms();
+      if (cb.level_start) cb.level_start(rep);
+    }
+    grid = engine->grid();
+    rep.iterations = tr.iterations;
+    rep.gradient_evaluations = tr.gradients;
+    rep.objective_evaluations = tr.objectives;
+    rep.final_terms = engine->best_terms();
+    rep.seconds = std::chrono::duration<double>(Clock::now() - t_level).count();
+    rep.field_seconds = engine->field_seconds();
+    if (cb.level_done) cb.level_done(rep);
+    result.levels.push_back(rep);
+    max_it /= 2;
+  }
+  result.grid = grid;
+  result.seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
+  return result;
+}
+
+double nmi_like_reg_measure(const Volume& ref, const Volume& image, int bins) {
+  // A voxel is defined when the 4x4x4 stencil (x-1 .. x+2 per axis) of reg_measure's identity cubic
+  // resampling lies inside the image and holds no NaN: a separable minimum over that window.
+  const Geometry& g = ref.geo;
+  std::vector<std::uint8_t> ok(g.voxels());
+  std::fill(ok.begin(), ok.end(), 1);  // NiftyReg's reader turns NaN into 0: only the border is undefined
+  const int n[3] = {g.nx, g.ny, g.nz};
+  const std::size_t stride[3] = {1, static_cast<std::size_t>(g.nx), static_cast<std::size_t>(g.nx) * g.ny};
+  for (int a = 0; a < 3; ++a) {
+    std::vector<std::uint8_t> out(ok.size(), 0);
+    for (int z = 0; z < g.nz; ++z)
+      for (int y = 0; y < g.ny; ++y)
+        for (int x = 0; x < g.nx; ++x) {
+          const int c[3] = {x, y, z};
+          const std::size_t v = g.index(x, y, z);
+          if (c[a] < 1 || c[a] + 2 >= n[a]) continue;
+          out[v] = ok[v - stride[a]] & ok[v] & ok[v + stride[a]] & ok[v + 2 * stride[a]];
+        }
+    ok.swap(out);
+  }
+  Volume r = ref, w = image;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (std::size_t i = 0; i < ok.size(); ++i) {
+    if (!std::isfinite(w.data[i])) w.data[i] = 0;
+    if (!ok[i]) w.data[i] = nan;
+  }
+  rescale_for_nmi(r, bins);
+  rescale_for_nmi(w, bins);
+  std::vector<double> counts;
+  nmi_counts_cpu(r.data.data(), w.data.data(), {}, g.voxels(), bins + 4, counts);
+  NmiHistogram h;
+  nmi_from_counts(counts, bins + 4, h);
+  return h.nmi();
+}
+
+}  // namespace evk::reg_deform

@@ -1,0 +1,304 @@
+// bench_reg_register: `register` (reg_f3d's method) on subject_T1_head -> icbm152_2009a_t1_1mm
+// (and -> mni152_t1_2mm): the whole registration on the GPU and the CPU (file I/O excluded; the
+// initial affine: EVK_REG_AFF=FILE, NiftyReg text, else our GPU affine on the GPU benchmark and the
+// centres of mass on the CPU one), and every stage of one iteration at the finest 1 mm level
+// (GPU: CUDA events, warm-up, L2 flushed, median; CPU: all cores, wall time).
+// Counters: seconds per registration, per level, field-kernel seconds, iterations, NMI (reg_measure's
+// way on the cubic-warped image), min Jacobian; per stage: voxels per second.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+
+#include "affine_init.hpp"
+#include "affine_text.hpp"
+#include "field_cpu.hpp"
+#include "nifti_io.hpp"
+#include "reg_adjoint_cpu.hpp"
+#include "reg_field_cpu.hpp"
+#include "reg_grid.hpp"
+#include "reg_jacobian_cpu.hpp"
+#include "reg_measure_cpu.hpp"
+#include "reg_measure_grad_cpu.hpp"
+#include "reg_penalty_cpu.hpp"
+#include "reg_register.hpp"
+#include "reg_warp_cpu.hpp"
+#include "resample_cpu.hpp"
+#if defined(EVK_HAVE_CUDA)
+#include "affine_reg.hpp"
+#include "evk/cuda_check.hpp"
+#include "evk/device.hpp"
+#include "evk/gpu_timer.hpp"
+#include "gpu_affine.hpp"
+#include "gpu_field.hpp"
+#include "reg_engine_gpu.hpp"
+#include "reg_gpu_stages.hpp"
+#endif
+
+namespace rd = evk::reg_deform;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+fs::path shared_data() {
+  if (const char* e = std::getenv("EVK_SHARED_DATA"); e && *e) return e;
+  return fs::path(EVK_SOURCE_DIR) / ".." / "shared" / "data";
+}
+
+struct Pair {
+  rd::Volume ref, flo;
+  bool ok = false;
+};
+const Pair& pair(const std::string& ref_name) {
+  static std::map<std::string, Pair> cache;
+  auto& p = cache[ref_name];
+  if (!p.ok) {
+    const fs::path dir = shared_data() / "brain";
+    if (!fs::exists(dir / ref_name)) return p;
+    p.ref = rd::read_volume(dir / ref_name);
+    p.flo = rd::read_volume(dir / "subject_T1_head.nii.gz");
+    p.ok = true;
+  }
+  return p;
+}
+
+rd::Mat44 initial_affine(const Pair& p, bool gpu) {
+  if (const char* a = std::getenv("EVK_REG_AFF"); a && *a) return rd::read_affine(a);
+  const rd::Mat44 com = rd::init_centres_of_mass(p.ref, {}, p.flo, {});
+#if defined(EVK_HAVE_CUDA)
+  if (gpu) return rd::register_affine(p.ref, p.flo, {}, {}, com, rd::AffineOptions{}, rd::gpu::affine_matcher()).affine;
+#endif
+  (void)gpu;
+  return com;
+}
+
+void report(benchmark::State& st, const Pair& p, const rd::RegisterResult& r, double seconds) {
+  st.counters["s_per_registration"] = seconds;
+  double field = 0;
+  int iterations = 0;
+  for (std::size_t l = 0; l < r.levels.size(); ++l) {
+    st.counters["level" + std::to_string(l) + "_s"] = r.levels[l].seconds;
+    st.counters["level" + std::to_string(l) + "_iterations"] = r.levels[l].iterations;
+    field += r.levels[l].field_seconds;
+    iterations += r.levels[l].iterations;
+  }
+  st.counters["field_s"] = field;
+  st.counters["iterations"] = iterations;
+  st.counters["s_per_iteration"] = seconds / std::max(1, iterations);
+  const rd::Field f = rd::compute_field_cpu(p.ref.geo, r.grid);
+  rd::ResampleOptions ro;
+  ro.interp = rd::Interp::cubic;
+  st.counters["nmi"] = rd::nmi_like_reg_measure(p.ref, rd::resample_cpu(p.flo, f, ro));
+  st.counters["min_jacobian"] = rd::voxel_jacobian_stats(p.ref.geo, r.grid).min;
+}
+
+void BM_RegisterCpu(benchmark::State& st, const std::string& ref_name) {
+  const Pair& p = pair(ref_name);
+  if (!p.ok) return st.SkipWithError("no shared data");
+  rd::RegisterOptions o;
+  o.affine = initial_affine(p, false);
+  o.has_affine = true;
+  rd::RegisterResult r;
+  double seconds = 0;
+  for (auto _ : st) {
+    const auto t0 = Clock::now();
+    r = rd::register_images(p.ref, p.flo, {}, {}, o, rd::make_cpu_engine);
+    seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    st.SetIterationTime(seconds);
+  }
+  report(st, p, r, seconds);
+}
+BENCHMARK_CAPTURE(BM_RegisterCpu, mni152_2mm, std::string("mni152_t1_2mm.nii.gz"))
+    ->Unit(benchmark::kSecond)->UseManualTime()->Iterations(1);
+BENCHMARK_CAPTURE(BM_RegisterCpu, icbm152_1mm, std::string("icbm152_2009a_t1_1mm.nii.gz"))
+    ->Unit(benchmark::kSecond)->UseManualTime()->Iterations(1);
+
+// ---- per stage, CPU, at the finest 1 mm level --------------------------------------------------
+struct Level {
+  rd::Volume ref, flo;
+  rd::Grid grid;
+  bool ok = false;
+};
+const Level& level_1mm() {
+  static Level l;
+  if (!l.ok) {
+    const Pair& p = pair("icbm152_2009a_t1_1mm.nii.gz");
+    if (!p.ok) return l;
+    l.ref = p.ref;
+    l.flo = p.flo;
+    rd::rescale_for_nmi(l.ref, 64);
+    rd::rescale_for_nmi(l.flo, 64);
+    l.grid = rd::make_grid3(l.ref.geo, {5, 5, 5}, rd::init_centres_of_mass(p.ref, {}, p.flo, {}));
+    std::uint64_t s = 3;
+    for (auto& v : l.grid.data) {
+      s = s * 6364136223846793005ull + 1442695040888963407ull;
+      v = static_cast<float>(v + ((s >> 11) % 2001 - 1000) / 500.0);  // +-2 mm
+    }
+    l.ok = true;
+  }
+  return l;
+}
+
+void BM_StageCpu(benchmark::State& st, int stage) {
+  const Level& l = level_1mm();
+  if (!l.ok) return st.SkipWithError("no shared data");
+  const std::size_t nv = l.ref.geo.voxels();
+  std::vector<float> field(3 * nv), warped(nv), grad(3 * nv), vgrad(3 * nv);
+  std::vector<double> node(3 * l.grid.points()), counts;
+  rd::NmiHistogram h;
+  rd::spline_field_cpu(l.ref.geo, l.grid, {}, field.data());
+  rd::warp_field_cpu(l.flo, {}, l.ref.geo, {}, field.data(), warped.data(), grad.data());
+  rd::nmi_counts_cpu(l.ref.data.data(), warped.data(), {}, nv, 68, counts);
+  rd::nmi_from_counts(counts, 68, h);
+  for (auto _ : st) {
+    switch (stage) {
+      case 1: rd::spline_field_cpu(l.ref.geo, l.grid, {}, field.data()); break;
+      case 2: rd::warp_field_cpu(l.flo, {}, l.ref.geo, {}, field.data(), warped.data(), grad.data()); break;
+      case 3:
+        rd::nmi_counts_cpu(l.ref.data.data(), warped.data(), {}, nv, 68, counts);
+        rd::nmi_from_counts(counts, 68, h);
+        break;
+      case 4: rd::nmi_voxel_gradient_cpu(l.ref.data.data(), warped.data(), grad.data(), {}, nv, h, vgrad.data()); break;
+      case 5: rd::spline_adjoint_cpu(l.ref.geo, l.grid, vgrad.data(), node.data()); break;
+      case 6:
+        benchmark::DoNotOptimize(rd::bending_energy(l.grid));
+        rd::bending_energy_gradient(l.grid, 1, node.data());
+        benchmark::DoNotOptimize(rd::linear_energy(l.grid));
+        rd::linear_energy_gradient(l.grid, 1, node.data());
+        break;
+    }
+  }
+  st.counters["voxels_per_s"] = benchmark::Counter(static_cast<double>(nv), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK_CAPTURE(BM_StageCpu, 1_field, 1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_StageCpu, 2_warp_gradient, 2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_StageCpu, 3_histogram_nmi, 3)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_StageCpu, 4_nmi_voxel_gradient, 4)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_StageCpu, 5_adjoint, 5)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_StageCpu, 6_penalties_be_le, 6)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+#if defined(EVK_HAVE_CUDA)
+bool gpu_ok(benchmark::State& st) {
+  if (!evk::gpu_environment().usable()) {
+    st.SkipWithError("no usable GPU");
+    return false;
+  }
+  return true;
+}
+
+// Whole registration on the GPU. kernel: "original" (the paper's tile kernel) or "evolved" (the
+// configuration of the shipped genome: c_controlPointVoxelSpacing + constantBasis + BasisA, bs 96).
+void BM_RegisterGpu(benchmark::State& st, const std::string& ref_name, bool evolved) {
+  if (!gpu_ok(st)) return;
+  const Pair& p = pair(ref_name);
+  if (!p.ok) return st.SkipWithError("no shared data");
+  rd::RegisterOptions o;
+  o.affine = initial_affine(p, true);
+  o.has_affine = true;
+  rd::GpuEngineOptions go;
+  if (evolved) {
+    go.field.config.const_spacing = go.field.config.constant_basis = go.field.config.basis_a = true;
+    go.field.config.block_size = 96;
+  }
+  const rd::EngineFactory f = [go](const rd::LevelInput& in) { return rd::make_gpu_engine(in, go); };
+  rd::register_images(p.ref, p.flo, {}, {}, o, f);  // warm-up: module loads, NVRTC cache
+  rd::RegisterResult r;
+  double seconds = 0;
+  for (auto _ : st) {
+    const auto t0 = Clock::now();
+    r = rd::register_images(p.ref, p.flo, {}, {}, o, f);
+    EVK_CUDA(cudaDeviceSynchronize());
+    seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    st.SetIterationTime(seconds);
+  }
+  report(st, p, r, seconds);
+}
+BENCHMARK_CAPTURE(BM_RegisterGpu, icbm152_1mm_original, std::string("icbm152_2009a_t1_1mm.nii.gz"), false)
+    ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(3);
+BENCHMARK_CAPTURE(BM_RegisterGpu, icbm152_1mm_evolved, std::string("icbm152_2009a_t1_1mm.nii.gz"), true)
+    ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(3);
+BENCHMARK_CAPTURE(BM_RegisterGpu, mni152_2mm_original, std::string("mni152_t1_2mm.nii.gz"), false)
+    ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(3);
+
+// One stage of an iteration at the finest 1 mm level on the GPU.
+void BM_StageGpu(benchmark::State& st, int stage) {
+  if (!gpu_ok(st)) return;
+  const Level& l = level_1mm();
+  if (!l.ok) return st.SkipWithError("no shared data");
+  namespace sg = rd::gpu_stage;
+  using rd::gpu::Buffer;
+  const long long nv = static_cast<long long>(l.ref.geo.voxels()), np = static_cast<long long>(l.grid.points());
+  rd::gpu::FieldEngine eng(l.ref.geo, {}, 5, 5, 5);
+  eng.set_grid(l.grid);
+  Buffer<float> ref, flo, warped(nv), wgrad(3 * nv), vgrad(3 * nv), cp, grad(3 * np),
+      t1(3ull * l.ref.geo.nz * l.ref.geo.ny * l.grid.geo.nx), t2(3ull * l.ref.geo.nz * l.grid.geo.ny * l.grid.geo.nx),
+      node(3 * np), gp(3 * np), h(3 * np);
+  Buffer<unsigned> counts(68 * 68);
+  Buffer<double> tmp(68 * 68), prob(68 * 70), logp(68 * 70), ent(8), part(2 * sg::kMaxBlocks), adj(18 * np);
+  ref.upload(l.ref.data.data(), l.ref.data.size());
+  flo.upload(l.flo.data.data(), l.flo.data.size());
+  cp.upload(l.grid.data.data(), l.grid.data.size());
+  eng.compute(false);
+  sg::warp_linear(eng.device_field(), nullptr, nv, flo.get(), l.flo.geo, nullptr, warped.get(), wgrad.get());
+  sg::nmi_counts(ref.get(), warped.get(), nullptr, nv, 68, counts.get());
+  sg::nmi_entropies(counts.get(), 68, tmp.get(), prob.get(), logp.get(), ent.get());
+  sg::nmi_voxel_gradient(ref.get(), warped.get(), wgrad.get(), nullptr, nv, 68, logp.get(), ent.get(), vgrad.get());
+  sg::cg_first(grad.get(), 3 * np, gp.get(), h.get());
+  EVK_CUDA(cudaDeviceSynchronize());
+  const auto fn = [&](cudaStream_t) {
+    switch (stage) {
+      case 1:
+        sg::to_float4(cp.get(), np, eng.device_control_points());
+        eng.compute(false);
+        break;
+      case 2: sg::warp_linear(eng.device_field(), nullptr, nv, flo.get(), l.flo.geo, nullptr, warped.get(), wgrad.get()); break;
+      case 3:
+        sg::nmi_counts(ref.get(), warped.get(), nullptr, nv, 68, counts.get());
+        sg::nmi_entropies(counts.get(), 68, tmp.get(), prob.get(), logp.get(), ent.get());
+        break;
+      case 4: sg::nmi_voxel_gradient(ref.get(), warped.get(), wgrad.get(), nullptr, nv, 68, logp.get(), ent.get(), vgrad.get()); break;
+      case 5: sg::adjoint(vgrad.get(), l.ref.geo, l.grid, t1.get(), t2.get(), node.get()); break;
+      case 6:
+        sg::penalty(0, cp.get(), l.grid, adj.get(), part.get(), ent.get() + 5, 1e-3, grad.get());
+        sg::penalty(1, cp.get(), l.grid, adj.get(), part.get(), ent.get() + 6, 1e-3, grad.get());
+        break;
+      case 7:  // the optimiser's vector work of one iteration + a line-search step
+        sg::max_length(grad.get(), np, part.get(), ent.get() + 7);
+        sg::scale_copy(grad.get(), 3 * np, 1.0, grad.get());
+        sg::cg_update(grad.get(), gp.get(), h.get(), 3 * np, part.get(), ent.get());
+        sg::step(cp.get(), grad.get(), 3 * np, -1e-6, node.get());
+        break;
+      case 8: {  // one whole objective evaluation: field, warp, histogram, NMI (no penalties)
+        sg::to_float4(cp.get(), np, eng.device_control_points());
+        eng.compute(false);
+        sg::warp_linear(eng.device_field(), nullptr, nv, flo.get(), l.flo.geo, nullptr, warped.get(), nullptr);
+        sg::nmi_counts(ref.get(), warped.get(), nullptr, nv, 68, counts.get());
+        sg::nmi_entropies(counts.get(), 68, tmp.get(), prob.get(), logp.get(), ent.get());
+        break;
+      }
+    }
+  };
+  evk::TimingStats ts;
+  for (auto _ : st) {
+    ts = evk::time_gpu(fn);
+    st.SetIterationTime(ts.median_ms / 1000.0);
+  }
+  st.counters["median_us"] = ts.median_ms * 1e3;
+  st.counters["min_us"] = ts.min_ms * 1e3;
+  st.counters["max_us"] = ts.max_ms * 1e3;
+  st.counters["voxels_per_s"] = static_cast<double>(nv) / (ts.median_ms / 1000.0);
+}
+BENCHMARK_CAPTURE(BM_StageGpu, 1_field_tile5_assemble, 1)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_StageGpu, 2_warp_gradient, 2)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_StageGpu, 3_histogram_nmi, 3)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_StageGpu, 4_nmi_voxel_gradient, 4)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_StageGpu, 5_adjoint, 5)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_StageGpu, 6_penalties_be_le, 6)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_StageGpu, 7_optimiser_vectors, 7)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_StageGpu, 8_objective_evaluation, 8)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
+#endif
+}  // namespace
+
+BENCHMARK_MAIN();
