@@ -31,6 +31,7 @@ void quiet_nifti() {
 }
 
 std::string name_of(const fs::path& p) { return p.string(); }
+std::string dims_text(const nifti_image* nim);
 
 NimPtr open_nifti(const fs::path& path) {
   quiet_nifti();
@@ -47,13 +48,38 @@ NimPtr open_nifti(const fs::path& path) {
   const bool gz = magic[0] == 0x1f && magic[1] == 0x8b;
   const std::string ext = path.extension().string();
   if (ext == ".gz" && !gz) input_error(name_of(path), "not a gzip file despite its .gz name");
+  if (!gz && size < 348)
+    input_error(name_of(path), "truncated header (" + std::to_string(size) + " bytes; a NIfTI header has at least 348)");
   NimPtr nim(nifti_image_read(path.c_str(), 0));
   if (!nim) input_error(name_of(path), gz ? "not a readable NIfTI header (corrupt gzip or not NIfTI)" : "not a NIfTI-1/NIfTI-2 file");
+  // The dims, checked before any size is computed from them: each >= 1 and a product that fits.
+  if (nim->dim[0] < 1 || nim->dim[0] > 7) input_error(name_of(path), "dim[0] = " + std::to_string(nim->dim[0]) + " is not 1..7");
+  std::int64_t nvox = 1;
+  for (int i = 1; i <= nim->dim[0]; ++i) {
+    if (nim->dim[i] < 1) input_error(name_of(path), "dim[" + std::to_string(i) + "] = " + std::to_string(nim->dim[i]) + " is not positive");
+    if (nim->dim[i] > (1 << 24) || __builtin_mul_overflow(nvox, nim->dim[i], &nvox) || nvox > (std::int64_t{1} << 34))
+      input_error(name_of(path), "dims " + dims_text(nim.get()) + " are too large (over 2^34 voxels)");
+  }
+  if (nvox != nim->nvox || nim->nbyper <= 0) input_error(name_of(path), "inconsistent dims " + dims_text(nim.get()));
   // Our own data read: nifti_image_load silently replaces NaN/Inf by 0, and we must see them.
   const std::size_t bytes = static_cast<std::size_t>(nim->nvox) * static_cast<std::size_t>(nim->nbyper);
-  if (nim->nvox <= 0 || nim->nbyper <= 0) input_error(name_of(path), "holds no voxels");
-  znzFile fp = znzopen(nim->iname, "rb", nifti_is_gzfile(nim->iname));
-  if (znz_isnull(fp)) input_error(name_of(path), "cannot open image data");
+  const bool data_gz = nifti_is_gzfile(nim->iname) != 0;
+  const std::string data_name = nim->iname ? nim->iname : "";
+  const std::uintmax_t data_size = fs::file_size(data_name, ec);
+  if (ec) input_error(data_name, "cannot open image data: " + ec.message());
+  if (nim->iname_offset < 0) input_error(name_of(path), "negative vox_offset");
+  const auto offset = static_cast<std::uintmax_t>(nim->iname_offset);
+  // Too little data: a plain file must hold it all; deflate compresses at most 1032:1, so a gzip
+  // file too small for the header's data size is cut (checked before allocating that size).
+  if (!data_gz && data_size < offset + bytes)
+    input_error(data_name, "truncated image data (the header's dims " + dims_text(nim.get()) + " need " +
+                               std::to_string(offset + bytes) + " bytes, the file has " + std::to_string(data_size) + ")");
+  if (data_gz && static_cast<double>(offset + bytes) > 1032.0 * static_cast<double>(data_size) + 1e6)
+    input_error(data_name, "truncated image data (the header's dims " + dims_text(nim.get()) + " need " +
+                               std::to_string(offset + bytes) + " bytes, more than a gzip file of " +
+                               std::to_string(data_size) + " bytes can hold)");
+  znzFile fp = znzopen(nim->iname, "rb", data_gz);
+  if (znz_isnull(fp)) input_error(data_name, "cannot open image data");
   nim->data = std::malloc(bytes);
   if (!nim->data) {
     znzclose(fp);
@@ -62,7 +88,9 @@ NimPtr open_nifti(const fs::path& path) {
   const bool sought = znzseek(fp, static_cast<long>(nim->iname_offset), SEEK_SET) >= 0;
   const std::size_t got = sought ? znzread(nim->data, 1, bytes, fp) : 0;
   znzclose(fp);
-  if (got != bytes) input_error(name_of(path), gz ? "corrupt or truncated gzip data" : "truncated image data");
+  if (got != bytes)
+    input_error(data_name, std::string(data_gz ? "corrupt or truncated gzip data" : "truncated image data") + " (" +
+                               std::to_string(got) + " of " + std::to_string(bytes) + " data bytes)");
   if (nim->swapsize > 1 && nim->byteorder != nifti_short_order())
     nifti_swap_Nbytes(static_cast<int64_t>(nim->nvox) * (nim->nbyper / nim->swapsize), nim->swapsize, nim->data);
   return nim;
@@ -79,6 +107,27 @@ nifti_dmat44 to_dmat(const Mat44& m) {
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 4; ++j) d.m[i][j] = m.m[i][j];
   return d;
+}
+
+Geometry geometry_of(const nifti_image* nim);
+
+// Voxel sizes and the voxel-to-world matrix every computation uses must make sense: positive,
+// finite pixdim on the spatial axes, a finite and invertible matrix.
+Geometry checked_geometry(const nifti_image* nim, const fs::path& path) {
+  for (int i = 1; i <= 3 && i <= nim->dim[0]; ++i)
+    if (!(nim->pixdim[i] > 0) || !std::isfinite(nim->pixdim[i]))
+      input_error(name_of(path), "pixdim[" + std::to_string(i) + "] = " + std::to_string(nim->pixdim[i]) +
+                                     ": voxel sizes must be positive and finite");
+  Geometry g = geometry_of(nim);
+  for (const auto& row : g.vox2world.m)
+    for (double v : row)
+      if (!std::isfinite(v)) input_error(name_of(path), std::string(g.sform_code > 0 ? "sform" : "qform") + " matrix is not finite");
+  try {
+    (void)g.vox2world.inverse();
+  } catch (const std::exception&) {
+    input_error(name_of(path), std::string(g.sform_code > 0 ? "sform" : "qform") + " matrix is singular");
+  }
+  return g;
 }
 
 Geometry geometry_of(const nifti_image* nim) {
@@ -204,44 +253,41 @@ void write_nim(nifti_image* nim, const fs::path& path) {
   const bool nii = name.size() > 4 && (name.compare(name.size() - 4, 4, ".nii") == 0 ||
                                        (gz && name.size() > 7 && name.compare(name.size() - 7, 7, ".nii.gz") == 0));
   if (!nii) input_error(name_of(path), "output name must end in .nii or .nii.gz");
-  AtomicOutput out(path);
-  // nifticlib picks the format and compression from the file name, so it writes a hidden sibling
-  // with the target's extension, which then becomes the AtomicOutput's temporary file.
-  const std::string ext = gz ? ".nii.gz" : ".nii";
-  const fs::path staging = path.parent_path() / std::string(".").append(out.temp_path().filename().string()).append(ext);
-  struct Remove {
-    fs::path p;
-    ~Remove() {
-      std::error_code e;
-      fs::remove(p, e);
-    }
-  } cleanup{staging};
-  const int type = nim->nifti_type;
-  if (nifti_set_filenames(nim, staging.c_str(), 0, 1) != 0) input_error(name_of(path), "cannot name output file");
-  if (type == NIFTI_FTYPE_NIFTI2_1) {
-    // nifticlib 3.0's writer puts NIfTI-2 data at offset 0 over the header; write it ourselves:
-    // the 540-byte header, 4 zero bytes (no extensions), the data at 544.
-    nim->nifti_type = type;
-    nifti_2_header h;
-    if (nifti_convert_nim2n2hdr(nim, &h) != 0) throw std::runtime_error("nifti_convert_nim2n2hdr failed");
-    h.vox_offset = 544;
-    std::memcpy(h.magic, "n+2\0\r\n\032\n", 8);
-    znzFile fp = znzopen(staging.c_str(), "wb", gz ? 1 : 0);
-    if (znz_isnull(fp)) input_error(name_of(path), "cannot open for writing");
-    const char no_ext[4] = {0, 0, 0, 0};
-    const std::size_t bytes = static_cast<std::size_t>(nim->nvox) * static_cast<std::size_t>(nim->nbyper);
-    const bool ok = znzwrite(&h, 1, sizeof h, fp) == sizeof h && znzwrite(no_ext, 1, 4, fp) == 4 &&
-                    znzwrite(nim->data, 1, bytes, fp) == bytes;
-    znzclose(fp);
-    if (!ok) input_error(name_of(path), "write failed (disk full or not writable?)");
+  // The temporary file keeps the extension (nifticlib and readers go by it); it is registered for
+  // removal on failure and on SIGINT/SIGTERM like every AtomicOutput.
+  AtomicOutput out(path, gz ? ".nii.gz" : ".nii");
+  const int type = nim->nifti_type;  // nifti_set_filenames may change it
+  if (nifti_set_filenames(nim, out.temp_path().c_str(), 0, 1) != 0) input_error(name_of(path), "cannot name output file");
+  nim->nifti_type = type;
+  // Written here rather than by nifti_image_write, which reports no write error (a full disk would
+  // leave a short file) and, in nifticlib 3.0, puts NIfTI-2 data at offset 0 over the header:
+  // the header, 4 zero bytes (no extensions), then the data.
+  const bool v2 = type == NIFTI_FTYPE_NIFTI2_1;
+  nifti_1_header h1;
+  nifti_2_header h2;
+  const void* hdr = nullptr;
+  std::size_t hdr_bytes = 0;
+  if (v2) {
+    if (nifti_convert_nim2n2hdr(nim, &h2) != 0) throw std::runtime_error("nifti_convert_nim2n2hdr failed");
+    h2.vox_offset = 544;
+    std::memcpy(h2.magic, "n+2\0\r\n\032\n", 8);
+    hdr = &h2;
+    hdr_bytes = sizeof h2;
   } else {
-    nifti_image_write(nim);
+    if (nifti_convert_nim2n1hdr(nim, &h1) != 0) throw std::runtime_error("nifti_convert_nim2n1hdr failed");
+    h1.vox_offset = 352;
+    std::memcpy(h1.magic, "n+1\0", 4);
+    hdr = &h1;
+    hdr_bytes = sizeof h1;
   }
-  std::error_code ec;
-  if (!fs::exists(staging, ec) || fs::file_size(staging, ec) == 0 || ec)
-    input_error(name_of(path), "write failed (disk full or not writable?)");
-  fs::rename(staging, out.temp_path(), ec);
-  if (ec) input_error(name_of(path), "cannot rename temporary file: " + ec.message());
+  znzFile fp = znzopen(out.temp_path().c_str(), "wb", gz ? 1 : 0);
+  if (znz_isnull(fp)) input_error(name_of(path), "cannot open for writing");
+  const char no_ext[4] = {0, 0, 0, 0};
+  const std::size_t bytes = static_cast<std::size_t>(nim->nvox) * static_cast<std::size_t>(nim->nbyper);
+  bool ok = znzwrite(hdr, 1, hdr_bytes, fp) == hdr_bytes && znzwrite(no_ext, 1, 4, fp) == 4 &&
+            znzwrite(nim->data, 1, bytes, fp) == bytes;
+  ok = znzclose(fp) == 0 && ok;  // gzip and stdio buffers are written at close: check it too
+  if (!ok) input_error(name_of(path), "write failed (disk full or not writable?)");
   out.commit();
 }
 
@@ -268,8 +314,9 @@ Volume read_volume(const fs::path& path) {
   NimPtr nim = open_nifti(path);
   check_scalar_3d(nim.get(), path);
   Volume v;
-  v.geo = geometry_of(nim.get());
+  v.geo = checked_geometry(nim.get(), path);
   v.data = to_float(nim.get(), 0, static_cast<std::size_t>(v.geo.voxels()), path);
+  check_finite(v.data, path);
   return v;
 }
 
@@ -293,7 +340,7 @@ Transformation read_transformation(const fs::path& path, const Geometry& ref) {
   check_vector_5d(nim.get(), path);
   Transformation t;
   const double p1 = nim->intent_p1;
-  Geometry g = geometry_of(nim.get());
+  Geometry g = checked_geometry(nim.get(), path);
   std::vector<float> data = to_float(nim.get(), 0, static_cast<std::size_t>(nim->nvox), path);
   check_finite(data, path);
   if (p1 == kSplineGrid) {
