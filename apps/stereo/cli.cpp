@@ -167,8 +167,14 @@ void run_eval(const EvalCmd& c) {
   if (c.thresholds.empty()) evk::input_error("--thresholds", "at least one threshold");
   FloatMap d = read_disparity(c.disp, c.disp_scale);
   FloatMap g = read_disparity(c.gt, c.gt_scale);
+  auto size = [](int w, int h) { return std::to_string(w) + "x" + std::to_string(h); };
+  if (d.width != g.width || d.height != g.height)
+    evk::input_error(c.gt, "size " + size(g.width, g.height) + " differs from the disparity map's " + size(d.width, d.height));
   Image8 mask;
   if (!c.mask.empty()) mask = read_mask(c.mask);
+  if (!c.mask.empty() && (mask.width != g.width || mask.height != g.height))
+    evk::input_error(c.mask, "size " + size(mask.width, mask.height) + " differs from the ground truth's " +
+                                 size(g.width, g.height));
   EvalResult r = evaluate(d, g, c.mask.empty() ? nullptr : &mask, c.thresholds);
   if (c.json) {
     nlohmann::json j = {{"disparity", c.disp}, {"ground_truth", c.gt}, {"gt_scale", c.gt_scale},

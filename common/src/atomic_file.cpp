@@ -44,9 +44,12 @@ extern "C" void evk_cleanup_handler(int sig) {
 }  // namespace
 
 void install_cleanup_signal_handlers() {
-  std::signal(SIGINT, evk_cleanup_handler);
-  std::signal(SIGTERM, evk_cleanup_handler);
-  std::signal(SIGHUP, evk_cleanup_handler);
+  // A signal the parent set to be ignored stays ignored (nohup, background jobs of a shell).
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old{};
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    std::signal(sig, evk_cleanup_handler);
+  }
 }
 
 AtomicOutput::AtomicOutput(fs::path target, const std::string& temp_suffix) : target_(std::move(target)) {

@@ -40,7 +40,7 @@ SamWriter::SamWriter(const std::string& path, const std::string& file, const Bwt
                      int threads)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
-  m.path = path;
+  m.path = path == "-" ? "standard output" : path;
   m.idx = &idx;
   const bool bam = sam_path_is_bam(path);
   m.fp = sam_open(file.c_str(), bam ? "wb" : "w");

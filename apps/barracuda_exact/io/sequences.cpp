@@ -72,6 +72,7 @@ struct SeqFile {
       }
       if (in.error) input_error(path, "damaged or truncated compressed data near " + where);
       if (c == -1) return false;
+      if (c == 0x1f && record == 0) input_error(path, "damaged or truncated gzip header");
       if (c != '>' && c != '@')
         input_error(path, record == 0 ? "not a FASTA or FASTQ file (starts with " + printable(static_cast<char>(c)) + ")"
                                       : "unexpected text after record " + std::to_string(record) +

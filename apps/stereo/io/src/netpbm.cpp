@@ -76,6 +76,7 @@ Gray read_netpbm(const fs::path& p) {
   g.maxval = static_cast<int>(maxval);
   const std::size_t n = static_cast<std::size_t>(w) * h;
   const int bps = maxval > 255 ? 2 : 1;
+  std::uintmax_t extra = 0;  // bytes after the announced binary data
   {  // enough bytes left for the samples the header announces? (checked before allocating them)
     std::error_code ec;
     const auto size = fs::file_size(p, ec);
@@ -88,6 +89,7 @@ Gray read_netpbm(const fs::path& p) {
         input_error(p.string(), "truncated pixel data (" + std::to_string(w) + "x" + std::to_string(h) + (channels == 3 ? " RGB" : "") +
                                     " needs " + std::to_string(need) + " bytes after the header, the file has " +
                                     std::to_string(left) + ")");
+      extra = left - need;
     }
   }
   std::vector<std::uint16_t> s(n * channels);
@@ -98,7 +100,11 @@ Gray read_netpbm(const fs::path& p) {
       x = static_cast<std::uint16_t>(v);
     }
   } else {
-    if (!std::isspace(in.get())) input_error(p.string(), "bad Netpbm header (no whitespace after maxval)");
+    const int sep = in.get();
+    if (!std::isspace(sep)) input_error(p.string(), "bad Netpbm header (no whitespace after maxval)");
+    // CRLF: the LF would be read as the first pixel and the last one dropped (one byte too many)
+    if (sep == '\r' && in.peek() == '\n' && extra > 0)
+      input_error(p.string(), "CRLF line end after the header of a binary image (exactly one whitespace byte expected)");
     std::vector<unsigned char> raw(s.size() * bps);
     in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
     if (in.gcount() != static_cast<std::streamsize>(raw.size())) input_error(p.string(), "truncated pixel data");
