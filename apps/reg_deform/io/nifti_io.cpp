@@ -1,7 +1,9 @@
 #include "nifti_io.hpp"
 
 #include <nifti2_io.h>
+#include <zlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -11,6 +13,7 @@
 
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
+#include "evk/quiet_stderr.hpp"
 #include "../core/grid_make.hpp"
 
 namespace evk::reg_deform {
@@ -33,6 +36,86 @@ void quiet_nifti() {
 std::string name_of(const fs::path& p) { return p.string(); }
 std::string dims_text(const nifti_image* nim);
 
+// The header's dims and pixdim as stored: nifticlib replaces a dim < 1 by 1 and a zero or NaN
+// pixdim by 1 without a word, so a damaged header would be read as another image.
+struct RawHeader {
+  std::int64_t dim[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  double pixdim[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+};
+RawHeader raw_header(const fs::path& path) {
+  RawHeader h;
+  gzFile f = gzopen(path.c_str(), "rb");  // plain files are read as they are
+  if (!f) input_error(name_of(path), "cannot open for reading");
+  unsigned char b[540];
+  const int got = gzread(f, b, sizeof b);
+  gzclose(f);
+  auto u32 = [&](std::size_t o) {
+    std::uint32_t v;
+    std::memcpy(&v, b + o, 4);
+    return v;
+  };
+  if (got < 4) input_error(name_of(path), "truncated header (" + std::to_string(std::max(got, 0)) + " bytes)");
+  const std::uint32_t n = u32(0), swapped_n = __builtin_bswap32(n);
+  const bool swap = n != 348 && n != 540;
+  const std::uint32_t size = swap ? swapped_n : n;
+  if (size != 348 && size != 540) input_error(name_of(path), "not a NIfTI-1/NIfTI-2 file (no header size 348 or 540)");
+  if (got < static_cast<int>(size))
+    input_error(name_of(path), "truncated header (" + std::to_string(got) + " of " + std::to_string(size) + " bytes)");
+  auto get = [&](std::size_t o, std::size_t bytes) {  // an integer or float of `bytes` bytes, swapped
+    unsigned char v[8];
+    for (std::size_t i = 0; i < bytes; ++i) v[i] = b[o + (swap ? bytes - 1 - i : i)];
+    return std::vector<unsigned char>(v, v + bytes);
+  };
+  for (int i = 0; i < 8; ++i) {
+    if (size == 348) {
+      const auto d = get(40 + 2 * i, 2), q = get(76 + 4 * i, 4);
+      std::int16_t dv;
+      float pv;
+      std::memcpy(&dv, d.data(), 2);
+      std::memcpy(&pv, q.data(), 4);
+      h.dim[i] = dv;
+      h.pixdim[i] = pv;
+    } else {
+      const auto d = get(16 + 8 * i, 8), q = get(104 + 8 * i, 8);
+      std::memcpy(&h.dim[i], d.data(), 8);
+      std::memcpy(&h.pixdim[i], q.data(), 8);
+    }
+  }
+  return h;
+}
+
+// Reads `bytes` bytes from `offset` of a plain or gzip file; for gzip the stream must also end
+// cleanly after them (a stream without its trailer is cut even when the data bytes are all there).
+std::size_t read_data(const std::string& name, std::uintmax_t offset, void* buf, std::size_t bytes, bool gz,
+                      std::string& problem) {
+  gzFile f = gzopen(name.c_str(), "rb");
+  if (!f) {
+    problem = "cannot open image data";
+    return 0;
+  }
+  gzbuffer(f, 1 << 17);
+  std::size_t got = 0;
+  if (gzseek(f, static_cast<z_off_t>(offset), SEEK_SET) == static_cast<z_off_t>(offset)) {
+    auto* p = static_cast<char*>(buf);
+    while (got < bytes) {
+      const unsigned chunk = static_cast<unsigned>(std::min<std::size_t>(bytes - got, 1u << 30));
+      const int r = gzread(f, p + got, chunk);
+      if (r <= 0) break;
+      got += static_cast<std::size_t>(r);
+    }
+    if (got == bytes && gz) {
+      char extra[4096];
+      while (gzread(f, extra, sizeof extra) > 0) {
+      }
+    }
+  }
+  int err = Z_OK;
+  const char* msg = gzerror(f, &err);
+  if (err != Z_OK && err != Z_STREAM_END) problem = std::string("corrupt or truncated gzip data (") + (msg ? msg : "") + ")";
+  gzclose(f);
+  return got;
+}
+
 NimPtr open_nifti(const fs::path& path) {
   quiet_nifti();
   std::error_code ec;
@@ -50,17 +133,34 @@ NimPtr open_nifti(const fs::path& path) {
   if (ext == ".gz" && !gz) input_error(name_of(path), "not a gzip file despite its .gz name");
   if (!gz && size < 348)
     input_error(name_of(path), "truncated header (" + std::to_string(size) + " bytes; a NIfTI header has at least 348)");
-  NimPtr nim(nifti_image_read(path.c_str(), 0));
-  if (!nim) input_error(name_of(path), gz ? "not a readable NIfTI header (corrupt gzip or not NIfTI)" : "not a NIfTI-1/NIfTI-2 file");
-  // The dims, checked before any size is computed from them: each >= 1 and a product that fits.
-  if (nim->dim[0] < 1 || nim->dim[0] > 7) input_error(name_of(path), "dim[0] = " + std::to_string(nim->dim[0]) + " is not 1..7");
+  // The dims, checked before any size is computed from them: each >= 1 and a product that fits;
+  // voxel sizes of the spatial axes with more than one voxel positive and finite.
+  const RawHeader raw = raw_header(path);
+  auto dims = [&] {
+    std::string t = "[";
+    for (int i = 0; i <= 7 && i <= std::max<std::int64_t>(0, raw.dim[0]); ++i) t += (i ? "," : "") + std::to_string(raw.dim[i]);
+    return t + "]";
+  };
+  if (raw.dim[0] < 1 || raw.dim[0] > 7) input_error(name_of(path), "dim[0] = " + std::to_string(raw.dim[0]) + " is not 1..7");
   std::int64_t nvox = 1;
-  for (int i = 1; i <= nim->dim[0]; ++i) {
-    if (nim->dim[i] < 1) input_error(name_of(path), "dim[" + std::to_string(i) + "] = " + std::to_string(nim->dim[i]) + " is not positive");
-    if (nim->dim[i] > (1 << 24) || __builtin_mul_overflow(nvox, nim->dim[i], &nvox) || nvox > (std::int64_t{1} << 34))
-      input_error(name_of(path), "dims " + dims_text(nim.get()) + " are too large (over 2^34 voxels)");
+  for (int i = 1; i <= raw.dim[0]; ++i) {
+    if (raw.dim[i] < 1) input_error(name_of(path), "dim[" + std::to_string(i) + "] = " + std::to_string(raw.dim[i]) + " is not positive");
+    if (raw.dim[i] > (1 << 24) || __builtin_mul_overflow(nvox, raw.dim[i], &nvox) || nvox > (std::int64_t{1} << 34))
+      input_error(name_of(path), "dims " + dims() + " are too large (over 2^34 voxels)");
   }
-  if (nvox != nim->nvox || nim->nbyper <= 0) input_error(name_of(path), "inconsistent dims " + dims_text(nim.get()));
+  for (int i = 1; i <= 3 && i <= raw.dim[0]; ++i)
+    if (raw.dim[i] > 1 && (!(raw.pixdim[i] > 0) || !std::isfinite(raw.pixdim[i])))
+      input_error(name_of(path), "pixdim[" + std::to_string(i) + "] = " + std::to_string(raw.pixdim[i]) +
+                                     ": voxel sizes must be positive and finite");
+  NimPtr nim;
+  {
+    evk::QuietStderr quiet;  // nifticlib prints some errors itself
+    nim.reset(nifti_image_read(path.c_str(), 0));
+  }
+  if (!nim)
+    input_error(name_of(path), gz ? "not a readable NIfTI header (truncated or corrupt gzip, or not NIfTI)"
+                                  : "not a NIfTI-1/NIfTI-2 file");
+  if (nvox != nim->nvox || nim->nbyper <= 0) input_error(name_of(path), "inconsistent dims " + dims());
   // Our own data read: nifti_image_load silently replaces NaN/Inf by 0, and we must see them.
   const std::size_t bytes = static_cast<std::size_t>(nim->nvox) * static_cast<std::size_t>(nim->nbyper);
   const bool data_gz = nifti_is_gzfile(nim->iname) != 0;
@@ -72,25 +172,20 @@ NimPtr open_nifti(const fs::path& path) {
   // Too little data: a plain file must hold it all; deflate compresses at most 1032:1, so a gzip
   // file too small for the header's data size is cut (checked before allocating that size).
   if (!data_gz && data_size < offset + bytes)
-    input_error(data_name, "truncated image data (the header's dims " + dims_text(nim.get()) + " need " +
+    input_error(data_name, "truncated image data (the header's dims " + dims() + " need " +
                                std::to_string(offset + bytes) + " bytes, the file has " + std::to_string(data_size) + ")");
   if (data_gz && static_cast<double>(offset + bytes) > 1032.0 * static_cast<double>(data_size) + 1e6)
-    input_error(data_name, "truncated image data (the header's dims " + dims_text(nim.get()) + " need " +
+    input_error(data_name, "truncated image data (the header's dims " + dims() + " need " +
                                std::to_string(offset + bytes) + " bytes, more than a gzip file of " +
                                std::to_string(data_size) + " bytes can hold)");
-  znzFile fp = znzopen(nim->iname, "rb", data_gz);
-  if (znz_isnull(fp)) input_error(data_name, "cannot open image data");
   nim->data = std::malloc(bytes);
-  if (!nim->data) {
-    znzclose(fp);
-    throw std::bad_alloc();
-  }
-  const bool sought = znzseek(fp, static_cast<long>(nim->iname_offset), SEEK_SET) >= 0;
-  const std::size_t got = sought ? znzread(nim->data, 1, bytes, fp) : 0;
-  znzclose(fp);
+  if (!nim->data) throw std::bad_alloc();
+  std::string problem;
+  const std::size_t got = read_data(data_name, offset, nim->data, bytes, data_gz, problem);
+  if (!problem.empty()) input_error(data_name, problem);
   if (got != bytes)
-    input_error(data_name, std::string(data_gz ? "corrupt or truncated gzip data" : "truncated image data") + " (" +
-                               std::to_string(got) + " of " + std::to_string(bytes) + " data bytes)");
+    input_error(data_name, "truncated image data (" + std::to_string(got) + " of " + std::to_string(bytes) +
+                               " data bytes after vox_offset " + std::to_string(offset) + ")");
   if (nim->swapsize > 1 && nim->byteorder != nifti_short_order())
     nifti_swap_Nbytes(static_cast<int64_t>(nim->nvox) * (nim->nbyper / nim->swapsize), nim->swapsize, nim->data);
   return nim;
@@ -329,15 +424,21 @@ Mask read_mask(const fs::path& path, const Geometry& ref) {
 }
 
 Grid read_grid(const fs::path& path, const Geometry& ref) {
-  Transformation t = read_transformation(path, ref);
+  Transformation t = read_transformation(path, ref, true);
   if (t.kind != TransKind::grid)
     input_error(name_of(path), "intent_p1 is not 2: not a cubic B-spline control-point grid");
   return std::move(t.grid);
 }
 
 Transformation read_transformation(const fs::path& path, const Geometry& ref) {
+  return read_transformation(path, ref, false);
+}
+
+Transformation read_transformation(const fs::path& path, const Geometry& ref, bool grid_only) {
   NimPtr nim = open_nifti(path);
   check_vector_5d(nim.get(), path);
+  if (grid_only && nim->intent_p1 != kSplineGrid)
+    input_error(name_of(path), "intent_p1 is not 2: not a cubic B-spline control-point grid");
   Transformation t;
   const double p1 = nim->intent_p1;
   Geometry g = checked_geometry(nim.get(), path);

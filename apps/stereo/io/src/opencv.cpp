@@ -1,11 +1,9 @@
 // Any image OpenCV reads, as grey (only in builds with OpenCV).
 #include "detail.hpp"
 #include "evk/error.hpp"
+#include "evk/quiet_stderr.hpp"
 
 #if defined(EVK_HAVE_OPENCV)
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <fstream>
 #include <opencv2/imgcodecs.hpp>
@@ -25,27 +23,8 @@ namespace evk::stereo::detail {
 
 #if defined(EVK_HAVE_OPENCV)
 namespace {
-// libpng, libjpeg and libtiff print warnings and errors on stderr, and libjpeg decodes a cut file
-// with a grey bottom and a warning only: stderr is closed while OpenCV reads, and a PNG or JPEG
-// must end where its format says it ends.
-class QuietStderr {
- public:
-  QuietStderr() : saved_(::dup(2)) {
-    const int null = ::open("/dev/null", O_WRONLY);
-    if (saved_ >= 0 && null >= 0) ::dup2(null, 2);
-    if (null >= 0) ::close(null);
-  }
-  ~QuietStderr() {
-    if (saved_ >= 0) {
-      ::dup2(saved_, 2);
-      ::close(saved_);
-    }
-  }
-
- private:
-  int saved_;
-};
-
+// libjpeg decodes a cut file with a grey bottom and a warning only: a PNG or JPEG must end where
+// its format says it ends (and the codecs' own messages are kept off stderr, evk::QuietStderr).
 void check_complete(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::string head(8, '\0');
@@ -75,7 +54,7 @@ Gray read_opencv(const std::filesystem::path& p, bool any_depth) {
   check_complete(p);
   cv::Mat m;
   try {
-    QuietStderr quiet;
+    evk::QuietStderr quiet;
     m = cv::imread(p.string(), any_depth ? (cv::IMREAD_GRAYSCALE | cv::IMREAD_ANYDEPTH) : cv::IMREAD_GRAYSCALE);
   } catch (const cv::Exception& e) {
     input_error(p.string(), "cannot read image: " + std::string(e.what()));
