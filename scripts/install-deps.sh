@@ -17,6 +17,8 @@ pkgs=(
   bwa samtools art-nextgen-simulation-tools
   # dpkg -x for scripts/fetch-data.sh
   dpkg
+  # libFuzzer harnesses (make fuzz, fuzz-smoke in make test): clang 16 with its fuzzer runtime
+  clang-16 libfuzzer-16-dev
 )
 
 missing=()
