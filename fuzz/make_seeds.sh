@@ -19,8 +19,8 @@ printf '@r1\nACGTACGT\n+\nIIIIIIII\n' | gzip -9n > $f/reads.fq.gz
 printf '>c1\nACGTACGTACGTAAAC\n' | gzip -9n > $f/ref.fa.gz
 
 # bwa index files and NIfTI files: written by the harnesses themselves
-EVK_FUZZ_WRITE_SEEDS=$C/fuzz_bwa_index "$B"/fuzz/fuzz_bwa_index
-EVK_FUZZ_WRITE_SEEDS=$C/fuzz_nifti "$B"/fuzz/fuzz_nifti
+EVK_FUZZ_WRITE_SEEDS=$C/fuzz_bwa_index "$B"/bin/fuzz_bwa_index
+EVK_FUZZ_WRITE_SEEDS=$C/fuzz_nifti "$B"/bin/fuzz_nifti
 
 # Netpbm and PFM
 f=$C/fuzz_netpbm

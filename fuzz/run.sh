@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# libFuzzer runs of the harnesses in fuzz/ (built by `make fuzz` into BUILD_DIR/fuzz/).
+# libFuzzer runs of the harnesses in fuzz/ (built by `make fuzz` into BUILD_DIR/bin/).
 #   bash fuzz/run.sh smoke BUILD_DIR [SECONDS]         each harness SECONDS (default 5) from its seeds
-#   bash fuzz/run.sh long BUILD_DIR HARNESS RUNS [OUT] one long run (nice -n 19), stats in OUT/HARNESS.*
+#   bash fuzz/run.sh long BUILD_DIR HARNESS RUNS [OUT] [MAX_SECONDS]
+#                                                      one long run (nice -n 19), stats in OUT/HARNESS.*
 # The repo's corpus is only read: new inputs go to a scratch corpus. A crash leaves its input as
 # OUT/crash-* (smoke: in a temporary directory that is printed) and fails the run.
 set -euo pipefail
@@ -21,7 +22,7 @@ smoke)
   fail=0
   for h in $HARNESSES; do
     mkdir -p "$work/$h"
-    if "$B/fuzz/$h" $OPTS -max_total_time="$secs" -artifact_prefix="$work/$h-" "$work/$h" "fuzz/corpus/$h" \
+    if "$B/bin/$h" $OPTS -max_total_time="$secs" -artifact_prefix="$work/$h-" "$work/$h" "fuzz/corpus/$h" \
          > "$work/$h.log" 2>&1; then
       echo "fuzz smoke $h: ok ($(grep -o 'stat::number_of_executed_units: [0-9]*' "$work/$h.log" | grep -o '[0-9]*$') runs)"
     else
@@ -34,10 +35,11 @@ long)
   h=${3:?harness}
   runs=${4:?runs}
   out=${5:-fuzz-runs}
+  cap=${6:-0}
   mkdir -p "$out/$h.corpus"
   t0=$(date +%s)
   set +e
-  nice -n 19 "$B/fuzz/$h" $OPTS -runs="$runs" -artifact_prefix="$out/$h-" "$out/$h.corpus" "fuzz/corpus/$h" \
+  nice -n 19 "$B/bin/$h" $OPTS -runs="$runs" -max_total_time="$cap" -artifact_prefix="$out/$h-" "$out/$h.corpus" "fuzz/corpus/$h" \
     > "$out/$h.log" 2>&1
   rc=$?
   set -e

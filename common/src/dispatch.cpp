@@ -57,6 +57,7 @@ Variant read_genome_file(const fs::path& path) {
   v.path = path.string();
   v.id = path.stem().string();
   std::string line, genome;
+  long long genes = -1;  // "# genes: N" (written by gi since 0.1): the genome must have N genes
   while (std::getline(in, line)) {
     std::string t = trim(line);
     if (t.empty()) continue;
@@ -68,6 +69,15 @@ Variant read_genome_file(const fs::path& path) {
       else if (key == "cc") v.cc = parse_cc(val, path.string());
       else if (key == "device") v.device_name = val;
       else if (key == "id") v.id = val;
+      else if (key == "genes") {
+        try {
+          std::size_t used = 0;
+          genes = std::stoll(val, &used);
+          if (used != val.size() || genes < 0) throw std::invalid_argument(val);
+        } catch (const std::exception&) {
+          input_error(path.string(), "bad '# genes:' header '" + val + "'");
+        }
+      }
       continue;
     }
     if (!genome.empty()) genome += '\n';
@@ -76,6 +86,14 @@ Variant read_genome_file(const fs::path& path) {
   if (in.bad()) input_error(path.string(), "read error");
   if (v.kernel.empty()) input_error(path.string(), "genome file has no '# kernel: NAME' header line");
   if (v.id == "original") v.id = "original-genome";
+  if (genes >= 0) {
+    std::istringstream g(genome);
+    long long n = 0;
+    for (std::string t; g >> t;) ++n;
+    if (n != genes)
+      input_error(path.string(), "truncated or edited: " + std::to_string(n) + " genes, the '# genes:' header says " +
+                                     std::to_string(genes));
+  }
   v.genome = genome;
   return v;
 }

@@ -41,6 +41,11 @@ std::string read_text(const std::string& path) {
 std::string genome_file(const std::vector<std::pair<std::string, std::string>>& header, const std::string& genome) {
   std::string s = "# evokernels genome v1\n";
   for (const auto& [k, v] : header) s += "# " + k + ": " + v + "\n";
+  // the number of genes, so that a file cut between two genes is not read as a shorter genome
+  std::istringstream in(genome);
+  std::size_t genes = 0;
+  for (std::string t; in >> t;) ++genes;
+  s += "# genes: " + std::to_string(genes) + "\n";
   return s + genome + "\n";
 }
 

@@ -228,6 +228,15 @@ CASE(T19_IndexFileMissing, "truncation", "index .sa missing", "reject") {
   index_file_case(rec, dir, ".sa", "cannot open", [](const fs::path& p) { fs::remove(p); });
 }
 
+CASE(T20_GenomeCutBetweenGenes, "truncation", "--kernel genome file (with its '# genes:' header) cut between two genes",
+     "reject") {
+  setup(dir);
+  spit(dir / "cut.genome", "# evokernels genome v1\n# kernel: barracuda_exact\n# cc: 9.0\n# genes: 2\nnvrtc:ptxas-O=2\n");
+  const auto before = files_in(dir);
+  expect_rejected(rec.tool(map_args(dir, q(dir / "reads.fq")) + " --kernel " + q(dir / "cut.genome")),
+                  {"cut.genome", "truncated or edited"}, dir, before);
+}
+
 // ---- wrong but well-formed ----------------------------------------------------------------------
 
 namespace {

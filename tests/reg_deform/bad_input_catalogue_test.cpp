@@ -185,6 +185,22 @@ CASE(T12_VoxOffsetBeyondEnd, "truncation", "vox_offset pointing past the end of 
   expect_field_rejects(rec, dir, "ref.nii", "cpp.nii", {"ref.nii", "truncated image data"});
 }
 
+CASE(T13_GenomeHeaderOnly, "truncation", "--kernel genome file cut after its headers ('# genes: 2', no genes)",
+     "reject") {
+  setup(dir);
+  spit(dir / "cut.genome", "# evokernels genome v1\n# kernel: reg_deform\n# cc: 9.0\n# genes: 2\n");
+  const auto before = files_in(dir);
+  expect_rejected(rec.tool(field_args(dir, "ref.nii", "cpp.nii") + " --kernel " + q(dir / "cut.genome")),
+                  {"cut.genome", "truncated or edited"}, dir, before);
+}
+CASE(T14_GenomeOfAnotherTool, "wrong input", "--kernel genome file of another tool (stereo)", "reject") {
+  setup(dir);
+  spit(dir / "st.genome", "# kernel: stereo\nDPER=2\n");
+  const auto before = files_in(dir);
+  expect_rejected(rec.tool(field_args(dir, "ref.nii", "cpp.nii") + " --kernel " + q(dir / "st.genome")),
+                  {"st.genome", "not 'reg_deform'"}, dir, before);
+}
+
 // ---- wrong but well-formed ----------------------------------------------------------------------
 
 CASE(W01_FourDimensionalReference, "wrong input", "a 4-D reference (2 time points)", "reject") {

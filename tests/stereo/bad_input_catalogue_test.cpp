@@ -133,6 +133,23 @@ CASE(T11_PngCut, "truncation", "PNG cut in half (read through OpenCV, or refused
   bad_left(rec, dir, png.substr(0, png.size() / 2), "bad.png", "bad.png");
 }
 
+CASE(T12_GenomeCutBetweenGenes, "truncation", "--kernel genome file (with its '# genes:' header) cut between two genes",
+     "reject") {
+  setup(dir);
+  spit(dir / "cut.genome",
+       "# evokernels genome v1\n# kernel: stereo\n# cc: 9.0\n# genes: 3\nOUT_TYPE=uchar DPER=2\n");
+  const auto before = files_in(dir);
+  expect_rejected(rec.tool(disparity_args(dir, "L.pgm", "R.pgm") + " --kernel " + q(dir / "cut.genome")),
+                  {"cut.genome", "truncated or edited"}, dir, before);
+}
+CASE(T13_GenomeCutInAGene, "truncation", "--kernel genome file cut inside a gene", "reject") {
+  setup(dir);
+  spit(dir / "cut.genome", "# kernel: stereo\n<launchbounds_K_130><launchb");
+  const auto before = files_in(dir);
+  expect_rejected(rec.tool(disparity_args(dir, "L.pgm", "R.pgm") + " --kernel " + q(dir / "cut.genome")),
+                  {"cut.genome"}, dir, before);
+}
+
 // ---- wrong but well-formed ----------------------------------------------------------------------
 
 CASE(W01_SizeMismatch, "wrong input", "left and right images of different sizes", "reject") {
