@@ -87,9 +87,13 @@ def gens(d):
     return [json.loads(l) for l in open(d + "/generations.jsonl") if l.strip()]
 cf, ck = cands(full), cands(killed)
 ok = True
+ngen = len(gens(killed))
+if sorted(ck) != list(range(ngen)):
+    print("FAIL: candidates.jsonl covers generations %s, expected 0..%d" % (sorted(ck), ngen - 1)); ok = False
 for g, c in sorted(ck.items()):
-    if len(c) != len(cf.get(g, [])):
-        print("FAIL: generation %d has %d candidates logged, the uninterrupted run %d" % (g, len(c), len(cf.get(g, [])))); ok = False
+    if not (0 < len(c) <= pop) or len(set(c)) != len(c):
+        print("FAIL: generation %d logged %d candidates (%d distinct): a generation logged twice or cut" % (g, len(c), len(set(c)))); ok = False
+print("info: candidates per generation, killed run %s, uninterrupted %s" % ([len(ck[g]) for g in sorted(ck)], [len(cf[g]) for g in sorted(cf)]))
 print(("ok" if sorted(ck[0]) == sorted(cf[0]) else "FAIL") + ": generation 0 (fixed by the seed) equals the uninterrupted run's")
 ok &= sorted(ck[0]) == sorted(cf[0])
 gf, gk = gens(full), gens(killed)
