@@ -64,6 +64,7 @@ class Search {
       if (!in) input_error((fs::path(o_.run_dir) / "checkpoint.json").string(), "damaged checkpoint: bad RNG state");
       drop_logs_from(s_.next_generation);
     } else {
+      if (!o_.run_dir.empty()) drop_logs_from(0);  // of a run killed before its first checkpoint
       rng_.seed(o_.seed);
       s_.tabu_genotype.insert(genome_hash(g_, empty_genome(g_)));
     }
