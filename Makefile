@@ -5,7 +5,7 @@ BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all deps data configure build build-all test demo bench bundle install package clean
+.PHONY: all deps data configure build build-all test demo bench bundle install package fuzz fuzz-smoke clean
 
 all: build
 
@@ -28,6 +28,8 @@ build-all: configure
 
 test: data build-all
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+	@if command -v $(FUZZ_CXX) >/dev/null 2>&1; then $(MAKE) fuzz-smoke; \
+	 else echo "make test: $(FUZZ_CXX) not found, fuzz smoke run skipped"; fi
 
 demo: data build
 	bash scripts/demo.sh $(BUILD_DIR)
@@ -60,5 +62,21 @@ bundle: deps
 	cmake --build $(BUNDLE_BUILD_DIR) -j $(JOBS)
 	bash scripts/gpu-bundle.sh $(BUNDLE_BUILD_DIR)
 
+# libFuzzer harnesses (fuzz/): a separate clang-16 build with -fsanitize=fuzzer,address,undefined.
+# fuzz-smoke runs each over its seed corpus for a few seconds (part of `make test`); long runs:
+# fuzz/run.sh long BUILD_DIR HARNESS RUNS (docs/ROBUSTNESS.md).
+FUZZ_BUILD_DIR ?= build-fuzz
+FUZZ_CC ?= clang-16
+FUZZ_CXX ?= clang++-16
+FUZZ_SECONDS ?= 5
+fuzz: deps
+	cmake -S . -B $(FUZZ_BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=$(FUZZ_CC) \
+	  -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) -DEVK_FUZZ=ON -DEVK_ENABLE_CUDA=OFF -DEVK_BUILD_TESTS=OFF \
+	  -DEVK_BUILD_BENCH=OFF -DEVK_WITH_OPENCV=OFF
+	cmake --build $(FUZZ_BUILD_DIR) --target evk_fuzz -j $(JOBS)
+
+fuzz-smoke: fuzz
+	bash fuzz/run.sh smoke $(FUZZ_BUILD_DIR) $(FUZZ_SECONDS)
+
 clean:
-	rm -rf $(BUILD_DIR) $(BUNDLE_BUILD_DIR) bundle
+	rm -rf $(BUILD_DIR) $(BUNDLE_BUILD_DIR) $(FUZZ_BUILD_DIR) bundle

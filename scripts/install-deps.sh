@@ -24,6 +24,8 @@ pkgs=(
   python3-dev pybind11-dev python3-numpy python3-pytest python3-nibabel python3-nipype
   # dpkg -x for scripts/fetch-data.sh
   dpkg
+  # libFuzzer harnesses (make fuzz, fuzz-smoke in make test): clang 16 with its fuzzer runtime
+  clang-16 libfuzzer-16-dev
 )
 
 missing=()

@@ -7,6 +7,7 @@
 #include "core/index.hpp"
 #include "core/kernel_config.hpp"
 #include "core/kernel_variant.hpp"
+#include "evk/atomic_file.hpp"
 #include "evk/cli.hpp"
 #include "evk/gi/cli.hpp"
 #include "core/gi_problem.hpp"
@@ -96,6 +97,8 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
     }
     evk::verbose_line(*co, "backend: " + (be.backend == evk::Backend::gpu ? "GPU " + be.device.name : "CPU (" + be.reason + ")") +
                                ", " + variant);
+    if (mo->out != "-") evk::check_not_an_input(mo->out, {mo->reads, mo->ref});
+    if (!mo->unmatched.empty()) evk::check_not_an_input(mo->unmatched, {mo->reads, mo->ref, mo->out});
     const bc::MapStats st = bc::run_map(*mo);
     if (!st.kernel_origin.empty()) evk::verbose_line(*co, "kernel loaded from " + st.kernel_origin);
     auto rate = [&](double s) { return s > 0 ? static_cast<double>(st.reads) / s : 0.0; };

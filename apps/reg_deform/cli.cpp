@@ -149,6 +149,7 @@ int main(int argc, char** argv) {
   evk::add_common_options(field, fa->c);
   field->callback([fa] {
     Stages st{fa->c};
+    evk::check_not_an_input(fa->out, {fa->ref, fa->cpp, fa->mask});
     const rd::Volume ref = rd::read_volume(fa->ref);
     const rd::Grid grid = rd::read_grid(fa->cpp, ref.geo);
     Plan p = plan_for(fa->c, rd::make_request(ref.geo.nx, ref.geo.ny, ref.geo.nz, grid.sx, grid.sy, grid.sz));
@@ -189,6 +190,7 @@ int main(int argc, char** argv) {
   evk::add_common_options(res, ra->c);
   res->callback([ra] {
     Stages st{ra->c};
+    evk::check_not_an_input(ra->out, {ra->ref, ra->flo, ra->trans});
     rd::ResampleOptions ro;
     ro.interp = rd::parse_interp(ra->interp);
     ro.pad = ra->pad;
@@ -241,6 +243,7 @@ int main(int argc, char** argv) {
   grid->callback([ga] {
     Stages st{ga->c};
     if (!(ga->perturb >= 0)) evk::input_error("--perturb", "must be >= 0");
+    evk::check_not_an_input(ga->out, {ga->ref, ga->affine});
     const rd::Volume ref = rd::read_volume(ga->ref);
     const rd::Mat44 aff = ga->affine.empty() ? rd::Mat44::identity() : rd::read_affine(ga->affine);
     st.done("read");
@@ -310,6 +313,7 @@ int main(int argc, char** argv) {
   evk::add_common_options(snap, sa->c);
   snap->callback([sa] {
     Stages st{sa->c};
+    evk::check_not_an_input(sa->out, {sa->ref, sa->flo, sa->trans});
     const rd::Volume ref = rd::read_volume(sa->ref);
     const rd::Volume flo = rd::read_volume(sa->flo);
     rd::Transformation t = rd::read_transformation(sa->trans, ref.geo);

@@ -116,9 +116,11 @@ struct DisparityCmd {
 void run_disparity(const DisparityCmd& c) {
   validate(c.o.params);
   check_disparity_output(c.out, c.o.params.max_disparity, c.o.write);
+  evk::check_not_an_input(c.out, {c.left, c.right});
   probe_writable(c.out);
   if (!c.color.empty()) {
     if (fs::path(c.color).extension() != ".png") evk::input_error(c.color, "--color output must be a .png file");
+    evk::check_not_an_input(c.color, {c.left, c.right, c.out});
     probe_writable(c.color);
   }
   auto t0 = clk::now();
@@ -167,8 +169,14 @@ void run_eval(const EvalCmd& c) {
   if (c.thresholds.empty()) evk::input_error("--thresholds", "at least one threshold");
   FloatMap d = read_disparity(c.disp, c.disp_scale);
   FloatMap g = read_disparity(c.gt, c.gt_scale);
+  auto size = [](int w, int h) { return std::to_string(w) + "x" + std::to_string(h); };
+  if (d.width != g.width || d.height != g.height)
+    evk::input_error(c.gt, "size " + size(g.width, g.height) + " differs from the disparity map's " + size(d.width, d.height));
   Image8 mask;
   if (!c.mask.empty()) mask = read_mask(c.mask);
+  if (!c.mask.empty() && (mask.width != g.width || mask.height != g.height))
+    evk::input_error(c.mask, "size " + size(mask.width, mask.height) + " differs from the ground truth's " +
+                                 size(g.width, g.height));
   EvalResult r = evaluate(d, g, c.mask.empty() ? nullptr : &mask, c.thresholds);
   if (c.json) {
     nlohmann::json j = {{"disparity", c.disp}, {"ground_truth", c.gt}, {"gt_scale", c.gt_scale},
@@ -257,7 +265,19 @@ void run_batch(const BatchCmd& c) {
   auto t0 = clk::now();
   double compute_total = 0;
   nlohmann::json items = nlohmann::json::array();
+  // All or nothing: outputs written before a failing pair are removed again.
+  std::vector<fs::path> written;
+  struct RemoveOnFailure {
+    std::vector<fs::path>& files;
+    bool done = false;
+    ~RemoveOnFailure() {
+      std::error_code e;
+      if (!done)
+        for (const auto& f : files) fs::remove(f, e);
+    }
+  } cleanup{written};
   for (const auto& p : pairs) {
+    evk::check_not_an_input(outdir / (p.name + "." + c.format), {p.left, p.right});
     Image8 l = read_gray(p.left), r = read_gray(p.right);
     validate_pair(l, r, p.left.string() + ", " + p.right.string());
     double cms = 0;
@@ -267,12 +287,17 @@ void run_batch(const BatchCmd& c) {
     compute_total += cms;
     fs::path out = outdir / (p.name + "." + c.format);
     write_disparity(out, d, c.o.write);
-    if (c.color) write_color_png(outdir / (p.name + "_color.png"), d, c.o.params.min_disparity, c.o.params.max_disparity);
+    written.push_back(out);
+    if (c.color) {
+      write_color_png(outdir / (p.name + "_color.png"), d, c.o.params.min_disparity, c.o.params.max_disparity);
+      written.push_back(outdir / (p.name + "_color.png"));
+    }
     evk::verbose_line(c.o.common, out.string() + ": " + std::to_string(d.width) + "x" + std::to_string(d.height) +
                                       ", compute " + pct(cms) + " ms");
     items.push_back({{"left", p.left.string()}, {"right", p.right.string()}, {"output", out.string()},
                      {"compute_ms", cms}});
   }
+  cleanup.done = true;
   const double total_s = ms_since(t0) / 1000.0;
   const double pps = pairs.size() / total_s;
   if (c.o.common.json) {

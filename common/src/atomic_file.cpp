@@ -44,12 +44,15 @@ extern "C" void evk_cleanup_handler(int sig) {
 }  // namespace
 
 void install_cleanup_signal_handlers() {
-  std::signal(SIGINT, evk_cleanup_handler);
-  std::signal(SIGTERM, evk_cleanup_handler);
-  std::signal(SIGHUP, evk_cleanup_handler);
+  // A signal the parent set to be ignored stays ignored (nohup, background jobs of a shell).
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old{};
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    std::signal(sig, evk_cleanup_handler);
+  }
 }
 
-AtomicOutput::AtomicOutput(fs::path target) : target_(std::move(target)) {
+AtomicOutput::AtomicOutput(fs::path target, const std::string& temp_suffix) : target_(std::move(target)) {
   if (target_.empty()) input_error("-o", "empty output path");
   std::error_code ec;
   if (fs::is_directory(target_, ec)) input_error(target_.string(), "is a directory");
@@ -57,13 +60,24 @@ AtomicOutput::AtomicOutput(fs::path target) : target_(std::move(target)) {
   if (dir.empty()) dir = ".";
   if (!fs::is_directory(dir, ec)) input_error(target_.string(), "directory " + dir.string() + " does not exist");
   std::string temp_name = ".";  // built by appending: GCC 12 warns falsely on "lit" + string (PR105329)
-  temp_name.append(target_.filename().string()).append(".tmp").append(std::to_string(::getpid()));
+  temp_name.append(target_.filename().string()).append(".tmp").append(std::to_string(::getpid())).append(temp_suffix);
   temp_ = dir / temp_name;
   {
     std::ofstream probe(temp_, std::ios::binary | std::ios::trunc);
     if (!probe) input_error(target_.string(), std::string("cannot write: ") + std::strerror(errno));
   }
   slot_ = register_temp(temp_.string());
+}
+
+void check_not_an_input(const fs::path& output, const std::vector<fs::path>& inputs) {
+  std::error_code ec;
+  const fs::path out = fs::absolute(output, ec).lexically_normal();
+  for (const auto& in : inputs) {
+    if (in.empty() || in == "-") continue;
+    std::error_code e1, e2;
+    const bool same = fs::absolute(in, e1).lexically_normal() == out || fs::equivalent(in, output, e2);
+    if (same) input_error(output.string(), "is also an input (" + in.string() + "); choose another output name");
+  }
 }
 
 AtomicOutput::~AtomicOutput() {

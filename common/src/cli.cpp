@@ -1,6 +1,7 @@
 #include "evk/cli.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -185,11 +186,41 @@ void add_devices_command(CLI::App& app, const std::string& tool, const std::func
   });
 }
 
+namespace {
+// Error messages are one line: newlines and other control characters (from file names or file
+// contents quoted in a message) are shown escaped.
+std::string one_line(std::string msg) {
+  while (!msg.empty() && std::isspace(static_cast<unsigned char>(msg.back()))) msg.pop_back();
+  std::string o;
+  for (unsigned char c : msg) {
+    if (c == '\n') o += "\\n";
+    else if (c == '\r') o += "\\r";
+    else if (c < 0x20 && c != '\t') {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\x%02x", c);
+      o += b;
+    } else {
+      o += static_cast<char>(c);
+    }
+  }
+  return o;
+}
+
+int report(const std::string& name, const std::string& msg, int code) {
+  std::fprintf(stderr, "%s: %s\n", name.c_str(), one_line(msg).c_str());
+  return code;
+}
+}  // namespace
+
 int run_cli(CLI::App& app, int argc, char** argv) {
   install_cleanup_signal_handlers();
   const std::string name = app.get_name();
   try {
     app.parse(argc, argv);
+    // what was printed on stdout (summaries, --json, SAM to "-") must have reached it
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout))
+      return report(name, "standard output: write failed (disk full or closed?)", kExitInput);
     return kExitOk;
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
@@ -200,23 +231,17 @@ int run_cli(CLI::App& app, int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::string msg = e.what();
     if (msg.empty()) msg = e.get_name();
-    std::fprintf(stderr, "%s: %s (see --help)\n", name.c_str(), msg.c_str());
-    return kExitInput;
+    return report(name, msg + " (see --help)", kExitInput);
   } catch (const InputError& e) {
-    std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
-    return kExitInput;
+    return report(name, e.what(), kExitInput);
   } catch (const Refused& e) {
-    std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
-    return kExitInternal;
+    return report(name, e.what(), kExitInternal);
   } catch (const CudaError& e) {
-    std::fprintf(stderr, "%s: CUDA error: %s\n", name.c_str(), e.what());
-    return kExitInternal;
+    return report(name, std::string("CUDA error: ") + e.what(), kExitInternal);
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "%s: out of memory\n", name.c_str());
-    return kExitInternal;
+    return report(name, "out of memory", kExitInternal);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: internal error: %s\n", name.c_str(), e.what());
-    return kExitInternal;
+    return report(name, std::string("internal error: ") + e.what(), kExitInternal);
   }
 }
 

@@ -131,6 +131,7 @@ Variant parse_genome_text(const std::string& text, const std::string& where) {
   v.source = VariantSource::file;
   std::istringstream in(text);
   std::string line, genome;
+  long long genes = -1;  // "# genes: N" (written by gi since 0.1): the genome must have N genes
   while (std::getline(in, line)) {
     std::string t = trim(line);
     if (t.empty()) continue;
@@ -145,12 +146,29 @@ Variant parse_genome_text(const std::string& text, const std::string& where) {
       else if (key == "id") v.id = val;
       else if (key == "classes") v.classes = parse_classes(val);
       else if (key == "requires") v.constraints.push_back(parse_constraint(val, where));
+      else if (key == "genes") {
+        try {
+          std::size_t used = 0;
+          genes = std::stoll(val, &used);
+          if (used != val.size() || genes < 0) throw std::invalid_argument(val);
+        } catch (const std::exception&) {
+          input_error(where, "bad '# genes:' header '" + val + "'");
+        }
+      }
       continue;
     }
     if (!genome.empty()) genome += '\n';
     genome += t;
   }
   if (v.kernel.empty()) input_error(where, "genome file has no '# kernel: NAME' header line");
+  if (genes >= 0) {
+    std::istringstream g(genome);
+    long long n = 0;
+    for (std::string t; g >> t;) ++n;
+    if (n != genes)
+      input_error(where, "truncated or edited: " + std::to_string(n) + " genes, the '# genes:' header says " +
+                             std::to_string(genes));
+  }
   v.genome = genome;
   return v;
 }

@@ -56,7 +56,8 @@ void write_png(const std::filesystem::path& p, int w, int h, int channels, int d
   chunk(out, "IHDR", ihdr);
   chunk(out, "IDAT", z);
   chunk(out, "IEND", {});
-  if (!out) input_error(p.string(), "write failed");
+  out.close();  // the last buffer is written here: check it too
+  if (!out) input_error(p.string(), "write failed (disk full?)");
 }
 
 }  // namespace evk

@@ -1,5 +1,7 @@
 #include "evk/gi/genome.hpp"
 
+#include <sstream>
+
 #include "evk/cuda_library.hpp"
 #include "evk/error.hpp"
 #include "text.hpp"
@@ -143,9 +145,34 @@ static std::string genome_body(const std::string& txt) {
   return body;
 }
 
+// "# genes: N" (genome_file() writes it): the text must hold N genes (a cut file is not read as a
+// shorter genome). -1 when absent.
+static long long genes_header(const std::string& txt, const std::string& what) {
+  std::istringstream in(txt);
+  for (std::string line; std::getline(in, line);) {
+    const std::string t = text::trim(line);
+    if (!text::starts_with(t, "#")) continue;
+    const std::string body = text::trim(t.substr(1));
+    if (!text::starts_with(body, "genes:")) continue;
+    const std::string v = text::trim(body.substr(6));
+    try {
+      std::size_t used = 0;
+      const long long n = std::stoll(v, &used);
+      if (used == v.size() && n >= 0) return n;
+    } catch (const std::exception&) {
+    }
+    input_error(what, "bad '# genes:' header '" + v + "'");
+  }
+  return -1;
+}
+
 Genome parse_genome(const Grammar& g, const std::string& txt, const std::string& what) {
   Genome x = empty_genome(g);
-  for (const auto& tok : text::split_ws(genome_body(txt))) {
+  const auto tokens = text::split_ws(genome_body(txt));
+  if (const long long n = genes_header(txt, what); n >= 0 && n != static_cast<long long>(tokens.size()))
+    input_error(what, "truncated or edited: " + std::to_string(tokens.size()) + " genes, the '# genes:' header says " +
+                          std::to_string(n));
+  for (const auto& tok : tokens) {
     if (tok[0] != '<') {
       auto eq = tok.find('=');
       if (eq == std::string::npos) input_error(what, "'" + tok + "' is neither NAME=value nor a <rule> gene");
@@ -189,7 +216,8 @@ Genome parse_genome(const Grammar& g, const std::string& txt, const std::string&
 }
 
 Variant apply_genome(const Problem& p, const std::string& genome_text) {
-  if (text::trim(genome_body(genome_text)).empty()) return {p.kernel_source(), p.default_config()};
+  if (text::trim(genome_body(genome_text)).empty() && genes_header(genome_text, "genome") <= 0)
+    return {p.kernel_source(), p.default_config()};
   Grammar g = make_grammar(p);
   return apply(g, parse_genome(g, genome_text));
 }

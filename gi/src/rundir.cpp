@@ -41,6 +41,11 @@ std::string read_text(const std::string& path) {
 std::string genome_file(const std::vector<std::pair<std::string, std::string>>& header, const std::string& genome) {
   std::string s = "# evokernels genome v1\n";
   for (const auto& [k, v] : header) s += "# " + k + ": " + v + "\n";
+  // the number of genes, so that a file cut between two genes is not read as a shorter genome
+  std::istringstream in(genome);
+  std::size_t genes = 0;
+  for (std::string t; in >> t;) ++genes;
+  s += "# genes: " + std::to_string(genes) + "\n";
   return s + genome + "\n";
 }
 
@@ -105,7 +110,13 @@ json hashes(const std::set<std::uint64_t>& s) {
 }
 std::set<std::uint64_t> hashes_of(const json& a) {
   std::set<std::uint64_t> s;
-  for (const auto& h : a) s.insert(std::stoull(h.get<std::string>(), nullptr, 16));
+  for (const auto& h : a) {
+    const std::string t = h.get<std::string>();
+    std::size_t used = 0;
+    const std::uint64_t v = std::stoull(t, &used, 16);
+    if (used != t.size()) throw std::invalid_argument("bad tabu hash '" + t + "'");
+    s.insert(v);
+  }
   return s;
 }
 }  // namespace
@@ -127,6 +138,8 @@ void save_checkpoint(const std::string& dir, const SearchState& s) {
   write_text_atomic((fs::path(dir) / "checkpoint.json").string(), j.dump(1) + "\n");
 }
 
+SearchState checkpoint_of(json& j, const Grammar& g, const std::string& path);
+
 SearchState load_checkpoint(const std::string& dir, const Grammar& g) {
   std::string path = (fs::path(dir) / "checkpoint.json").string();
   json j;
@@ -135,8 +148,20 @@ SearchState load_checkpoint(const std::string& dir, const Grammar& g) {
   } catch (const json::exception& e) {
     input_error(path, std::string("not a checkpoint: ") + e.what());
   }
+  try {
+    return checkpoint_of(j, g, path);
+  } catch (const json::exception& e) {  // a value of the wrong type, a missing object
+    input_error(path, std::string("damaged checkpoint: ") + e.what());
+  } catch (const std::logic_error& e) {  // std::stoull of a tabu hash
+    input_error(path, std::string("damaged checkpoint: ") + e.what());
+  }
+}
+
+SearchState checkpoint_of(json& j, const Grammar& g, const std::string& path) {
+  if (!j.is_object()) input_error(path, "damaged checkpoint: not a JSON object");
   SearchState s;
   s.next_generation = j.value("next_generation", 0);
+  if (s.next_generation < 0) input_error(path, "damaged checkpoint: negative next_generation");
   s.rng = j.value("rng", "");
   for (const auto& p : j["population"]) {
     Individual ind;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <condition_variable>
 #include <future>
 #include <mutex>
@@ -60,7 +61,10 @@ class Search {
       s_ = load_checkpoint(o_.run_dir, g_);
       std::istringstream in(s_.rng);
       in >> rng_;
+      if (!in) input_error((fs::path(o_.run_dir) / "checkpoint.json").string(), "damaged checkpoint: bad RNG state");
+      drop_logs_from(s_.next_generation);
     } else {
+      if (!o_.run_dir.empty()) drop_logs_from(0);  // of a run killed before its first checkpoint
       rng_.seed(o_.seed);
       s_.tabu_genotype.insert(genome_hash(g_, empty_genome(g_)));
     }
@@ -149,9 +153,12 @@ class Search {
       s_.rng = rng_text(rng_);
       s_.history.push_back(st);
       if (!o_.run_dir.empty()) {
+        // the per-candidate logs first: after a kill anywhere here, the resumed run drops what
+        // they hold of generations its checkpoint does not have (drop_logs_from), so they list
+        // every generation exactly once
+        write_failures(st);
         save_checkpoint(o_.run_dir, s_);
         write_generation_logs(o_.run_dir, s_.history);
-        write_failures(st);
       }
       if (cb) cb(st, s_);
     }
@@ -359,6 +366,40 @@ class Search {
       pop[i].text = format_genome(g_, kids[i]);
     }
     return pop;
+  }
+
+  // candidates.jsonl and failures.log without the entries of generations >= gen (those of a
+  // generation that was cut by a kill before its checkpoint, or written twice).
+  void drop_logs_from(int gen) {
+    namespace fs = std::filesystem;
+    const fs::path dir(o_.run_dir);
+    auto filter = [&](const fs::path& p, const std::function<int(const std::string&)>& gen_of) {
+      std::ifstream in(p);
+      if (!in) return;
+      std::string keep, line;
+      int current = -1;
+      while (std::getline(in, line)) {
+        const int g = gen_of(line);
+        if (g >= 0) current = g;
+        if (current >= 0 && current < gen) keep += line + "\n";
+      }
+      write_text_atomic(p.string(), keep);
+    };
+    filter(dir / "candidates.jsonl", [](const std::string& l) {
+      try {
+        return nlohmann::json::parse(l).value("generation", -1);
+      } catch (const std::exception&) {
+        return 1 << 30;  // a line cut by a kill: dropped
+      }
+    });
+    filter(dir / "failures.log", [](const std::string& l) {
+      if (l.rfind("gen ", 0) != 0) return -1;  // the indented summary line of the entry above
+      try {
+        return std::stoi(l.substr(4));
+      } catch (const std::exception&) {
+        return 1 << 30;
+      }
+    });
   }
 
   void write_failures(const GenerationStats& st) {

@@ -1,5 +1,7 @@
 #include "io/index_files.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -31,6 +33,37 @@ std::uint64_t u64_at(const std::vector<char>& b, std::size_t i) {
   return v;
 }
 
+// Every stored occurrence count must be the count of the bases before its block: the search and
+// the SA walk index arrays with them (a damaged .bwt whose header and size are right must not lead
+// them out of bounds).
+void check_occ(const std::string& path, const BwtIndex& idx) {
+  std::uint64_t cnt[4] = {0, 0, 0, 0};
+  const std::uint64_t blocks = (idx.seq_len + kOccInterval - 1) / kOccInterval;
+  for (std::uint64_t b = 0; b <= blocks; ++b) {
+    const std::uint32_t* p = b < blocks ? idx.occ.data() + b * kBlockWords : idx.occ.data() + idx.occ.size() - 8;
+    for (int c = 0; c < 4; ++c) {
+      std::uint64_t v;
+      std::memcpy(&v, p + 2 * c, 8);
+      if (v != cnt[c])
+        input_error(path, "corrupt: occurrence counts of block " + std::to_string(b) + " disagree with its bases");
+    }
+    if (b == blocks) break;
+    const std::uint64_t first = b * kOccInterval, n = std::min<std::uint64_t>(kOccInterval, idx.seq_len - first);
+    for (std::uint64_t w = 0; w * 16 < n; ++w) {
+      const std::uint32_t word = p[8 + w];
+      const unsigned fields = static_cast<unsigned>(std::min<std::uint64_t>(16, n - w * 16));
+      if (fields == 16) {
+        for (int c = 0; c < 4; ++c) {
+          const std::uint32_t x = word ^ (static_cast<std::uint32_t>(c) * 0x55555555u);
+          cnt[c] += static_cast<std::uint64_t>(std::popcount(~(x | (x >> 1)) & 0x55555555u));
+        }
+      } else {
+        for (unsigned f = 0; f < fields; ++f) ++cnt[word >> ((15 - f) << 1) & 3];
+      }
+    }
+  }
+}
+
 void read_bwt(const std::string& path, BwtIndex& idx) {
   std::vector<char> b = slurp(path);
   if (b.size() < 40 || (b.size() - 40) % 4 != 0) input_error(path, "truncated or not a bwa .bwt file");
@@ -40,7 +73,8 @@ void read_bwt(const std::string& path, BwtIndex& idx) {
   idx.seq_len = idx.L2[4];
   for (int c = 1; c <= 4; ++c)
     if (idx.L2[c] < idx.L2[c - 1]) input_error(path, "corrupt header (base counts decrease)");
-  if (idx.seq_len == 0 || idx.primary > idx.seq_len) input_error(path, "corrupt header (primary/length)");
+  if (idx.seq_len == 0 || idx.seq_len % 2 != 0 || idx.seq_len > (1ull << 42) || idx.primary > idx.seq_len)
+    input_error(path, "corrupt header (primary/length)");
   const std::uint64_t words = (b.size() - 40) / 4;
   if (words != occ_words(idx.seq_len))
     input_error(path, "truncated or inconsistent: " + std::to_string(words) + " words for a BWT of " +
@@ -53,6 +87,7 @@ void read_bwt(const std::string& path, BwtIndex& idx) {
     std::memcpy(&v, last + 2 * c, 8);
     if (v != idx.L2[c + 1] - idx.L2[c]) input_error(path, "corrupt: final occurrence counts disagree with the header");
   }
+  check_occ(path, idx);
 }
 
 void read_sa(const std::string& path, BwtIndex& idx) {

@@ -41,27 +41,27 @@ SamWriter::SamWriter(const std::string& path, const std::string& file, const Bwt
                      int threads, const SamOptions& options)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
-  m.path = path;
+  m.path = path == "-" ? "standard output" : path;
   m.idx = &idx;
   m.opt = options;
   const bool bam = sam_path_is_bam(path);
   m.fp = sam_open(file.c_str(), bam ? "wb" : "w");
-  if (!m.fp) input_error(path, "cannot open for writing");
+  if (!m.fp) input_error(m.path, "cannot open for writing");
   if (bam && threads != 1) hts_set_threads(m.fp, threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency()));
   m.hdr = sam_hdr_init();
   m.b = bam_init1();
   if (!m.hdr || !m.b) throw std::bad_alloc();
   for (const auto& c : idx.contigs)
     if (sam_hdr_add_line(m.hdr, "SQ", "SN", c.name.c_str(), "LN", std::to_string(c.len).c_str(), nullptr) < 0)
-      input_error(path, "cannot build the SAM header");
+      input_error(m.path, "cannot build the SAM header");
   if (!options.rg_line.empty() && sam_hdr_add_lines(m.hdr, options.rg_line.c_str(), options.rg_line.size()) < 0)
-    input_error(path, "cannot add the read group line to the SAM header");
+    input_error(m.path, "cannot add the read group line to the SAM header");
   if (options.pg_version.empty())
     sam_hdr_add_line(m.hdr, "PG", "ID", options.pg_id.c_str(), "PN", options.pg_name.c_str(), "CL", cl.c_str(), nullptr);
   else
     sam_hdr_add_line(m.hdr, "PG", "ID", options.pg_id.c_str(), "PN", options.pg_name.c_str(), "VN",
                      options.pg_version.c_str(), "CL", cl.c_str(), nullptr);
-  if (sam_hdr_write(m.fp, m.hdr) < 0) input_error(path, "write failed");
+  if (sam_hdr_write(m.fp, m.hdr) < 0) input_error(m.path, "write failed (disk full?)");
 }
 
 SamWriter::~SamWriter() = default;

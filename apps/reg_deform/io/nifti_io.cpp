@@ -1,7 +1,9 @@
 #include "nifti_io.hpp"
 
 #include <nifti2_io.h>
+#include <zlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -13,6 +15,7 @@
 
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
+#include "evk/quiet_stderr.hpp"
 #include "../core/grid_make.hpp"
 
 namespace evk::reg_deform {
@@ -33,6 +36,87 @@ void quiet_nifti() {
 }
 
 std::string name_of(const fs::path& p) { return p.string(); }
+std::string dims_text(const nifti_image* nim);
+
+// The header's dims and pixdim as stored: nifticlib replaces a dim < 1 by 1 and a zero or NaN
+// pixdim by 1 without a word, so a damaged header would be read as another image.
+struct RawHeader {
+  std::int64_t dim[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  double pixdim[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+};
+RawHeader raw_header(const fs::path& path) {
+  RawHeader h;
+  gzFile f = gzopen(path.c_str(), "rb");  // plain files are read as they are
+  if (!f) input_error(name_of(path), "cannot open for reading");
+  unsigned char b[540];
+  const int got = gzread(f, b, sizeof b);
+  gzclose(f);
+  auto u32 = [&](std::size_t o) {
+    std::uint32_t v;
+    std::memcpy(&v, b + o, 4);
+    return v;
+  };
+  if (got < 4) input_error(name_of(path), "truncated header (" + std::to_string(std::max(got, 0)) + " bytes)");
+  const std::uint32_t n = u32(0), swapped_n = __builtin_bswap32(n);
+  const bool swap = n != 348 && n != 540;
+  const std::uint32_t size = swap ? swapped_n : n;
+  if (size != 348 && size != 540) input_error(name_of(path), "not a NIfTI-1/NIfTI-2 file (no header size 348 or 540)");
+  if (got < static_cast<int>(size))
+    input_error(name_of(path), "truncated header (" + std::to_string(got) + " of " + std::to_string(size) + " bytes)");
+  auto get = [&](std::size_t o, std::size_t bytes) {  // an integer or float of `bytes` bytes, swapped
+    unsigned char v[8];
+    for (std::size_t i = 0; i < bytes; ++i) v[i] = b[o + (swap ? bytes - 1 - i : i)];
+    return std::vector<unsigned char>(v, v + bytes);
+  };
+  for (int i = 0; i < 8; ++i) {
+    if (size == 348) {
+      const auto d = get(40 + 2 * i, 2), q = get(76 + 4 * i, 4);
+      std::int16_t dv;
+      float pv;
+      std::memcpy(&dv, d.data(), 2);
+      std::memcpy(&pv, q.data(), 4);
+      h.dim[i] = dv;
+      h.pixdim[i] = pv;
+    } else {
+      const auto d = get(16 + 8 * i, 8), q = get(104 + 8 * i, 8);
+      std::memcpy(&h.dim[i], d.data(), 8);
+      std::memcpy(&h.pixdim[i], q.data(), 8);
+    }
+  }
+  return h;
+}
+
+// Reads `bytes` bytes from `offset` of a plain or gzip file; for gzip the stream must also end
+// cleanly after them (a stream without its trailer is cut even when the data bytes are all there).
+std::size_t read_data(const std::string& name, std::uintmax_t offset, void* buf, std::size_t bytes, bool gz,
+                      std::string& problem) {
+  gzFile f = gzopen(name.c_str(), "rb");
+  if (!f) {
+    problem = "cannot open image data";
+    return 0;
+  }
+  gzbuffer(f, 1 << 17);
+  std::size_t got = 0;
+  if (gzseek(f, static_cast<z_off_t>(offset), SEEK_SET) == static_cast<z_off_t>(offset)) {
+    auto* p = static_cast<char*>(buf);
+    while (got < bytes) {
+      const unsigned chunk = static_cast<unsigned>(std::min<std::size_t>(bytes - got, 1u << 30));
+      const int r = gzread(f, p + got, chunk);
+      if (r <= 0) break;
+      got += static_cast<std::size_t>(r);
+    }
+    if (got == bytes && gz) {
+      char extra[4096];
+      while (gzread(f, extra, sizeof extra) > 0) {
+      }
+    }
+  }
+  int err = Z_OK;
+  const char* msg = gzerror(f, &err);
+  if (err != Z_OK && err != Z_STREAM_END) problem = std::string("corrupt or truncated gzip data (") + (msg ? msg : "") + ")";
+  gzclose(f);
+  return got;
+}
 
 NimPtr open_nifti(const fs::path& path) {
   quiet_nifti();
@@ -49,22 +133,61 @@ NimPtr open_nifti(const fs::path& path) {
   const bool gz = magic[0] == 0x1f && magic[1] == 0x8b;
   const std::string ext = path.extension().string();
   if (ext == ".gz" && !gz) input_error(name_of(path), "not a gzip file despite its .gz name");
-  NimPtr nim(nifti_image_read(path.c_str(), 0));
-  if (!nim) input_error(name_of(path), gz ? "not a readable NIfTI header (corrupt gzip or not NIfTI)" : "not a NIfTI-1/NIfTI-2 file");
+  if (!gz && size < 348)
+    input_error(name_of(path), "truncated header (" + std::to_string(size) + " bytes; a NIfTI header has at least 348)");
+  // The dims, checked before any size is computed from them: each >= 1 and a product that fits;
+  // voxel sizes of the spatial axes with more than one voxel positive and finite.
+  const RawHeader raw = raw_header(path);
+  auto dims = [&] {
+    std::string t = "[";
+    for (int i = 0; i <= 7 && i <= std::max<std::int64_t>(0, raw.dim[0]); ++i) t += (i ? "," : "") + std::to_string(raw.dim[i]);
+    return t + "]";
+  };
+  if (raw.dim[0] < 1 || raw.dim[0] > 7) input_error(name_of(path), "dim[0] = " + std::to_string(raw.dim[0]) + " is not 1..7");
+  std::int64_t nvox = 1;
+  for (int i = 1; i <= raw.dim[0]; ++i) {
+    if (raw.dim[i] < 1) input_error(name_of(path), "dim[" + std::to_string(i) + "] = " + std::to_string(raw.dim[i]) + " is not positive");
+    if (raw.dim[i] > (1 << 24) || __builtin_mul_overflow(nvox, raw.dim[i], &nvox) || nvox > (std::int64_t{1} << 34))
+      input_error(name_of(path), "dims " + dims() + " are too large (over 2^34 voxels)");
+  }
+  for (int i = 1; i <= 3 && i <= raw.dim[0]; ++i)
+    if (raw.dim[i] > 1 && (!(raw.pixdim[i] > 0) || !std::isfinite(raw.pixdim[i])))
+      input_error(name_of(path), "pixdim[" + std::to_string(i) + "] = " + std::to_string(raw.pixdim[i]) +
+                                     ": voxel sizes must be positive and finite");
+  NimPtr nim;
+  {
+    evk::QuietStderr quiet;  // nifticlib prints some errors itself
+    nim.reset(nifti_image_read(path.c_str(), 0));
+  }
+  if (!nim)
+    input_error(name_of(path), gz ? "not a readable NIfTI header (truncated or corrupt gzip, or not NIfTI)"
+                                  : "not a NIfTI-1/NIfTI-2 file");
+  if (nvox != nim->nvox || nim->nbyper <= 0) input_error(name_of(path), "inconsistent dims " + dims());
   // Our own data read: nifti_image_load silently replaces NaN/Inf by 0, and we must see them.
   const std::size_t bytes = static_cast<std::size_t>(nim->nvox) * static_cast<std::size_t>(nim->nbyper);
-  if (nim->nvox <= 0 || nim->nbyper <= 0) input_error(name_of(path), "holds no voxels");
-  znzFile fp = znzopen(nim->iname, "rb", nifti_is_gzfile(nim->iname));
-  if (znz_isnull(fp)) input_error(name_of(path), "cannot open image data");
+  const bool data_gz = nifti_is_gzfile(nim->iname) != 0;
+  const std::string data_name = nim->iname ? nim->iname : "";
+  const std::uintmax_t data_size = fs::file_size(data_name, ec);
+  if (ec) input_error(data_name, "cannot open image data: " + ec.message());
+  if (nim->iname_offset < 0) input_error(name_of(path), "negative vox_offset");
+  const auto offset = static_cast<std::uintmax_t>(nim->iname_offset);
+  // Too little data: a plain file must hold it all; deflate compresses at most 1032:1, so a gzip
+  // file too small for the header's data size is cut (checked before allocating that size).
+  if (!data_gz && data_size < offset + bytes)
+    input_error(data_name, "truncated image data (the header's dims " + dims() + " need " +
+                               std::to_string(offset + bytes) + " bytes, the file has " + std::to_string(data_size) + ")");
+  if (data_gz && static_cast<double>(offset + bytes) > 1032.0 * static_cast<double>(data_size) + 1e6)
+    input_error(data_name, "truncated image data (the header's dims " + dims() + " need " +
+                               std::to_string(offset + bytes) + " bytes, more than a gzip file of " +
+                               std::to_string(data_size) + " bytes can hold)");
   nim->data = std::malloc(bytes);
-  if (!nim->data) {
-    znzclose(fp);
-    throw std::bad_alloc();
-  }
-  const bool sought = znzseek(fp, static_cast<long>(nim->iname_offset), SEEK_SET) >= 0;
-  const std::size_t got = sought ? znzread(nim->data, 1, bytes, fp) : 0;
-  znzclose(fp);
-  if (got != bytes) input_error(name_of(path), gz ? "corrupt or truncated gzip data" : "truncated image data");
+  if (!nim->data) throw std::bad_alloc();
+  std::string problem;
+  const std::size_t got = read_data(data_name, offset, nim->data, bytes, data_gz, problem);
+  if (!problem.empty()) input_error(data_name, problem);
+  if (got != bytes)
+    input_error(data_name, "truncated image data (" + std::to_string(got) + " of " + std::to_string(bytes) +
+                               " data bytes after vox_offset " + std::to_string(offset) + ")");
   if (nim->swapsize > 1 && nim->byteorder != nifti_short_order())
     nifti_swap_Nbytes(static_cast<int64_t>(nim->nvox) * (nim->nbyper / nim->swapsize), nim->swapsize, nim->data);
   return nim;
@@ -81,6 +204,27 @@ nifti_dmat44 to_dmat(const Mat44& m) {
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 4; ++j) d.m[i][j] = m.m[i][j];
   return d;
+}
+
+Geometry geometry_of(const nifti_image* nim);
+
+// Voxel sizes and the voxel-to-world matrix every computation uses must make sense: positive,
+// finite pixdim on the spatial axes, a finite and invertible matrix.
+Geometry checked_geometry(const nifti_image* nim, const fs::path& path) {
+  for (int i = 1; i <= 3 && i <= nim->dim[0]; ++i)
+    if (!(nim->pixdim[i] > 0) || !std::isfinite(nim->pixdim[i]))
+      input_error(name_of(path), "pixdim[" + std::to_string(i) + "] = " + std::to_string(nim->pixdim[i]) +
+                                     ": voxel sizes must be positive and finite");
+  Geometry g = geometry_of(nim);
+  for (const auto& row : g.vox2world.m)
+    for (double v : row)
+      if (!std::isfinite(v)) input_error(name_of(path), std::string(g.sform_code > 0 ? "sform" : "qform") + " matrix is not finite");
+  try {
+    (void)g.vox2world.inverse();
+  } catch (const std::exception&) {
+    input_error(name_of(path), std::string(g.sform_code > 0 ? "sform" : "qform") + " matrix is singular");
+  }
+  return g;
 }
 
 Geometry geometry_of(const nifti_image* nim) {
@@ -207,44 +351,41 @@ void write_nim(nifti_image* nim, const fs::path& path) {
   const bool nii = name.size() > 4 && (name.compare(name.size() - 4, 4, ".nii") == 0 ||
                                        (gz && name.size() > 7 && name.compare(name.size() - 7, 7, ".nii.gz") == 0));
   if (!nii) input_error(name_of(path), "output name must end in .nii or .nii.gz");
-  AtomicOutput out(path);
-  // nifticlib picks the format and compression from the file name, so it writes a hidden sibling
-  // with the target's extension, which then becomes the AtomicOutput's temporary file.
-  const std::string ext = gz ? ".nii.gz" : ".nii";
-  const fs::path staging = path.parent_path() / std::string(".").append(out.temp_path().filename().string()).append(ext);
-  struct Remove {
-    fs::path p;
-    ~Remove() {
-      std::error_code e;
-      fs::remove(p, e);
-    }
-  } cleanup{staging};
-  const int type = nim->nifti_type;
-  if (nifti_set_filenames(nim, staging.c_str(), 0, 1) != 0) input_error(name_of(path), "cannot name output file");
-  if (type == NIFTI_FTYPE_NIFTI2_1) {
-    // nifticlib 3.0's writer puts NIfTI-2 data at offset 0 over the header; write it ourselves:
-    // the 540-byte header, 4 zero bytes (no extensions), the data at 544.
-    nim->nifti_type = type;
-    nifti_2_header h;
-    if (nifti_convert_nim2n2hdr(nim, &h) != 0) throw std::runtime_error("nifti_convert_nim2n2hdr failed");
-    h.vox_offset = 544;
-    std::memcpy(h.magic, "n+2\0\r\n\032\n", 8);
-    znzFile fp = znzopen(staging.c_str(), "wb", gz ? 1 : 0);
-    if (znz_isnull(fp)) input_error(name_of(path), "cannot open for writing");
-    const char no_ext[4] = {0, 0, 0, 0};
-    const std::size_t bytes = static_cast<std::size_t>(nim->nvox) * static_cast<std::size_t>(nim->nbyper);
-    const bool ok = znzwrite(&h, 1, sizeof h, fp) == sizeof h && znzwrite(no_ext, 1, 4, fp) == 4 &&
-                    znzwrite(nim->data, 1, bytes, fp) == bytes;
-    znzclose(fp);
-    if (!ok) input_error(name_of(path), "write failed (disk full or not writable?)");
+  // The temporary file keeps the extension (nifticlib and readers go by it); it is registered for
+  // removal on failure and on SIGINT/SIGTERM like every AtomicOutput.
+  AtomicOutput out(path, gz ? ".nii.gz" : ".nii");
+  const int type = nim->nifti_type;  // nifti_set_filenames may change it
+  if (nifti_set_filenames(nim, out.temp_path().c_str(), 0, 1) != 0) input_error(name_of(path), "cannot name output file");
+  nim->nifti_type = type;
+  // Written here rather than by nifti_image_write, which reports no write error (a full disk would
+  // leave a short file) and, in nifticlib 3.0, puts NIfTI-2 data at offset 0 over the header:
+  // the header, 4 zero bytes (no extensions), then the data.
+  const bool v2 = type == NIFTI_FTYPE_NIFTI2_1;
+  nifti_1_header h1;
+  nifti_2_header h2;
+  const void* hdr = nullptr;
+  std::size_t hdr_bytes = 0;
+  if (v2) {
+    if (nifti_convert_nim2n2hdr(nim, &h2) != 0) throw std::runtime_error("nifti_convert_nim2n2hdr failed");
+    h2.vox_offset = 544;
+    std::memcpy(h2.magic, "n+2\0\r\n\032\n", 8);
+    hdr = &h2;
+    hdr_bytes = sizeof h2;
   } else {
-    nifti_image_write(nim);
+    if (nifti_convert_nim2n1hdr(nim, &h1) != 0) throw std::runtime_error("nifti_convert_nim2n1hdr failed");
+    h1.vox_offset = 352;
+    std::memcpy(h1.magic, "n+1\0", 4);
+    hdr = &h1;
+    hdr_bytes = sizeof h1;
   }
-  std::error_code ec;
-  if (!fs::exists(staging, ec) || fs::file_size(staging, ec) == 0 || ec)
-    input_error(name_of(path), "write failed (disk full or not writable?)");
-  fs::rename(staging, out.temp_path(), ec);
-  if (ec) input_error(name_of(path), "cannot rename temporary file: " + ec.message());
+  znzFile fp = znzopen(out.temp_path().c_str(), "wb", gz ? 1 : 0);
+  if (znz_isnull(fp)) input_error(name_of(path), "cannot open for writing");
+  const char no_ext[4] = {0, 0, 0, 0};
+  const std::size_t bytes = static_cast<std::size_t>(nim->nvox) * static_cast<std::size_t>(nim->nbyper);
+  bool ok = znzwrite(hdr, 1, hdr_bytes, fp) == hdr_bytes && znzwrite(no_ext, 1, 4, fp) == 4 &&
+            znzwrite(nim->data, 1, bytes, fp) == bytes;
+  ok = znzclose(fp) == 0 && ok;  // gzip and stdio buffers are written at close: check it too
+  if (!ok) input_error(name_of(path), "write failed (disk full or not writable?)");
   out.commit();
 }
 
@@ -271,8 +412,9 @@ Volume read_volume(const fs::path& path) {
   NimPtr nim = open_nifti(path);
   check_scalar_3d(nim.get(), path);
   Volume v;
-  v.geo = geometry_of(nim.get());
+  v.geo = checked_geometry(nim.get(), path);
   v.data = to_float(nim.get(), 0, static_cast<std::size_t>(v.geo.voxels()), path);
+  check_finite(v.data, path);
   return v;
 }
 
@@ -285,18 +427,24 @@ Mask read_mask(const fs::path& path, const Geometry& ref) {
 }
 
 Grid read_grid(const fs::path& path, const Geometry& ref) {
-  Transformation t = read_transformation(path, ref);
+  Transformation t = read_transformation(path, ref, true);
   if (t.kind != TransKind::grid)
     input_error(name_of(path), "intent_p1 is not 2: not a cubic B-spline control-point grid");
   return std::move(t.grid);
 }
 
 Transformation read_transformation(const fs::path& path, const Geometry& ref) {
+  return read_transformation(path, ref, false);
+}
+
+Transformation read_transformation(const fs::path& path, const Geometry& ref, bool grid_only) {
   NimPtr nim = open_nifti(path);
   check_vector_5d(nim.get(), path);
+  if (grid_only && nim->intent_p1 != kSplineGrid)
+    input_error(name_of(path), "intent_p1 is not 2: not a cubic B-spline control-point grid");
   Transformation t;
   const double p1 = nim->intent_p1;
-  Geometry g = geometry_of(nim.get());
+  Geometry g = checked_geometry(nim.get(), path);
   std::vector<float> data = to_float(nim.get(), 0, static_cast<std::size_t>(nim->nvox), path);
   check_finite(data, path);
   if (p1 == kSplineGrid) {

@@ -36,6 +36,8 @@ struct Transformation {
 };
 // A transformation told apart by intent_p1 (0, 1 or 2), checked against the reference.
 Transformation read_transformation(const fs::path& path, const Geometry& ref);
+// The same, refusing anything but a grid (intent_p1 2) when grid_only.
+Transformation read_transformation(const fs::path& path, const Geometry& ref, bool grid_only);
 
 // Writers: through evk::AtomicOutput (nothing is left behind on failure).
 void write_volume(const fs::path& path, const Volume& v, const WriteOptions& opt = {});

@@ -51,7 +51,10 @@ static long header_int(std::istream& in, const fs::path& p, const char* what) {
     }
   }
   long v = -1;
-  if (!(in >> v) || v < 0) input_error(p.string(), std::string("bad Netpbm header (") + what + ")");
+  if (!(in >> v) || v < 0) {
+    if (std::string(what) == "sample") input_error(p.string(), "truncated or bad pixel data (a number expected)");
+    input_error(p.string(), std::string("bad Netpbm header (") + what + ")");
+  }
   return v;
 }
 
@@ -72,6 +75,23 @@ Gray read_netpbm(const fs::path& p) {
   g.height = static_cast<int>(h);
   g.maxval = static_cast<int>(maxval);
   const std::size_t n = static_cast<std::size_t>(w) * h;
+  const int bps = maxval > 255 ? 2 : 1;
+  std::uintmax_t extra = 0;  // bytes after the announced binary data
+  {  // enough bytes left for the samples the header announces? (checked before allocating them)
+    std::error_code ec;
+    const auto size = fs::file_size(p, ec);
+    const auto here = in.tellg();
+    if (!ec && here >= 0) {
+      const std::uintmax_t left = size - static_cast<std::uintmax_t>(here);
+      // binary: one separator byte then the samples; text: at least a digit and a separator each
+      const std::uintmax_t need = ascii ? 2 * n * channels : 1 + n * channels * bps;
+      if (left < need)
+        input_error(p.string(), "truncated pixel data (" + std::to_string(w) + "x" + std::to_string(h) + (channels == 3 ? " RGB" : "") +
+                                    " needs " + std::to_string(need) + " bytes after the header, the file has " +
+                                    std::to_string(left) + ")");
+      extra = left - need;
+    }
+  }
   std::vector<std::uint16_t> s(n * channels);
   if (ascii) {
     for (auto& x : s) {
@@ -80,8 +100,11 @@ Gray read_netpbm(const fs::path& p) {
       x = static_cast<std::uint16_t>(v);
     }
   } else {
-    in.get();  // the single whitespace after maxval
-    const int bps = maxval > 255 ? 2 : 1;
+    const int sep = in.get();
+    if (!std::isspace(sep)) input_error(p.string(), "bad Netpbm header (no whitespace after maxval)");
+    // CRLF: the LF would be read as the first pixel and the last one dropped (one byte too many)
+    if (sep == '\r' && in.peek() == '\n' && extra > 0)
+      input_error(p.string(), "CRLF line end after the header of a binary image (exactly one whitespace byte expected)");
     std::vector<unsigned char> raw(s.size() * bps);
     in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
     if (in.gcount() != static_cast<std::streamsize>(raw.size())) input_error(p.string(), "truncated pixel data");
@@ -110,7 +133,8 @@ void write_pgm16(const fs::path& p, int w, int h, const std::vector<std::uint16_
     raw[2 * i + 1] = static_cast<unsigned char>(v[i] & 255);
   }
   out.write(reinterpret_cast<const char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
-  if (!out) input_error(p.string(), "write failed");
+  out.close();  // the last buffer is written here: check it too
+  if (!out) input_error(p.string(), "write failed (disk full?)");
 }
 
 }  // namespace evk::stereo::detail
@@ -121,6 +145,7 @@ void write_pgm8(const std::filesystem::path& p, const Image8& im) {
   if (!out) input_error(p.string(), "cannot open for writing");
   out << "P5\n" << im.width << " " << im.height << "\n255\n";
   out.write(reinterpret_cast<const char*>(im.pixels.data()), static_cast<std::streamsize>(im.pixels.size()));
-  if (!out) input_error(p.string(), "write failed");
+  out.close();
+  if (!out) input_error(p.string(), "write failed (disk full?)");
 }
 }  // namespace evk::stereo

@@ -1,8 +1,11 @@
 // Any image OpenCV reads, as grey (only in builds with OpenCV).
 #include "detail.hpp"
 #include "evk/error.hpp"
+#include "evk/quiet_stderr.hpp"
 
 #if defined(EVK_HAVE_OPENCV)
+#include <algorithm>
+#include <fstream>
 #include <opencv2/imgcodecs.hpp>
 #endif
 
@@ -18,10 +21,40 @@ bool have_opencv() {
 
 namespace evk::stereo::detail {
 
+#if defined(EVK_HAVE_OPENCV)
+namespace {
+// libjpeg decodes a cut file with a grey bottom and a warning only: a PNG or JPEG must end where
+// its format says it ends (and the codecs' own messages are kept off stderr, evk::QuietStderr).
+void check_complete(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::string head(8, '\0');
+  in.read(head.data(), 8);
+  in.clear();
+  in.seekg(0, std::ios::end);
+  const auto size = static_cast<std::streamoff>(in.tellg());
+  auto tail = [&](std::streamoff n) {
+    std::string t(static_cast<std::size_t>(std::min<std::streamoff>(n, size)), '\0');
+    in.seekg(size - static_cast<std::streamoff>(t.size()));
+    in.read(t.data(), static_cast<std::streamsize>(t.size()));
+    return t;
+  };
+  if (head.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0) {
+    if (tail(12) != std::string("\0\0\0\0IEND\xae\x42\x60\x82", 12))
+      input_error(p.string(), "truncated PNG (no IEND chunk at the end)");
+  } else if (static_cast<unsigned char>(head[0]) == 0xff && static_cast<unsigned char>(head[1]) == 0xd8) {
+    std::string t = tail(2);
+    if (t != "\xff\xd9") input_error(p.string(), "truncated JPEG (no end-of-image marker at the end)");
+  }
+}
+}  // namespace
+#endif
+
 Gray read_opencv(const std::filesystem::path& p, bool any_depth) {
 #if defined(EVK_HAVE_OPENCV)
+  check_complete(p);
   cv::Mat m;
   try {
+    evk::QuietStderr quiet;
     m = cv::imread(p.string(), any_depth ? (cv::IMREAD_GRAYSCALE | cv::IMREAD_ANYDEPTH) : cv::IMREAD_GRAYSCALE);
   } catch (const cv::Exception& e) {
     input_error(p.string(), "cannot read image: " + std::string(e.what()));

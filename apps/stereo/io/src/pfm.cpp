@@ -1,5 +1,7 @@
 // PFM (Portable Float Map), the Middlebury convention: "Pf" (grey) or "PF" (colour; the first
 // channel is used), negative scale = little-endian, rows stored bottom to top.
+#include <cctype>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -20,10 +22,19 @@ std::vector<float> read_pfm(const fs::path& p, int& width, int& height) {
   double scale = 0;
   if (!(in >> magic >> w >> h >> scale) || (magic != "Pf" && magic != "PF")) input_error(p.string(), "bad PFM header");
   if (w <= 0 || h <= 0 || w > 100000 || h > 100000) input_error(p.string(), "bad PFM size");
-  if (scale == 0) input_error(p.string(), "bad PFM scale 0");
-  in.get();
+  if (scale == 0 || !std::isfinite(scale)) input_error(p.string(), "bad PFM scale (must be a nonzero number)");
+  if (!std::isspace(in.get())) input_error(p.string(), "bad PFM header (no whitespace after the scale)");
   const int ch = magic == "PF" ? 3 : 1;
   const std::size_t n = static_cast<std::size_t>(w) * h;
+  {  // enough bytes for the announced size? (checked before allocating it)
+    std::error_code ec;
+    const auto size = fs::file_size(p, ec);
+    const auto here = in.tellg();
+    if (!ec && here >= 0 && size - static_cast<std::uintmax_t>(here) < n * ch * 4)
+      input_error(p.string(), "truncated PFM data (" + std::to_string(w) + "x" + std::to_string(h) + " needs " +
+                                  std::to_string(n * ch * 4) + " bytes after the header, the file has " +
+                                  std::to_string(size - static_cast<std::uintmax_t>(here)) + ")");
+  }
   std::vector<unsigned char> raw(n * ch * 4);
   in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
   if (in.gcount() != static_cast<std::streamsize>(raw.size())) input_error(p.string(), "truncated PFM data");
@@ -46,7 +57,8 @@ void write_pfm(const fs::path& p, int w, int h, const std::vector<float>& v) {
   out << "Pf\n" << w << " " << h << "\n-1.0\n";
   for (int y = h - 1; y >= 0; --y)
     out.write(reinterpret_cast<const char*>(&v[static_cast<std::size_t>(y) * w]), static_cast<std::streamsize>(w) * 4);
-  if (!out) input_error(p.string(), "write failed");
+  out.close();  // the last buffer is written here: check it too
+  if (!out) input_error(p.string(), "write failed (disk full?)");
 }
 
 }  // namespace evk::stereo::detail
