@@ -145,4 +145,63 @@ void planted_reads(const std::string& fasta, const std::filesystem::path& out, i
   write_file(out, o.str());
 }
 
+namespace {
+std::string mutate(std::string s, std::mt19937_64& rng, int subs, bool indel) {
+  static const char kB[] = "ACGT";
+  if (indel && s.size() > 30) {
+    const std::size_t at = 8 + rng() % (s.size() - 16);
+    if (rng() & 1) s.insert(at, std::string(1 + rng() % 2, kB[rng() & 3]));
+    else s.erase(at, 1 + rng() % 2);
+  }
+  for (int j = 0; j < subs; ++j) s[rng() % s.size()] = kB[rng() & 3];
+  return s;
+}
+}  // namespace
+
+void planted_pairs(const std::string& fasta, const std::filesystem::path& out_prefix, int n, int len, int frag,
+                   std::uint64_t seed, const std::vector<std::pair<std::size_t, std::size_t>>& hot) {
+  std::string fwd;
+  for (const auto& s : bc::read_reference(fasta))
+    for (char c : s.seq) fwd += "ACGTN"[bc::base_code(c)];
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> fd(frag, frag / 10.0);
+  std::ostringstream o1, o2;
+  static const char kB[] = "ACGT";
+  auto pick = [&](std::size_t span) {
+    std::size_t start = rng() % (fwd.size() - span - 4);
+    if (!hot.empty() && rng() % 4 == 0) {
+      const auto& h = hot[rng() % hot.size()];
+      start = std::min(h.first + rng() % (h.second - h.first), fwd.size() - span - 4);
+    }
+    return start;
+  };
+  for (int i = 0; i < n; ++i) {
+    const std::size_t f = static_cast<std::size_t>(std::max<double>(len + 10, fd(rng)));
+    const std::size_t start = pick(f);
+    std::string a = fwd.substr(start, static_cast<std::size_t>(len));
+    std::string b = revcomp(fwd.substr(start + f - static_cast<std::size_t>(len), static_cast<std::size_t>(len)));
+    const int kind = static_cast<int>(rng() % 100);
+    if (kind < 4) b = revcomp(fwd.substr(pick(static_cast<std::size_t>(len)), static_cast<std::size_t>(len)));  // discordant
+    a = mutate(a, rng, static_cast<int>(rng() % 3), rng() % 8 == 0);
+    b = mutate(b, rng, static_cast<int>(rng() % 3), rng() % 8 == 0);
+    if (kind >= 4 && kind < 12) {  // one end beyond aln's reach: 9 substitutions spread over it
+      std::string& x = (rng() & 1) ? a : b;
+      for (int j = 0; j < 9; ++j) x[static_cast<std::size_t>(j) * x.size() / 9 + rng() % (x.size() / 9)] = kB[rng() & 3];
+    } else if (kind >= 12 && kind < 15) {  // one end random
+      for (auto& c : ((rng() & 1) ? a : b)) c = kB[rng() & 3];
+    }
+    if (rng() % 30 == 0) a[rng() % a.size()] = 'N';
+    if (rng() & 1) std::swap(a, b);  // either end first
+    auto q = [&](const std::string& s) {
+      std::string qq(s.size(), 'I');
+      for (auto& c : qq) c = static_cast<char>('#' + rng() % 39);
+      return qq;
+    };
+    o1 << "@q" << i << "/1\n" << a << "\n+\n" << q(a) << "\n";
+    o2 << "@q" << i << "/2\n" << b << "\n+\n" << q(b) << "\n";
+  }
+  write_file(out_prefix.string() + "1.fq", o1.str());
+  write_file(out_prefix.string() + "2.fq", o2.str());
+}
+
 }  // namespace bct

@@ -45,6 +45,12 @@ bool art_reads(const std::string& fasta, const std::filesystem::path& out_prefix
 // them start in the `hot` ranges [begin, end) of the concatenated contigs (repeats), if any.
 void planted_reads(const std::string& fasta, const std::filesystem::path& out, int n, int len_min, int len_max,
                    std::uint64_t seed, const std::vector<std::pair<std::size_t, std::size_t>>& hot = {});
+// Pairs (OUT1.fq, OUT2.fq) from fragments of ~frag bp (sd frag/10): read 1 forward at the
+// fragment's start, read 2 reverse-complemented at its end, with planted substitutions, indels and
+// N; about 8% have one end mutated beyond bwa aln's reach (mate rescue), 4% ends from unrelated
+// places (discordant), 3% one end random (unmapped mate).
+void planted_pairs(const std::string& fasta, const std::filesystem::path& out_prefix, int n, int len, int frag,
+                   std::uint64_t seed, const std::vector<std::pair<std::size_t, std::size_t>>& hot = {});
 // The repeat ranges of tricky_reference() for planted_reads.
 std::vector<std::pair<std::size_t, std::size_t>> tricky_repeats();
 
