@@ -184,12 +184,22 @@ void AlnSearcher::push(int i, std::uint64_t k, std::uint64_t l, std::uint32_t n_
   buckets_[static_cast<std::size_t>(score)].push_back(e);
   ++n_entries_;
   if (best_ > score) best_ = score;
+  if (score <= dead_above_) {  // the kernel stores it
+    if (static_cast<std::size_t>(score) >= stored_by_score_.size()) stored_by_score_.resize(static_cast<std::size_t>(score) + 1, 0);
+    ++stored_by_score_[static_cast<std::size_t>(score)];
+    if (++stored_ > peak_stored_) peak_stored_ = stored_;
+    if (score > max_stored_score_) max_stored_score_ = score;
+  }
 }
 
 AlnSearcher::Entry AlnSearcher::pop() {  // the last entry of the lowest non-empty score
   auto& q = buckets_[static_cast<std::size_t>(best_)];
   Entry e = q.back();
   q.pop_back();
+  if (static_cast<std::size_t>(e.score) < stored_by_score_.size() && stored_by_score_[static_cast<std::size_t>(e.score)]) {
+    --stored_by_score_[static_cast<std::size_t>(e.score)];
+    --stored_;
+  }
   --n_entries_;
   if (q.empty() && n_entries_) {
     std::size_t i = static_cast<std::size_t>(best_) + 1;
@@ -235,7 +245,12 @@ void AlnSearcher::search(const std::uint8_t* codes, std::uint32_t len32, std::ve
     if (stats) *stats = AlnSearchStats{};
     return;
   }
+  // (bookkeeping of the kernel below: stored_ counts what it would hold)
   for (auto& b : buckets_) b.clear();
+  std::fill(stored_by_score_.begin(), stored_by_score_.end(), 0);
+  stored_ = peak_stored_ = 0;
+  dead_above_ = INT_MAX;
+  max_stored_score_ = 0;
   n_entries_ = 0;
   best_ = INT_MAX;
   push(len, 0, idx_.seq_len, 0, 0, 0, 0, 0, kMatch, false);
@@ -286,7 +301,14 @@ void AlnSearcher::search(const std::uint8_t* codes, std::uint32_t len32, std::ve
         best_score = score;
         int best_diff = static_cast<int>(e.n_mm + e.n_gapo);
         if (gape) best_diff += static_cast<int>(e.n_gape);
-        if (!opt_.non_stop) max_diff = best_diff + 1 > opt_max_diff ? opt_max_diff : best_diff + 1;  // top2
+        if (!opt_.non_stop) {
+          max_diff = best_diff + 1 > opt_max_diff ? opt_max_diff : best_diff + 1;  // top2
+          dead_above_ = best_score + opt_.s_mm;  // the kernel releases what it holds above
+          for (std::size_t t = static_cast<std::size_t>(dead_above_) + 1; t < stored_by_score_.size(); ++t) {
+            stored_ -= stored_by_score_[t];
+            stored_by_score_[t] = 0;
+          }
+        }
       }
       if (score == best_score) best_cnt += l - k + 1;
       else if (best_cnt > static_cast<std::uint64_t>(opt_.max_top2)) break;  // top2b
@@ -377,6 +399,9 @@ void AlnSearcher::search(const std::uint8_t* codes, std::uint32_t len32, std::ve
     stats->max_entries = max_entries;
     stats->pops = pops;
     stats->stopped_by_queue_limit = queue_limit;
+    stats->kernel_peak_stored = peak_stored_;
+    stats->kernel_max_stored_score = max_stored_score_;
+    stats->n_aln = static_cast<std::uint32_t>(out.size() - first);
   }
 }
 

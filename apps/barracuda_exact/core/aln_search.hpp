@@ -39,7 +39,20 @@ struct AlnSearchStats {
   std::uint64_t max_entries = 0;  // largest stack size
   std::uint64_t pops = 0;
   bool stopped_by_queue_limit = false;
+  // The GPU kernel's bookkeeping for the same search (kernels/original/barracuda_exact/inexact.cu):
+  // after the first hit it does not store entries scoring above best + s_mm and releases those it
+  // holds. Its peak of stored entries and their highest score decide whether it hands the read back.
+  std::uint64_t kernel_peak_stored = 0;
+  int kernel_max_stored_score = 0;
+  std::uint32_t n_aln = 0;
 };
+
+// Whether the kernel with these limits answers the read (else it hands it back to the CPU).
+inline bool kernel_answers(const AlnSearchStats& s, std::uint32_t len, int max_len, int stack_cap, int aln_cap,
+                           int max_buckets = 128) {
+  return len <= static_cast<std::uint32_t>(max_len) && s.kernel_peak_stored <= static_cast<std::uint64_t>(stack_cap) &&
+         s.n_aln <= static_cast<std::uint32_t>(aln_cap) && s.kernel_max_stored_score < max_buckets;
+}
 
 // Per-thread scratch space of the search (the priority stack and the width arrays).
 class AlnSearcher {
@@ -76,6 +89,10 @@ class AlnSearcher {
   std::vector<Width> width_, seed_width_;
   std::vector<std::uint8_t> rev_, seq_;
   int batch_max_gapo_ = -1;
+  // the kernel's bookkeeping (see AlnSearchStats)
+  std::vector<std::uint64_t> stored_by_score_;
+  std::uint64_t stored_ = 0, peak_stored_ = 0;
+  int dead_above_ = 0, max_stored_score_ = 0;
 };
 
 // The search over a batch, multi-threaded (threads <= 0: all cores); reads as base codes after

@@ -19,6 +19,9 @@
 #include "io/index_files.hpp"
 #include "io/sam_writer.hpp"
 #include "io/sequences.hpp"
+#if defined(EVK_HAVE_CUDA)
+#include "core/aln_gpu.hpp"
+#endif
 
 namespace evk::barracuda_exact {
 namespace {
@@ -138,7 +141,12 @@ AlnMapStats run_aln_map(const AlnMapOptions& opt, const std::function<void(std::
   st.index_s = since(t);
   AlnSamWriter sam(mo.out, out_file ? out_file->temp_path().string() : "-", idx, mo.command_line, rg, mo.threads);
 
-  if (mo.gpu) throw InputError("--backend gpu: the inexact GPU kernel is not wired in yet");  // GPU_TODO
+#if defined(EVK_HAVE_CUDA)
+  std::unique_ptr<GpuAligner> gpu;
+  if (mo.gpu) gpu = std::make_unique<GpuAligner>(idx, opt.aln, mo.device);
+#else
+  if (mo.gpu) throw InputError("--backend gpu: built without CUDA");
+#endif
 
   Queue<BatchPtr> parsed(2), done(2);
   Failure fail;
@@ -206,7 +214,19 @@ AlnMapStats run_aln_map(const AlnMapOptions& opt, const std::function<void(std::
       for (int e = 0; e < n_end; ++e) {
         End& E = B.end[e];
         E.searched.codes.swap(E.codes.codes);  // share the codes: the search reads only the first len of each read
-        E.alns = aln_search_batch(idx, E.searched, opt.aln, mo.threads);  // GPU_TODO
+#if defined(EVK_HAVE_CUDA)
+        if (gpu) {
+          GpuAlnTimes gt;
+          E.alns = gpu->search(E.searched, mo.threads, &gt);
+          st.kernel_s += gt.kernel_ms / 1e3;
+          st.transfer_s += (gt.upload_ms + gt.download_ms) / 1e3;
+          st.gpu_fallback += gt.fallback_reads;
+          st.fallback_s += gt.fallback_s;
+        } else
+#endif
+        {
+          E.alns = aln_search_batch(idx, E.searched, opt.aln, mo.threads);
+        }
         E.searched.codes.swap(E.codes.codes);
       }
       st.search_s += since(ts);

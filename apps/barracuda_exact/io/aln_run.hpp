@@ -24,7 +24,8 @@ struct AlnMapStats {
   std::uint64_t unique = 0, repeat = 0, unmapped = 0, gapped = 0, mate_rescued = 0, proper_pairs = 0;
   std::uint64_t by_diff[8] = {};  // mapped reads by edit distance (NM) 0..6, 7+
   std::uint64_t gpu_fallback = 0;  // reads the GPU handed back to the CPU (stack or hit list full)
-  double index_s = 0, parse_s = 0, search_s = 0, kernel_s = 0, transfer_s = 0, sam_s = 0, write_s = 0, total_s = 0;
+  double index_s = 0, parse_s = 0, search_s = 0, kernel_s = 0, transfer_s = 0, fallback_s = 0, sam_s = 0, write_s = 0,
+         total_s = 0;
 };
 
 // Throws InputError for bad inputs/outputs (including paired files that do not pair up);
