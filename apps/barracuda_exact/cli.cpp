@@ -10,6 +10,7 @@
 #include "core/kernel_variant.hpp"
 #include "evk/cli.hpp"
 #include "evk/gi/cli.hpp"
+#include "core/aln_gi_problem.hpp"
 #include "core/gi_problem.hpp"
 #include "evk/error.hpp"
 #include "io/index_files.hpp"
@@ -249,5 +250,8 @@ int main(int argc, char** argv) {
   add_index_command(*app);
   add_map_command(*app, join_args(argc, argv));
   evk::gi::add_gi_command(*app, [] { return evk::barracuda_exact::make_gi_problem(); });
+  evk::gi::add_gi_command(
+      *app, [] { return evk::barracuda_exact::make_inexact_gi_problem(); }, "gi-inexact",
+      "Genetic improvement of the inexact-search kernel (problem barracuda_inexact): the same commands as gi");
   return evk::run_cli(*app, argc, argv);
 }
