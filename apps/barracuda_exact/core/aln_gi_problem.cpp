@@ -140,7 +140,8 @@ class Evaluation final : public gi::Evaluation {
   void poison(cudaStream_t s) override { dev_.poison(s); }
   void launch(cudaKernel_t k, const gi::Config& cfg, cudaStream_t s) override {
     const gi::Config c = validated(cfg);
-    dev_.launch(k, int_of(c, "BLOCK_W"), dev_.threads_for(int_of(c, "STACK_CAP"), int_of(c, "THREADS_PER_SM")), s);
+    const int cap = int_of(c, "STACK_CAP");
+    dev_.launch(k, int_of(c, "BLOCK_W"), cap, dev_.threads_for(cap, int_of(c, "THREADS_PER_SM")), s);
   }
   gi::Check check(cudaStream_t s) override {
     dev_.download(n_out_, aln_out_, s);

@@ -128,16 +128,19 @@ void InexactDevice::poison(cudaStream_t s) {
   if (n_) EVK_CUDA(cudaMemsetAsync(n_out_, 0xA5, n_ * 4, s));
 }
 
-void InexactDevice::launch(cudaKernel_t k, int block_w, std::uint32_t threads, cudaStream_t s) {
+void InexactDevice::launch(cudaKernel_t k, int block_w, int stack_cap, std::uint32_t threads, cudaStream_t s) {
   if (n_ == 0) return;
-  const std::size_t need = (n_ + static_cast<std::size_t>(block_w) - 1) / static_cast<std::size_t>(block_w) *
-                           static_cast<std::size_t>(block_w);
-  threads = static_cast<std::uint32_t>(std::min<std::size_t>(std::min(threads, n_threads_), need));
-  threads = threads / static_cast<std::uint32_t>(block_w) * static_cast<std::uint32_t>(block_w);
-  if (threads == 0) threads = static_cast<std::uint32_t>(block_w);
-  if (static_cast<std::size_t>(threads) * static_cast<std::size_t>(stack_cap_) * 16 > stack_bytes_ &&
-      threads > n_threads_)
-    throw std::runtime_error("inexact kernel: stacks exceed the allocation");
+  if (stack_cap > stack_cap_) throw std::runtime_error("inexact kernel: STACK_CAP above the device buffers'");
+  const std::size_t bw = static_cast<std::size_t>(block_w);
+  const std::size_t fit = stack_bytes_ / (static_cast<std::size_t>(stack_cap) * 16);  // threads whose stacks fit
+  const std::size_t need = (n_ + bw - 1) / bw * bw;
+  std::size_t t = std::min<std::size_t>({threads, fit, need});
+  t = t / bw * bw;
+  if (t == 0) {
+    if (fit < bw) throw std::runtime_error("inexact kernel: one block's stacks exceed the allocation");
+    t = bw;
+  }
+  threads = static_cast<std::uint32_t>(t);
   BwtConsts consts = bwt_.consts();
   const std::uint32_t* bwt = bwt_.data();
   std::uint32_t stride = pk_.stride, n32 = static_cast<std::uint32_t>(n_);
@@ -181,7 +184,7 @@ void GpuAligner::run(const ReadCodes& reads, std::vector<std::uint32_t>& n_out, 
   dev_.upload(reads, cfg_.aln_cap, stream_);
   dev_.poison(stream_);  // every read must be answered
   EVK_CUDA(cudaEventRecord(ev_[1], stream_));
-  dev_.launch(kernel_, cfg_.block_w, dev_.max_threads(), stream_);
+  dev_.launch(kernel_, cfg_.block_w, cfg_.stack_cap, dev_.max_threads(), stream_);
   EVK_CUDA(cudaEventRecord(ev_[2], stream_));
   dev_.download(n_out, aln_out, stream_);
   EVK_CUDA(cudaEventRecord(ev_[3], stream_));

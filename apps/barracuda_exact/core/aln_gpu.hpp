@@ -52,8 +52,9 @@ class InexactDevice {
   InexactDevice& operator=(const InexactDevice&) = delete;
   void upload(const ReadCodes& reads, int aln_cap, cudaStream_t s);  // async; reads' memory must stay until synced
   void poison(cudaStream_t s);                                        // n_out := 0xa5a5a5a5
-  // Enqueues the kernel with block_w threads per block over at most `threads` persistent threads.
-  void launch(cudaKernel_t k, int block_w, std::uint32_t threads, cudaStream_t s);
+  // Enqueues the kernel (built with STACK_CAP = stack_cap, at most the constructor's) with block_w
+  // threads per block over at most `threads` persistent threads (and as many as the stacks allow).
+  void launch(cudaKernel_t k, int block_w, int stack_cap, std::uint32_t threads, cudaStream_t s);
   void download(std::vector<std::uint32_t>& n_out, std::vector<std::uint64_t>& aln_out, cudaStream_t s);  // syncs
   std::uint32_t max_threads() const { return n_threads_; }  // for stack_cap
   std::uint32_t threads_for(int stack_cap, int threads_per_sm) const;  // within the same stack memory

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The inexact search on the GPU host, in one device call, from the bundle (`make bundle`):
+#   1. the inexact GPU tests (kernel vs CPU read by read, NVRTC builds, GI evaluation, tool GPU = CPU);
+#   2. bench_barracuda_exact's inexact benchmarks on E. coli: 1 M art_illumina reads (simulated there),
+#      the kernel alone, the mapping stage GPU and CPU, end to end GPU and CPU, and `bwa aln -t N` +
+#      `bwa samse` on the same reads and index in the same run;
+#   3. the agreement of our GPU records with bwa's on those 1 M reads (bc_sam_agree);
+#   4. with MBP set (e.g. 500): the same benchmarks on a random genome of MBP Mbp indexed in-process
+#      (reads from an error model; ~3 minutes of indexing for 500).
+# Run from the repository root. Usage: inexact_device.sh BUNDLE OUTDIR [MBP] [READS]
+set -uo pipefail
+b=$(cd "${1:?usage: inexact_device.sh BUNDLE OUTDIR [MBP] [READS]}" && pwd)
+out=${2:?OUTDIR}
+mbp=${3:-0}
+reads=${4:-1000000}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+W=$(mktemp -d /tmp/inexact-dev.XXXXXX)
+. "$b/env.sh" "$W/nvrtc-cache"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv > "$out/gpu.txt" 2>&1
+echo "host cores: $(nproc)" >> "$out/gpu.txt"
+
+if [ "$mbp" = 0 ]; then
+  barracuda_exact_gpu_tests --gtest_filter='BarracudaInexactGpu.*' > "$out/gpu_tests.log" 2>&1
+  echo "gpu tests: exit $?, $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/gpu_tests.log" | tr '\n' ' ')" | tee "$out/summary.txt"
+  TMPDIR=$W BC_BENCH_INEXACT_READS=$reads bench_barracuda_exact --benchmark_filter='Inexact.*/ecoli|BwaAlnPeer/ecoli' \
+    --benchmark_out="$out/bench_ecoli.json" --benchmark_out_format=json --benchmark_counters_tabular=true \
+    > "$out/bench_ecoli.log" 2>&1
+  echo "bench ecoli: exit $?" | tee -a "$out/summary.txt"
+  set_dir=$(ls -d "$W"/bench_barracuda_inexact_ecoli_* 2> /dev/null | head -1)
+  if [ -n "$set_dir" ] && [ -f "$set_dir/bwa.sam" ]; then
+    barracuda_exact map --backend gpu -v --json "$set_dir/ref.fa" "$set_dir/reads.fq.gz" -o "$W/gpu.sam" \
+      > "$out/map_gpu.json" 2> "$out/map_gpu.log"
+    bc_sam_agree --label "1 M ART E. coli 100 bp, GPU backend vs bwa aln | samse" --list 50 "$W/gpu.sam" "$set_dir/bwa.sam" \
+      > "$out/agreement.txt" 2>&1
+    echo "agreement: exit $?" | tee -a "$out/summary.txt"
+    head -2 "$out/agreement.txt" | tee -a "$out/summary.txt"
+  fi
+else
+  TMPDIR=$W BC_BENCH_GENOME_MBP=$mbp BC_BENCH_INEXACT_READS=$reads bench_barracuda_exact \
+    --benchmark_filter="Inexact.*/random$mbp|BwaAlnPeer/random$mbp" \
+    --benchmark_out="$out/bench_random$mbp.json" --benchmark_out_format=json --benchmark_counters_tabular=true \
+    > "$out/bench_random$mbp.log" 2>&1
+  echo "bench random$mbp: exit $?" | tee "$out/summary.txt"
+fi
+rm -rf "$W"
