@@ -172,6 +172,14 @@ TEST(BarracudaBadInput, PairedFilesThatDoNotPairUpAndBadOptions) {
   }
   bct::write_file(dir / "r2.fa", fasta);
   expect_input_error(pe(p(dir, "r2.fa")), "FASTA", dir, {"o.bam"});
+  // an empty read in a pair (bwa would drop it from one file and mispair the rest)
+  std::string empty = two;
+  const std::size_t at = empty.find("@r3/2\n") + 7;
+  empty.replace(at, empty.find('\n', at) - at, "");
+  const std::size_t q = empty.find("+\n", at) + 2;
+  empty.replace(q, empty.find('\n', q) - q, "");
+  bct::write_file(dir / "empty.fq", empty);
+  expect_input_error(pe(p(dir, "empty.fq")), "empty", dir, {"o.bam"});
   // the same file twice, --exact with two files, --unmatched without --exact
   expect_input_error(pe(p(dir, "reads.fq")), "READS2 is READS", dir, {"o.bam"});
   expect_input_error("map --exact " + ref + " " + p(dir, "reads.fq") + " " + p(dir, "r2.fq") + " -o " + p(dir, "o.sam"),

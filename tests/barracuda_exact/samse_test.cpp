@@ -6,7 +6,10 @@
 // Also: the record steps on their own (drand48, MAPQ rule, global alignment CIGARs).
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
+#include <random>
+#include <sstream>
 #include <cstdlib>
 
 #include "aln_oracle.hpp"
@@ -220,4 +223,53 @@ TEST(BarracudaSampe, EqualsBwaOnRealSamtoolsPairs) {
                               "2>/dev/null && cat r1.1.fq r2.1.fq r3.1.fq > g1.fq && cat r1.2.fq r2.2.fq r3.2.fq > g2.fq").exit_code, 0);
   const auto a = map_both(dir, (dir / "chr17.fa").string(), (dir / "g1.fq").string(), (dir / "g2.fq").string());
   EXPECT_GE(a.records, 500u);
+}
+
+TEST(BarracudaSamse, EqualsBwaOnOddReads) {
+  if (!bct::have_bwa()) GTEST_SKIP() << "bwa/samtools not installed";
+  TempDir dir;
+  const auto ref = bct::tricky_reference(43);
+  bct::write_fasta(dir / "t.fa", ref);
+  // empty reads (bwa drops them), all N, 1..20 bases (huge repeats), lowercase, IUPAC codes, N runs,
+  // reads at the contig ends and across contigs, 500 bases
+  std::mt19937_64 rng(3);
+  std::string fwd;
+  for (const auto& r : ref) fwd += r.seq;
+  std::ostringstream o;
+  auto rec = [&](const std::string& s) {
+    static int i = 0;
+    o << "@o" << i++ << "\n" << s << "\n+\n" << std::string(s.size(), 'I') << "\n";
+  };
+  for (int i = 0; i < 300; ++i) {
+    switch (i % 10) {
+      case 0: rec(""); break;
+      case 1: rec(std::string(1 + rng() % 60, 'N')); break;
+      case 2: rec(bct::random_dna(rng, 1 + rng() % 20)); break;
+      case 3: {
+        std::string s = fwd.substr(rng() % (fwd.size() - 80), 80);
+        for (auto& c : s) c = static_cast<char>(std::tolower(c));
+        rec(s);
+        break;
+      }
+      case 4: {
+        std::string s = fwd.substr(rng() % (fwd.size() - 90), 90);
+        s[rng() % 90] = "RYKMSWBDHV"[rng() % 10];
+        rec(s);
+        break;
+      }
+      case 5: {
+        std::string s = fwd.substr(rng() % (fwd.size() - 100), 100);
+        s.replace(10 + rng() % 50, 8, "NNNNNNNN");
+        rec(s);
+        break;
+      }
+      case 6: rec(fwd.substr(20000 - 50 + rng() % 40, 100)); break;  // across chrA | chrB
+      case 7: rec(fwd.substr(fwd.size() - 100 + rng() % 20)); break;  // the very end
+      case 8: rec(fwd.substr(rng() % (fwd.size() - 500), 500)); break;
+      default: rec(bct::revcomp(fwd.substr(rng() % 200, 100)));  // the very start
+    }
+  }
+  bct::write_file(dir / "odd.fq", o.str());
+  const auto a = map_both(dir, (dir / "t.fa").string(), (dir / "odd.fq").string());
+  EXPECT_EQ(a.records, 270u);  // the 30 empty reads have no record
 }

@@ -107,6 +107,22 @@ void prepare(End& e, const AlnOptions& opt) {
   e.searched.len.assign(e.len.begin(), e.len.end());
 }
 
+void drop_empty(ReadBatch& b) {
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (b.seq[i].empty()) continue;
+    if (k != i) {
+      b.name[k] = std::move(b.name[i]);
+      b.seq[k] = std::move(b.seq[i]);
+      b.qual[k] = std::move(b.qual[i]);
+    }
+    ++k;
+  }
+  b.name.resize(k);
+  b.seq.resize(k);
+  b.qual.resize(k);
+}
+
 void count(AlnMapStats& st, const AlnRecord& r) {
   if (!r.aligned || (r.flag & 4)) {
     ++st.unmapped;
@@ -175,6 +191,14 @@ AlnMapStats run_aln_map(const AlnMapOptions& opt, const std::function<void(std::
           }
         }
         if (!more) break;
+        if (paired) {  // bwa drops empty reads from each file on its own, which would mispair them
+          for (int e = 0; e < 2; ++e)
+            for (std::size_t i = 0; i < b->end[e].reads.size(); ++i)
+              if (b->end[e].reads.seq[i].empty())
+                input_error(e ? opt.reads2 : mo.reads, "read " + b->end[e].reads.name[i] + " is empty (paired reads need bases)");
+        } else {
+          drop_empty(b->end[0].reads);  // as bwa aln/samse do: no record for an empty read
+        }
         for (int e = 0; e < (paired ? 2 : 1); ++e) prepare(b->end[e], opt.aln);
         first += b->end[0].reads.size();
         parse_s += since(tp);
