@@ -7,7 +7,7 @@
 // BC_BENCH_INEXACT_READS to change; reads with errors from an in-process model on the random genome),
 // the kernel alone, the mapping stage (kernel + transfers + the CPU for handed-back reads) on the GPU
 // and on all CPU cores, end to end FASTQ.gz -> BAM (single end), and the peer `bwa aln -t N` (+ samse)
-// on the same reads in the same run.
+// on the same reads in the same run (their files are removed at the end unless BC_BENCH_KEEP is set).
 #include <stdexcept>
 #include <benchmark/benchmark.h>
 #include <htslib/bgzf.h>
@@ -373,8 +373,12 @@ struct InexactSet {
   bc::ReadCodes reads;
   std::string source;  // "art_illumina HS25 100 bp" or "error model"
 };
-InexactSet* inexact_set(const std::string& genome) {
+std::map<std::string, std::unique_ptr<InexactSet>>& inexact_sets() {
   static std::map<std::string, std::unique_ptr<InexactSet>> sets;
+  return sets;
+}
+InexactSet* inexact_set(const std::string& genome) {
+  auto& sets = inexact_sets();
   if (auto it = sets.find(genome); it != sets.end()) return it->second.get();
   Genome* g = get_genome(genome);
   if (!g) return nullptr;
@@ -591,6 +595,83 @@ void BM_BwaAlnPeer(benchmark::State& state, const std::string& genome) {
   state.SetLabel(set->source);
 }
 
+// Paired end: 500 k art_illumina pairs of E. coli (100 bp, fragments 300 +- 30; half of
+// BC_BENCH_INEXACT_READS), written once; end to end through `map` and `bwa aln` x2 + `bwa sampe`.
+const fs::path& paired_set() {
+  static fs::path dir;
+  if (!dir.empty()) return dir;
+  InexactSet* set = inexact_set("ecoli");
+  if (!set || !fs::exists(set->dir / "art_ref.fa")) return dir;  // needs art_illumina
+  const std::string cmd = "art_illumina -ss HS25 -i " + (set->dir / "art_ref.fa").string() + " -l 100 -c " +
+                          std::to_string(inexact_reads_wanted() / 2) + " -p -m 300 -s 30 -rs 12 -na -q -o " +
+                          (set->dir / "pair").string() + " > /dev/null 2>&1 && gzip -f " + (set->dir / "pair1.fq").string() +
+                          " " + (set->dir / "pair2.fq").string();
+  if (std::system(cmd.c_str()) == 0) dir = set->dir;
+  return dir;
+}
+
+void BM_InexactEndToEndPaired(benchmark::State& state, bool gpu) {
+  if (gpu && !evk::gpu_environment().usable()) {
+    state.SkipWithError("no usable GPU");
+    return;
+  }
+  const fs::path& d = paired_set();
+  if (d.empty()) {
+    state.SkipWithError("genome data or art_illumina missing");
+    return;
+  }
+  bc::AlnMapOptions o;
+  o.map.ref = (d / "ref.fa").string();
+  o.map.reads = (d / "pair1.fq.gz").string();
+  o.reads2 = (d / "pair2.fq.gz").string();
+  o.map.out = (d / "pairs.bam").string();
+  o.map.gpu = gpu;
+  bc::AlnMapStats st;
+  for (auto _ : state) {
+    st = bc::run_aln_map(o);
+    state.SetIterationTime(st.total_s);
+  }
+  state.counters["reads_per_s"] = static_cast<double>(st.reads) / st.total_s;
+  state.counters["pairs"] = static_cast<double>(st.pairs);
+  state.counters["search_s"] = st.search_s;
+  state.counters["kernel_s"] = st.kernel_s;
+  state.counters["sam_s"] = st.sam_s;
+  state.counters["total_s"] = st.total_s;
+  state.counters["proper_pair_reads"] = static_cast<double>(st.proper_pairs);
+  state.counters["threads"] = std::thread::hardware_concurrency();
+}
+
+void BM_BwaSampePeer(benchmark::State& state) {
+  std::string bwa = std::getenv("BC_BENCH_BWA") ? std::getenv("BC_BENCH_BWA") : "";
+  if (bwa.empty() && std::system("command -v bwa > /dev/null 2>&1") == 0) bwa = "bwa";
+  const fs::path& d = paired_set();
+  if (bwa.empty() || d.empty()) {
+    state.SkipWithError("bwa, genome data or art_illumina missing");
+    return;
+  }
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  const std::string fa = (d / "ref.fa").string(), r1 = (d / "pair1.fq.gz").string(), r2 = (d / "pair2.fq.gz").string();
+  auto timed = [](const std::string& cmd) {
+    const auto t = std::chrono::steady_clock::now();
+    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("bench: failed: " + cmd);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  double aln_s = 0, sampe_s = 0;
+  for (auto _ : state) {
+    aln_s = timed(bwa + " aln -t " + std::to_string(threads) + " " + fa + " " + r1 + " > " + (d / "1.sai").string() + " 2> /dev/null") +
+            timed(bwa + " aln -t " + std::to_string(threads) + " " + fa + " " + r2 + " > " + (d / "2.sai").string() + " 2> /dev/null");
+    sampe_s = timed(bwa + " sampe " + fa + " " + (d / "1.sai").string() + " " + (d / "2.sai").string() + " " + r1 + " " + r2 +
+                    " > " + (d / "bwa_pairs.sam").string() + " 2> /dev/null");
+    state.SetIterationTime(aln_s + sampe_s);
+  }
+  const double n = static_cast<double>(inexact_reads_wanted() / 2 * 2);
+  state.counters["aln_s"] = aln_s;
+  state.counters["sampe_s"] = sampe_s;
+  state.counters["aln_reads_per_s"] = n / aln_s;
+  state.counters["reads_per_s"] = n / (aln_s + sampe_s);
+  state.counters["threads"] = threads;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -613,8 +694,18 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("BM_InexactEndToEnd/" + g + "/cpu").c_str(), BM_InexactEndToEnd, g, false)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("BM_BwaAlnPeer/" + g + "/aln_then_samse").c_str(), BM_BwaAlnPeer, g)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
   }
+  benchmark::RegisterBenchmark("BM_InexactEndToEndPaired/ecoli/gpu", BM_InexactEndToEndPaired, true)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_InexactEndToEndPaired/ecoli/cpu", BM_InexactEndToEndPaired, false)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_BwaSampePeer/ecoli/aln_x2_then_sampe", BM_BwaSampePeer)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
+  // the inexact data sets (index, reads, outputs) go unless BC_BENCH_KEEP is set (the device script
+  // keeps them to compare our GPU records with bwa's)
+  if (!std::getenv("BC_BENCH_KEEP"))
+    for (const auto& [name, set] : inexact_sets()) {
+      std::error_code ec;
+      fs::remove_all(set->dir, ec);
+    }
   return 0;
 }

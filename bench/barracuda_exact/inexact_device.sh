@@ -4,7 +4,7 @@
 #   2. bench_barracuda_exact's inexact benchmarks on E. coli: 1 M art_illumina reads (simulated there),
 #      the kernel alone, the mapping stage GPU and CPU, end to end GPU and CPU, and `bwa aln -t N` +
 #      `bwa samse` on the same reads and index in the same run;
-#   3. the agreement of our GPU records with bwa's on those 1 M reads (bc_sam_agree);
+#   3. the agreement of our GPU records with bwa's on those 1 M reads and on 500 k pairs (bc_sam_agree);
 #   4. with MBP set (e.g. 500): the same benchmarks on a random genome of MBP Mbp indexed in-process
 #      (reads from an error model; ~3 minutes of indexing for 500).
 # Run from the repository root. Usage: inexact_device.sh BUNDLE OUTDIR [MBP] [READS]
@@ -23,7 +23,7 @@ echo "host cores: $(nproc)" >> "$out/gpu.txt"
 if [ "$mbp" = 0 ]; then
   barracuda_exact_gpu_tests --gtest_filter='BarracudaInexactGpu.*' > "$out/gpu_tests.log" 2>&1
   echo "gpu tests: exit $?, $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/gpu_tests.log" | tr '\n' ' ')" | tee "$out/summary.txt"
-  TMPDIR=$W BC_BENCH_INEXACT_READS=$reads bench_barracuda_exact --benchmark_filter='Inexact.*/ecoli|BwaAlnPeer/ecoli' \
+  TMPDIR=$W BC_BENCH_KEEP=1 BC_BENCH_INEXACT_READS=$reads bench_barracuda_exact --benchmark_filter='Inexact.*/ecoli|BwaAlnPeer/ecoli|BwaSampePeer' \
     --benchmark_out="$out/bench_ecoli.json" --benchmark_out_format=json --benchmark_counters_tabular=true \
     > "$out/bench_ecoli.log" 2>&1
   echo "bench ecoli: exit $?" | tee -a "$out/summary.txt"
@@ -35,6 +35,14 @@ if [ "$mbp" = 0 ]; then
       > "$out/agreement.txt" 2>&1
     echo "agreement: exit $?" | tee -a "$out/summary.txt"
     head -2 "$out/agreement.txt" | tee -a "$out/summary.txt"
+  fi
+  if [ -n "$set_dir" ] && [ -f "$set_dir/bwa_pairs.sam" ]; then
+    barracuda_exact map --backend gpu -v --json "$set_dir/ref.fa" "$set_dir/pair1.fq.gz" "$set_dir/pair2.fq.gz" -o "$W/gpu_pairs.sam" \
+      > "$out/map_gpu_pairs.json" 2> "$out/map_gpu_pairs.log"
+    bc_sam_agree --label "500 k ART E. coli 100 bp pairs, GPU backend vs bwa aln x2 | sampe" --list 50 "$W/gpu_pairs.sam" \
+      "$set_dir/bwa_pairs.sam" > "$out/agreement_pairs.txt" 2>&1
+    echo "agreement pairs: exit $?" | tee -a "$out/summary.txt"
+    head -2 "$out/agreement_pairs.txt" | tee -a "$out/summary.txt"
   fi
 else
   TMPDIR=$W BC_BENCH_GENOME_MBP=$mbp BC_BENCH_INEXACT_READS=$reads bench_barracuda_exact \
