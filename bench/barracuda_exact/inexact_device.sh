@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# The inexact search on the GPU host, in one device call, from the bundle (`make bundle`):
-#   1. the inexact GPU tests (kernel vs CPU read by read, NVRTC builds, GI evaluation, tool GPU = CPU);
-#   2. bench_barracuda_exact's inexact benchmarks on E. coli: 1 M art_illumina reads (simulated there),
-#      the kernel alone, the mapping stage GPU and CPU, end to end GPU and CPU, and `bwa aln -t N` +
-#      `bwa samse` on the same reads and index in the same run;
-#   3. the agreement of our GPU records with bwa's on those 1 M reads and on 500 k pairs (bc_sam_agree);
-#   4. with MBP set (e.g. 500): the same benchmarks on a random genome of MBP Mbp indexed in-process
-#      (reads from an error model; ~3 minutes of indexing for 500).
-# Run from the repository root. Usage: inexact_device.sh BUNDLE OUTDIR [MBP] [READS]
+# The inexact search on the GPU host, from the bundle (`make bundle`), one mode per device call:
+#   tests  the inexact GPU tests (kernel vs CPU read by read, NVRTC builds, GI evaluation, the tool's
+#          GPU path = CPU path single and paired);
+#   ecoli  bench_barracuda_exact's inexact benchmarks on E. coli: 1 M art_illumina reads (simulated
+#          there; READS to change), the kernel alone, the mapping stage GPU and CPU, end to end GPU and
+#          CPU, `bwa aln -t N` + `bwa samse` on the same reads and index in the same run, 500 k pairs
+#          end to end and `bwa aln` x2 + `bwa sampe`; then our GPU records against bwa's on those reads
+#          and pairs (bc_sam_agree);
+#   MBP    (a number, e.g. 500) the same single-end benchmarks on a random genome of MBP Mbp indexed
+#          in-process (reads from an error model; ~3 minutes of indexing for 500).
+# Run from the repository root. Usage: inexact_device.sh BUNDLE OUTDIR tests|ecoli|MBP [READS]
 set -uo pipefail
-b=$(cd "${1:?usage: inexact_device.sh BUNDLE OUTDIR [MBP] [READS]}" && pwd)
+b=$(cd "${1:?usage: inexact_device.sh BUNDLE OUTDIR tests|ecoli|MBP [READS]}" && pwd)
 out=${2:?OUTDIR}
-mbp=${3:-0}
+mode=${3:?MODE}
 reads=${4:-1000000}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -20,13 +22,17 @@ W=$(mktemp -d /tmp/inexact-dev.XXXXXX)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv > "$out/gpu.txt" 2>&1
 echo "host cores: $(nproc)" >> "$out/gpu.txt"
 
-if [ "$mbp" = 0 ]; then
+case "$mode" in
+tests)
   barracuda_exact_gpu_tests --gtest_filter='BarracudaInexactGpu.*' > "$out/gpu_tests.log" 2>&1
   echo "gpu tests: exit $?, $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/gpu_tests.log" | tr '\n' ' ')" | tee "$out/summary.txt"
-  TMPDIR=$W BC_BENCH_KEEP=1 BC_BENCH_INEXACT_READS=$reads bench_barracuda_exact --benchmark_filter='Inexact.*/ecoli|BwaAlnPeer/ecoli|BwaSampePeer' \
+  ;;
+ecoli)
+  TMPDIR=$W BC_BENCH_KEEP=1 BC_BENCH_INEXACT_READS=$reads bench_barracuda_exact \
+    --benchmark_filter='Inexact.*/ecoli|BwaAlnPeer/ecoli|BwaSampePeer' \
     --benchmark_out="$out/bench_ecoli.json" --benchmark_out_format=json --benchmark_counters_tabular=true \
     > "$out/bench_ecoli.log" 2>&1
-  echo "bench ecoli: exit $?" | tee -a "$out/summary.txt"
+  echo "bench ecoli: exit $?" | tee "$out/summary.txt"
   set_dir=$(ls -d "$W"/bench_barracuda_inexact_ecoli_* 2> /dev/null | head -1)
   if [ -n "$set_dir" ] && [ -f "$set_dir/bwa.sam" ]; then
     barracuda_exact map --backend gpu -v --json "$set_dir/ref.fa" "$set_dir/reads.fq.gz" -o "$W/gpu.sam" \
@@ -37,18 +43,24 @@ if [ "$mbp" = 0 ]; then
     head -2 "$out/agreement.txt" | tee -a "$out/summary.txt"
   fi
   if [ -n "$set_dir" ] && [ -f "$set_dir/bwa_pairs.sam" ]; then
-    barracuda_exact map --backend gpu -v --json "$set_dir/ref.fa" "$set_dir/pair1.fq.gz" "$set_dir/pair2.fq.gz" -o "$W/gpu_pairs.sam" \
-      > "$out/map_gpu_pairs.json" 2> "$out/map_gpu_pairs.log"
+    barracuda_exact map --backend gpu -v --json "$set_dir/ref.fa" "$set_dir/pair1.fq.gz" "$set_dir/pair2.fq.gz" \
+      -o "$W/gpu_pairs.sam" > "$out/map_gpu_pairs.json" 2> "$out/map_gpu_pairs.log"
     bc_sam_agree --label "500 k ART E. coli 100 bp pairs, GPU backend vs bwa aln x2 | sampe" --list 50 "$W/gpu_pairs.sam" \
       "$set_dir/bwa_pairs.sam" > "$out/agreement_pairs.txt" 2>&1
     echo "agreement pairs: exit $?" | tee -a "$out/summary.txt"
     head -2 "$out/agreement_pairs.txt" | tee -a "$out/summary.txt"
   fi
-else
-  TMPDIR=$W BC_BENCH_GENOME_MBP=$mbp BC_BENCH_INEXACT_READS=$reads bench_barracuda_exact \
-    --benchmark_filter="Inexact.*/random$mbp|BwaAlnPeer/random$mbp" \
-    --benchmark_out="$out/bench_random$mbp.json" --benchmark_out_format=json --benchmark_counters_tabular=true \
-    > "$out/bench_random$mbp.log" 2>&1
-  echo "bench random$mbp: exit $?" | tee "$out/summary.txt"
-fi
+  ;;
+*[!0-9]* | "")
+  echo "inexact_device.sh: mode must be tests, ecoli or a genome size in Mbp" >&2
+  exit 2
+  ;;
+*)
+  TMPDIR=$W BC_BENCH_GENOME_MBP=$mode BC_BENCH_INEXACT_READS=$reads bench_barracuda_exact \
+    --benchmark_filter="Inexact.*/random$mode|BwaAlnPeer/random$mode" \
+    --benchmark_out="$out/bench_random$mode.json" --benchmark_out_format=json --benchmark_counters_tabular=true \
+    > "$out/bench_random$mode.log" 2>&1
+  echo "bench random$mode: exit $?" | tee "$out/summary.txt"
+  ;;
+esac
 rm -rf "$W"
