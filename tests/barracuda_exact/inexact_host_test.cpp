@@ -161,3 +161,14 @@ TEST(BarracudaInexactKernelOnHost, NvrtcCompilesTheKernelForTheGpuBackendAndGi) 
   EXPECT_THROW(p->compile_options({{"WARP", "1"}}), evk::InputError);
 }
 #endif
+
+TEST(BarracudaInexactKernelOnHost, GiInexactSubcommandHasItsOwnProblem) {
+  // `gi-inexact` is the engine's command set on the inexact kernel (its workers start as `gi-inexact worker`)
+  auto r = evk::testing::run_tool("barracuda_exact", "gi-inexact grammar --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"kernel\": \"barracuda_inexact\""), std::string::npos);
+  EXPECT_NE(r.out.find("\"entry\": \"cuda_inexact_match\""), std::string::npos);
+  auto e = evk::testing::run_tool("barracuda_exact", "gi grammar --json");
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_NE(e.out.find("\"kernel\": \"barracuda_exact\""), std::string::npos);
+}
