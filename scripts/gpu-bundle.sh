@@ -32,8 +32,12 @@ for t in stereo reg_deform barracuda_exact reg_known; do  # tools (and reg_defor
 done
 # The peer of bench_barracuda_exact: Debian's bwa needs only glibc >= 2.34 and zlib (the GPU host has both).
 if command -v bwa > /dev/null; then cp "$(command -v bwa)" "$DEST/bin/"; fi
+# The inexact benchmark simulates its reads there with art_illumina (+ libgsl, carried below), and
+# bench/barracuda_exact/inexact_device.sh compares our GPU records with bwa's by bc_sam_agree.
+if command -v art_illumina > /dev/null; then cp "$(command -v art_illumina)" "$DEST/bin/"; fi
+[ -x "$BUILD_DIR/bin/bc_sam_agree" ] && cp "$BUILD_DIR/bin/bc_sam_agree" "$DEST/bin/"
 # Non-system libraries the GPU host does not have (the rest of the closure ships with Ubuntu 24.04).
-carry_re='lib(hts|htscodecs|deflate|divsufsort(64)?|nifti[^/]*|znz|benchmark(_main)?|png16)\.so'
+carry_re='lib(hts|htscodecs|deflate|divsufsort(64)?|nifti[^/]*|znz|benchmark(_main)?|png16|gsl|gslcblas)\.so'
 for b in "$DEST"/bin/*; do
   ldd "$b" | awk '/=>/ {print $3}' | grep -E "$carry_re" || true
 done | sort -u | while read -r lib; do cp -L "$lib" "$DEST/lib/"; done

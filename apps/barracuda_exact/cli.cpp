@@ -1,5 +1,6 @@
 // barracuda_exact command line: argument parsing and printing only; the work lives in core/ and io/.
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -10,9 +11,11 @@
 #include "evk/atomic_file.hpp"
 #include "evk/cli.hpp"
 #include "evk/gi/cli.hpp"
+#include "core/aln_gi_problem.hpp"
 #include "core/gi_problem.hpp"
 #include "evk/error.hpp"
 #include "io/index_files.hpp"
+#include "io/aln_run.hpp"
 #include "io/map_run.hpp"
 #include "io/sequences.hpp"
 
@@ -61,74 +64,181 @@ void add_index_command(CLI::App& app) {
   });
 }
 
+// bwa aln's -n: an integer is a maximum number of differences, a fraction a missing probability.
+void parse_max_diff(const std::string& v, bc::AlnOptions& o) {
+  char* end = nullptr;
+  if (v.find('.') != std::string::npos) {
+    const double f = std::strtod(v.c_str(), &end);
+    if (end == v.c_str() || *end || !(f > 0 && f < 1)) throw evk::InputError("--max-diff: " + v + " is neither an integer >= 0 nor a probability in (0, 1)");
+    o.fnr = static_cast<float>(f);
+    o.max_diff = -1;
+  } else {
+    const long n = std::strtol(v.c_str(), &end, 10);
+    if (end == v.c_str() || *end || n < 0 || n > 100) throw evk::InputError("--max-diff: " + v + " is neither an integer >= 0 nor a probability in (0, 1)");
+    o.max_diff = static_cast<int>(n);
+    o.fnr = -1.0f;
+  }
+}
+
+void print_exact_stats(const bc::MapOptions& mo, const evk::CommonOptions& co, const bc::MapStats& st) {
+  auto rate = [&](double s) { return s > 0 ? static_cast<double>(st.reads) / s : 0.0; };
+  if (co.json) {
+    nlohmann::json j = {{"mode", "exact"},
+                        {"reads", st.reads},
+                        {"exact_unique", st.unique},
+                        {"exact_repeat", st.repeat},
+                        {"unmatched", st.unmatched},
+                        {"bridging_contigs", st.bridging},
+                        {"backend", mo.gpu ? "gpu" : "cpu"},
+                        {"kernel_origin", st.kernel_origin},
+                        {"seconds", {{"index", st.index_s}, {"parse", st.parse_s}, {"transfer", st.transfer_s},
+                                     {"kernel", st.kernel_s}, {"match", st.match_s}, {"position_lookup", st.lookup_s},
+                                     {"write", st.write_s}, {"total", st.total_s}}},
+                        {"reads_per_s", {{"parse", rate(st.parse_s)}, {"kernel", rate(st.kernel_s)},
+                                         {"match", rate(st.match_s)}, {"position_lookup", rate(st.lookup_s)},
+                                         {"write", rate(st.write_s)}, {"end_to_end", rate(st.total_s)}}}};
+    std::cout << j.dump(2) << "\n";
+  } else if (mo.out != "-") {
+    auto pct = [&](std::uint64_t n) { return st.reads ? 100.0 * static_cast<double>(n) / static_cast<double>(st.reads) : 0.0; };
+    std::fprintf(stderr, "%llu reads: %llu exact unique (%.1f%%), %llu exact repeat (%.1f%%), %llu unmatched (%.1f%%); %.2f s, %.0f reads/s\n",
+                 static_cast<unsigned long long>(st.reads), static_cast<unsigned long long>(st.unique), pct(st.unique),
+                 static_cast<unsigned long long>(st.repeat), pct(st.repeat),
+                 static_cast<unsigned long long>(st.unmatched), pct(st.unmatched), st.total_s, rate(st.total_s));
+  }
+  if (!st.kernel_origin.empty()) evk::verbose_line(co, "kernel loaded from " + st.kernel_origin);
+  evk::verbose_line(co, "times (s): index " + std::to_string(st.index_s) + ", parse " + std::to_string(st.parse_s) +
+                            ", transfer " + std::to_string(st.transfer_s) + ", kernel " + std::to_string(st.kernel_s) +
+                            ", match " + std::to_string(st.match_s) + ", position lookup " + std::to_string(st.lookup_s) +
+                            ", write " + std::to_string(st.write_s) + ", total " + std::to_string(st.total_s));
+}
+
+void print_aln_stats(const bc::AlnMapOptions& ao, const evk::CommonOptions& co, const bc::AlnMapStats& st) {
+  auto rate = [&](double s) { return s > 0 ? static_cast<double>(st.reads) / s : 0.0; };
+  const std::uint64_t mapped = st.unique + st.repeat;
+  if (co.json) {
+    nlohmann::json by = nlohmann::json::object();
+    for (int d = 0; d < 8; ++d) by[d < 7 ? std::to_string(d) : "7+"] = st.by_diff[d];
+    nlohmann::json j = {{"mode", ao.reads2.empty() ? "single" : "paired"},
+                        {"reads", st.reads},
+                        {"pairs", st.pairs},
+                        {"mapped", mapped},
+                        {"exact", st.by_diff[0]},
+                        {"inexact", mapped - st.by_diff[0]},
+                        {"mapped_by_edit_distance", by},
+                        {"unique", st.unique},
+                        {"repeat", st.repeat},
+                        {"gapped", st.gapped},
+                        {"unmapped", st.unmapped},
+                        {"proper_pairs_reads", st.proper_pairs},
+                        {"mate_rescued", st.mate_rescued},
+                        {"gpu_fallback_reads", st.gpu_fallback},
+                        {"backend", ao.map.gpu ? "gpu" : "cpu"},
+                        {"seconds", {{"index", st.index_s}, {"parse", st.parse_s}, {"search", st.search_s},
+                                     {"kernel", st.kernel_s}, {"transfer", st.transfer_s}, {"sam", st.sam_s},
+                                     {"write", st.write_s}, {"total", st.total_s}}},
+                        {"reads_per_s", {{"search", rate(st.search_s)}, {"kernel", rate(st.kernel_s)},
+                                         {"sam", rate(st.sam_s)}, {"end_to_end", rate(st.total_s)}}}};
+    std::cout << j.dump(2) << "\n";
+  } else if (ao.map.out != "-") {
+    auto pct = [&](std::uint64_t n) { return st.reads ? 100.0 * static_cast<double>(n) / static_cast<double>(st.reads) : 0.0; };
+    std::fprintf(stderr, "%llu reads: %llu mapped (%.1f%%; %llu exact, %llu with differences, %llu gapped), %llu repeat, %llu unmapped (%.1f%%); %.2f s, %.0f reads/s\n",
+                 static_cast<unsigned long long>(st.reads), static_cast<unsigned long long>(mapped), pct(mapped),
+                 static_cast<unsigned long long>(st.by_diff[0]), static_cast<unsigned long long>(mapped - st.by_diff[0]),
+                 static_cast<unsigned long long>(st.gapped), static_cast<unsigned long long>(st.repeat),
+                 static_cast<unsigned long long>(st.unmapped), pct(st.unmapped), st.total_s, rate(st.total_s));
+  }
+  evk::verbose_line(co, "times (s): index " + std::to_string(st.index_s) + ", parse " + std::to_string(st.parse_s) +
+                            ", search " + std::to_string(st.search_s) + " (kernel " + std::to_string(st.kernel_s) +
+                            ", transfer " + std::to_string(st.transfer_s) + "), sam " + std::to_string(st.sam_s) +
+                            ", write " + std::to_string(st.write_s) + ", total " + std::to_string(st.total_s));
+}
+
 void add_map_command(CLI::App& app, const std::string& command_line) {
-  auto* cmd = app.add_subcommand("map", "Map reads exactly (BarraCUDA's kernel on the GPU) and write SAM/BAM like bwa aln -n 0 -o 0 | bwa samse");
-  auto mo = std::make_shared<bc::MapOptions>();
+  auto* cmd = app.add_subcommand("map",
+                                 "Map reads as bwa aln + samse/sampe (inexact: mismatches and a gap; single or paired "
+                                 "end), or exactly with --exact (BarraCUDA's exact kernel on the GPU)");
+  auto ao = std::make_shared<bc::AlnMapOptions>();
   auto co = std::make_shared<evk::CommonOptions>();
-  mo->command_line = command_line;
-  cmd->add_option("REF", mo->ref, "Reference FASTA whose index files (REF.bwt ...) exist")->required();
-  cmd->add_option("READS", mo->reads, "Reads: FASTQ or FASTA, plain or gzip ('-' = stdin)")->required();
-  cmd->add_option("-o,--output", mo->out, "Output .sam or .bam ('-' = SAM on stdout)")->required();
-  cmd->add_option("--unmatched", mo->unmatched, "Also write reads without an exact hit here (FASTQ.gz)");
-  cmd->add_option("-t,--threads", mo->threads, "CPU threads (0 = all cores)")->check(CLI::NonNegativeNumber);
+  auto exact = std::make_shared<bool>(false);
+  auto max_diff = std::make_shared<std::string>();
+  auto max_gape = std::make_shared<int>(-1);
+  bc::MapOptions& mo = ao->map;
+  bc::AlnOptions& a = ao->aln;
+  bc::PeOptions& pe = ao->pe;
+  mo.command_line = command_line;
+  cmd->add_option("REF", mo.ref, "Reference FASTA whose index files (REF.bwt ...) exist")->required();
+  cmd->add_option("READS", mo.reads, "Reads: FASTQ or FASTA, plain or gzip ('-' = stdin)")->required();
+  cmd->add_option("READS2", ao->reads2, "Second ends of pairs (paired mode, as bwa sampe): same count and order as READS");
+  cmd->add_option("-o,--output", mo.out, "Output .sam or .bam ('-' = SAM on stdout)")->required();
+  cmd->add_option("-t,--threads", mo.threads, "CPU threads (0 = all cores)")->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--exact", *exact, "Exact matches only (bwa aln -n 0 -o 0 | samse, the exact kernel): single end");
+  cmd->add_option("--unmatched", mo.unmatched, "With --exact: also write reads without an exact hit here (FASTQ.gz)");
+  cmd->add_option("-R,--read-group", ao->read_group, "Read group header line such as '@RG\\tID:foo\\tSM:bar' (RG:Z on every record)");
+  auto* g = cmd->add_option_group("search", "bwa aln's options");
+  g->add_option("--max-diff", *max_diff, "Maximum differences (INT) or missing probability at 2% error (FLOAT) [0.04]");
+  g->add_option("--max-gap-open", a.max_gapo, "Maximum gap opens [1]")->check(CLI::NonNegativeNumber);
+  g->add_option("--max-gap-ext", *max_gape, "Maximum gap extensions; set, they no longer count as differences [-1: long gaps off]");
+  g->add_option("--indel-end-skip", a.indel_end_skip, "No indel within INT bp of the ends [5]")->check(CLI::NonNegativeNumber);
+  g->add_option("--max-del-occ", a.max_del_occ, "Maximum occurrences for extending a long deletion [10]")->check(CLI::NonNegativeNumber);
+  g->add_option("--seed-len", a.seed_len, "Seed length [32]")->check(CLI::PositiveNumber);
+  g->add_option("--seed-diff", a.max_seed_diff, "Maximum differences in the seed [2]")->check(CLI::NonNegativeNumber);
+  g->add_option("--queue-limit", a.max_entries, "Maximum entries in the search queue [2000000]")->check(CLI::PositiveNumber);
+  g->add_option("--mismatch", a.s_mm, "Mismatch penalty [3]")->check(CLI::NonNegativeNumber);
+  g->add_option("--gap-open", a.s_gapo, "Gap open penalty [11]")->check(CLI::NonNegativeNumber);
+  g->add_option("--gap-ext", a.s_gape, "Gap extension penalty [4]")->check(CLI::NonNegativeNumber);
+  g->add_option("--max-best", a.max_top2, "Stop searching when there are more than INT equally best hits [30]")->check(CLI::NonNegativeNumber);
+  g->add_option("--trim-q", a.trim_qual, "Quality threshold for read trimming down to 35 bp [0]")->check(CLI::NonNegativeNumber);
+  auto* p = cmd->add_option_group("pairing", "bwa sampe's options");
+  p->add_option("--max-insert", pe.max_isize, "Maximum insert size when it cannot be inferred [500]")->check(CLI::PositiveNumber);
+  p->add_option("--max-occ-pair", pe.max_occ, "Maximum occurrences of one end for pairing [100000]")->check(CLI::PositiveNumber);
+  p->add_option("--pair-hits", pe.n_multi, "Maximum hits in XA for paired reads [3]")->check(CLI::NonNegativeNumber);
+  p->add_option("--discordant-hits", pe.N_multi, "Maximum hits in XA for discordant pairs [10]")->check(CLI::NonNegativeNumber);
+  p->add_option("--chimeric-prior", pe.ap_prior, "Prior of the chimeric rate (lower bound) [1e-05]")->check(CLI::PositiveNumber);
+  p->add_flag("!--no-rescue", pe.sw, "No Smith-Waterman rescue of the unmapped mate");
+  p->add_flag("--no-isize", pe.force_isize, "No insert size estimate (and no rescue)");
   evk::add_common_options(cmd, *co);
-  cmd->callback([mo, co] {
+  cmd->callback([ao, co, exact, max_diff, max_gape] {
+    bc::MapOptions& m = ao->map;
+    if (!max_diff->empty()) parse_max_diff(*max_diff, ao->aln);
+    if (*max_gape > 0) {
+      ao->aln.max_gape = *max_gape;
+      ao->aln.gape_counts = false;
+    }
+    if (*exact && !ao->reads2.empty()) throw evk::InputError("--exact maps single-end reads only (no READS2)");
+    if (!*exact && !m.unmatched.empty()) throw evk::InputError("--unmatched: only with --exact");
+    if (!ao->reads2.empty() && ao->reads2 == m.reads) throw evk::InputError(ao->reads2 + ": READS2 is READS (give the second ends' file)");
     const evk::BackendChoice be = evk::choose_backend(*co);
     const bool gpu = be.backend == evk::Backend::gpu;
     const bool file_choice = co->kernel != "auto" && co->kernel != "original" && co->kernel != "evolved";
     std::string variant = "cpu reference";
-    if (gpu || file_choice) {  // a genome FILE is checked even when the CPU backend will not use it
+    if (*exact && (gpu || file_choice)) {  // a genome FILE is checked even when the CPU backend will not use it
       evk::Registry reg = bc::make_registry();
       if (gpu) reg.load_overlay(evk::default_overlay_dir());
       const evk::DeviceKey key = gpu ? evk::DeviceKey{be.device.cc(), be.device.name} : evk::DeviceKey{};
-      const evk::Request req = gpu ? bc::make_request(bc::read_reference_length(mo->ref)) : evk::Request{};
+      const evk::Request req = gpu ? bc::make_request(bc::read_reference_length(m.ref)) : evk::Request{};
       const evk::Selection sel = reg.select("barracuda_exact", key, co->kernel, req);
       const bc::KernelVariant kv = bc::resolve_kernel_variant(sel.variant);
       if (gpu) {
-        mo->gpu = true;
-        mo->device = be.device.index;
-        mo->kernel_config = kv.config;
-        mo->kernel_source = kv.source;
+        m.kernel_config = kv.config;
+        m.kernel_source = kv.source;
         variant = "kernel " + sel.variant.id + " [" + evk::to_string(sel.variant.source) + "] (" + sel.rule + "): " +
                   kv.describe();
       } else {
         variant += " (--kernel " + co->kernel + " is valid but only used by the GPU backend)";
       }
+    } else if (!*exact) {
+      if (co->kernel != "auto" && co->kernel != "original")
+        throw evk::InputError("--kernel " + co->kernel + ": the inexact kernel has no variants yet (use --exact for the exact kernel's)");
+      if (gpu) variant = "inexact kernel (original)";
     }
-    evk::verbose_line(*co, "backend: " + (be.backend == evk::Backend::gpu ? "GPU " + be.device.name : "CPU (" + be.reason + ")") +
-                               ", " + variant);
-    if (mo->out != "-") evk::check_not_an_input(mo->out, {mo->reads, mo->ref});
-    if (!mo->unmatched.empty()) evk::check_not_an_input(mo->unmatched, {mo->reads, mo->ref, mo->out});
-    const bc::MapStats st = bc::run_map(*mo);
-    if (!st.kernel_origin.empty()) evk::verbose_line(*co, "kernel loaded from " + st.kernel_origin);
-    auto rate = [&](double s) { return s > 0 ? static_cast<double>(st.reads) / s : 0.0; };
-    if (co->json) {
-      nlohmann::json j = {{"reads", st.reads},
-                          {"exact_unique", st.unique},
-                          {"exact_repeat", st.repeat},
-                          {"unmatched", st.unmatched},
-                          {"bridging_contigs", st.bridging},
-                          {"backend", mo->gpu ? "gpu" : "cpu"},
-                          {"kernel", variant},
-                          {"kernel_origin", st.kernel_origin},
-                          {"seconds", {{"index", st.index_s}, {"parse", st.parse_s}, {"transfer", st.transfer_s},
-                                       {"kernel", st.kernel_s}, {"match", st.match_s}, {"position_lookup", st.lookup_s},
-                                       {"write", st.write_s}, {"total", st.total_s}}},
-                          {"reads_per_s", {{"parse", rate(st.parse_s)}, {"kernel", rate(st.kernel_s)},
-                                           {"match", rate(st.match_s)}, {"position_lookup", rate(st.lookup_s)},
-                                           {"write", rate(st.write_s)}, {"end_to_end", rate(st.total_s)}}}};
-      std::cout << j.dump(2) << "\n";
-    } else if (mo->out != "-") {
-      auto pct = [&](std::uint64_t n) { return st.reads ? 100.0 * static_cast<double>(n) / static_cast<double>(st.reads) : 0.0; };
-      std::fprintf(stderr, "%llu reads: %llu exact unique (%.1f%%), %llu exact repeat (%.1f%%), %llu unmatched (%.1f%%); %.2f s, %.0f reads/s\n",
-                   static_cast<unsigned long long>(st.reads), static_cast<unsigned long long>(st.unique), pct(st.unique),
-                   static_cast<unsigned long long>(st.repeat), pct(st.repeat),
-                   static_cast<unsigned long long>(st.unmatched), pct(st.unmatched), st.total_s, rate(st.total_s));
-    }
-    evk::verbose_line(*co, "times (s): index " + std::to_string(st.index_s) + ", parse " + std::to_string(st.parse_s) +
-                               ", transfer " + std::to_string(st.transfer_s) + ", kernel " + std::to_string(st.kernel_s) +
-                               ", match " + std::to_string(st.match_s) + ", position lookup " + std::to_string(st.lookup_s) +
-                               ", write " + std::to_string(st.write_s) + ", total " + std::to_string(st.total_s));
+    m.gpu = gpu;
+    m.device = gpu ? be.device.index : 0;
+    evk::verbose_line(*co, "backend: " + (gpu ? "GPU " + be.device.name : "CPU (" + be.reason + ")") + ", " + variant +
+                               (*exact ? ", exact mode" : ao->reads2.empty() ? ", bwa aln + samse" : ", bwa aln + sampe"));
+    if (m.out != "-") evk::check_not_an_input(m.out, {m.reads, m.ref, ao->reads2});
+    if (!m.unmatched.empty()) evk::check_not_an_input(m.unmatched, {m.reads, m.ref, m.out});
+    if (*exact) print_exact_stats(m, *co, bc::run_map(m));
+    else print_aln_stats(*ao, *co, bc::run_aln_map(*ao));
   });
 }
 
@@ -140,5 +250,8 @@ int main(int argc, char** argv) {
   add_index_command(*app);
   add_map_command(*app, join_args(argc, argv));
   evk::gi::add_gi_command(*app, [] { return evk::barracuda_exact::make_gi_problem(); });
+  evk::gi::add_gi_command(
+      *app, [] { return evk::barracuda_exact::make_inexact_gi_problem(); }, "gi-inexact",
+      "Genetic improvement of the inexact-search kernel (problem barracuda_inexact): the same commands as gi");
   return evk::run_cli(*app, argc, argv);
 }

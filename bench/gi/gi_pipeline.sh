@@ -7,6 +7,8 @@
 # every step, so a cut run still returns what was done. A summary goes to OUTDIR/summary.txt and the
 # genomes to OUTDIR/TOOL/. Run it from the repository root (the device tool's working copy).
 # Usage: gi_pipeline.sh BUNDLE OUTDIR "TOOL..." [POP] [GENERATIONS] [DEADLINE_S] [CASES]
+# A TOOL may name another GI subcommand of the tool as TOOL:COMMAND (barracuda_exact:gi-inexact, the
+# inexact-search kernel); its results go to OUTDIR/TOOL-COMMAND.
 set -uo pipefail
 b=$(cd "${1:?usage: gi_pipeline.sh BUNDLE OUTDIR TOOLS [POP] [GENERATIONS] [DEADLINE_S] [CASES]}" && pwd)
 out=${2:?OUTDIR}
@@ -25,7 +27,12 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.g
 echo "host cores: $(nproc)" >> "$summary"
 
 ntools=$(wc -w <<< "$tools")
-for t in $tools; do
+for spec in $tools; do
+  tool=${spec%%:*}
+  gi=gi
+  [[ "$spec" == *:* ]] && gi=${spec#*:}
+  t=$tool
+  [ "$gi" != gi ] && t="$tool-$gi"
   work="$W/$t"
   mkdir -p "$work"
   # this tool's share of what is left
@@ -49,21 +56,21 @@ for t in $tools; do
   }
   # the search gets what is left after ~45% of the share kept for the steps after it
   run_cap=$(( share * 55 / 100 ))
-  step run "$run_cap" "$t" gi run --pop "$pop" --generations "$gens" --seed 1 --out run --json
+  step run "$run_cap" "$tool" "$gi" run --pop "$pop" --generations "$gens" --seed 1 --out run --json
   if [ ! -f "$work/run/best.genome" ] && [ -f "$work/run/checkpoint.json" ]; then
     # cut by its cap: close the run after its last checkpoint (best.genome is written at the end)
     done_gens=$(( $(wc -l < "$work/run/generations.csv") - 1 ))
-    step run_close 30 "$t" gi run --resume run --generations "$done_gens" --json
+    step run_close 30 "$tool" "$gi" run --resume run --generations "$done_gens" --json
   fi
   [ -f "$work/run/best.genome" ] && cp "$work/run/best.genome" "$work/best.genome"
   if [ -f "$work/best.genome" ]; then
-    step minimize 60 "$t" gi minimize best.genome -o min.genome --json
+    step minimize 60 "$tool" "$gi" minimize best.genome -o min.genome --json
     [ -f "$work/min.genome" ] || cp "$work/best.genome" "$work/min.genome"
-    step tune_original 60 "$t" gi tune -o pretuned.genome --json
+    step tune_original 60 "$tool" "$gi" tune -o pretuned.genome --json
     if [ -f "$work/pretuned.genome" ]; then pre=(--pretuned pretuned.genome); else pre=(); fi
-    step validate_min 50 "$t" gi validate min.genome "${pre[@]}" --cases "$cases" --json
-    step tune_evolved 60 "$t" gi tune min.genome -o evolved.genome --json
-    [ -f "$work/evolved.genome" ] && step validate_evolved 50 "$t" gi validate evolved.genome "${pre[@]}" --cases "$cases" --json
+    step validate_min 50 "$tool" "$gi" validate min.genome "${pre[@]}" --cases "$cases" --json
+    step tune_evolved 60 "$tool" "$gi" tune min.genome -o evolved.genome --json
+    [ -f "$work/evolved.genome" ] && step validate_evolved 50 "$tool" "$gi" validate evolved.genome "${pre[@]}" --cases "$cases" --json
   fi
   mkdir -p "$out/$t"
   for f in best min pretuned evolved; do

@@ -18,7 +18,7 @@
 #include "core/kernel_config.hpp"
 #include "core/kernel_variant.hpp"
 #include "core/match.hpp"
-#include "core/samse.hpp"
+#include "core/sai_samse.hpp"
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
 #include "io/index_files.hpp"

@@ -13,7 +13,7 @@
 #include "bwa_args.hpp"
 #include "core/kernel_config.hpp"
 #include "core/rand48.hpp"
-#include "core/samse.hpp"
+#include "core/sai_samse.hpp"
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
 #include "io/index_files.hpp"

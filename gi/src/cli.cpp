@@ -73,9 +73,10 @@ void write_result_genome(const Problem& p, const DeviceSummary& d, const std::st
                                   genome));
 }
 
-Worker::Options worker_options(int device, const std::string& log) {
+// `command`: the tool's GI subcommand ("gi", or another one for a second kernel of the tool).
+Worker::Options worker_options(const std::string& command, int device, const std::string& log) {
   Worker::Options o;
-  o.argv = {"/proc/self/exe", "gi", "worker", "--device", std::to_string(device)};
+  o.argv = {"/proc/self/exe", command, "worker", "--device", std::to_string(device)};
   o.stderr_path = log;
   return o;
 }
@@ -113,8 +114,8 @@ void step_progress(bool tty, const char* what, int done, int total) {
 
 }  // namespace
 
-void add_gi_command(CLI::App& app, MakeProblem make_problem) {
-  auto* gi = app.add_subcommand("gi", "Genetic improvement: re-evolve this tool's kernel for your GPU");
+void add_gi_command(CLI::App& app, MakeProblem make_problem, const std::string& command, const std::string& description) {
+  auto* gi = app.add_subcommand(command, description.empty() ? "Genetic improvement: re-evolve this tool's kernel for your GPU" : description);
   gi->require_subcommand(1);
 
   // ---- grammar
@@ -270,7 +271,7 @@ void add_gi_command(CLI::App& app, MakeProblem make_problem) {
           if (armed && !fs::exists(fs::path(dir) / "checkpoint.json")) fs::remove_all(dir, ec);
         }
       } cleanup{dir, created};
-      Worker w(worker_options(o->device, (fs::path(dir) / "worker.log").string()));
+      Worker w(worker_options(command, o->device, (fs::path(dir) / "worker.log").string()));
       GpuEvaluatorOptions eo;
       eo.compile_threads = o->threads;
       eo.ticks = o->ticks;
@@ -337,7 +338,7 @@ void add_gi_command(CLI::App& app, MakeProblem make_problem) {
       auto p = make_problem();
       Grammar g = make_grammar(*p);
       Genome x = parse_genome(g, read_genome_arg(*genome), *genome);
-      Worker w(worker_options(*device, ""));
+      Worker w(worker_options(command, *device, ""));
       auto ev = make_gpu_evaluator(*p, w);
       bool tty = ::isatty(2);
       auto r = minimize(g, *ev, x, {}, [&](int d, int t) { step_progress(tty, "gi minimize: gene", d, t); });
@@ -366,7 +367,7 @@ void add_gi_command(CLI::App& app, MakeProblem make_problem) {
       auto p = make_problem();
       Grammar g = make_grammar(*p);
       Genome x = genome->empty() ? empty_genome(g) : parse_genome(g, read_genome_arg(*genome), *genome);
-      Worker w(worker_options(*device, ""));
+      Worker w(worker_options(command, *device, ""));
       auto ev = make_gpu_evaluator(*p, w);
       bool tty = ::isatty(2);
       auto r = tune(g, *ev, x, {}, [&](int d, int t) { step_progress(tty, "gi tune: configuration", d, t); });
@@ -404,7 +405,7 @@ void add_gi_command(CLI::App& app, MakeProblem make_problem) {
       Genome x = parse_genome(g, read_genome_arg(*genome), *genome);
       Genome pre;
       if (!pretuned->empty()) pre = parse_genome(g, read_genome_arg(*pretuned), *pretuned);
-      Worker w(worker_options(*device, ""));
+      Worker w(worker_options(command, *device, ""));
       auto ev = make_gpu_evaluator(*p, w);
       ValidateOptions vo;
       vo.cases = *cases;

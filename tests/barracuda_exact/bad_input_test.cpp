@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <sstream>
 
 #include "evk_testing.hpp"
 #include "test_util.hpp"
@@ -112,7 +113,7 @@ TEST(BarracudaBadInput, MapRejectsBadReadsAndOutputs) {
   setup(dir);
   const std::string ref = p(dir, "ref.fa");
   auto map = [&](const std::string& reads, const std::string& out) {
-    return "map --backend cpu " + ref + " " + reads + " -o " + out + " --unmatched " + p(dir, "un.fq.gz");
+    return "map --exact --backend cpu " + ref + " " + reads + " -o " + out + " --unmatched " + p(dir, "un.fq.gz");
   };
   // quality length differs from sequence length
   bct::write_file(dir / "qual.fq", bct::read_file(dir / "reads.fq") + "@bad\nACGTACGT\n+\nIIII\n");
@@ -134,4 +135,68 @@ TEST(BarracudaBadInput, MapRejectsBadReadsAndOutputs) {
   // a missing index
   expect_input_error("map --backend cpu " + p(dir, "reads.fq") + " " + p(dir, "reads.fq") + " -o " + p(dir, "o.sam"),
                      "reads.fq.bwt", dir, {"o.sam"});
+}
+
+TEST(BarracudaBadInput, PairedFilesThatDoNotPairUpAndBadOptions) {
+  TempDir dir;
+  setup(dir);
+  const std::string ref = p(dir, "ref.fa");
+  const std::string one = bct::read_file(dir / "reads.fq");
+  // a second file with the same names (a /2 suffix is trimmed as bwa trims it)
+  std::string two;
+  {
+    std::istringstream in(one);
+    std::string l;
+    for (int i = 0; std::getline(in, l); ++i) two += (i % 4 == 0 ? l + "/2" : l) + "\n";
+  }
+  bct::write_file(dir / "r2.fq", two);
+  auto pe = [&](const std::string& r2) { return "map --backend cpu " + ref + " " + p(dir, "reads.fq") + " " + r2 + " -o " + p(dir, "o.bam"); };
+  // fewer reads in the second file (and in the first)
+  bct::write_file(dir / "short.fq", two.substr(0, two.size() / 2));
+  expect_input_error(pe(p(dir, "short.fq")), "short.fq", dir, {"o.bam"});
+  expect_input_error("map --backend cpu " + ref + " " + p(dir, "short.fq") + " " + p(dir, "reads.fq") + " -o " + p(dir, "o.bam"),
+                     "same number of reads", dir, {"o.bam"});
+  // a pair whose names differ
+  std::string renamed = two;
+  renamed.replace(renamed.find("@r57/2"), 6, "@x57/2");
+  bct::write_file(dir / "renamed.fq", renamed);
+  expect_input_error(pe(p(dir, "renamed.fq")), "x57", dir, {"o.bam"});
+  // one end FASTQ, the other FASTA
+  std::string fasta;
+  {
+    std::istringstream in(two);
+    std::string l;
+    for (int i = 0; std::getline(in, l); ++i)
+      if (i % 4 == 0) fasta += ">" + l.substr(1) + "\n";
+      else if (i % 4 == 1) fasta += l + "\n";
+  }
+  bct::write_file(dir / "r2.fa", fasta);
+  expect_input_error(pe(p(dir, "r2.fa")), "FASTA", dir, {"o.bam"});
+  // an empty read in a pair (bwa would drop it from one file and mispair the rest)
+  std::string empty = two;
+  const std::size_t at = empty.find("@r3/2\n") + 7;
+  empty.replace(at, empty.find('\n', at) - at, "");
+  const std::size_t q = empty.find("+\n", at) + 2;
+  empty.replace(q, empty.find('\n', q) - q, "");
+  bct::write_file(dir / "empty.fq", empty);
+  expect_input_error(pe(p(dir, "empty.fq")), "empty", dir, {"o.bam"});
+  // the same file twice, --exact with two files, --unmatched without --exact
+  expect_input_error(pe(p(dir, "reads.fq")), "READS2 is READS", dir, {"o.bam"});
+  expect_input_error("map --exact " + ref + " " + p(dir, "reads.fq") + " " + p(dir, "r2.fq") + " -o " + p(dir, "o.sam"),
+                     "single-end", dir, {"o.sam"});
+  expect_input_error("map " + ref + " " + p(dir, "reads.fq") + " -o " + p(dir, "o.sam") + " --unmatched " + p(dir, "u.fq.gz"),
+                     "--unmatched", dir, {"o.sam", "u.fq.gz"});
+  // read groups as bwa checks them, --max-diff values, an exact-kernel genome in inexact mode
+  const std::string se = "map --backend cpu " + ref + " " + p(dir, "reads.fq") + " -o " + p(dir, "o.sam");
+  expect_input_error(se + " -R 'ID:x'", "@RG", dir, {"o.sam"});
+  expect_input_error(se + " -R '@RG\\tSM:x'", "no ID", dir, {"o.sam"});
+  expect_input_error(se + " -R \"$(printf '@RG\\tID:x')\"", "literal tab", dir, {"o.sam"});
+  expect_input_error(se + " --max-diff 1.5", "--max-diff", dir, {"o.sam"});
+  expect_input_error(se + " --max-diff x", "--max-diff", dir, {"o.sam"});
+  bct::write_file(dir / "g.genome", "# kernel: barracuda_exact\nBLOCK_W=128\n");
+  expect_input_error(se + " --kernel " + p(dir, "g.genome"), "--kernel", dir, {"o.sam"});
+  // and the good pairs map
+  auto r = evk::testing::run_tool("barracuda_exact", pe(p(dir, "r2.fq")) + " --json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"pairs\": 200"), std::string::npos) << r.out;
 }

@@ -73,7 +73,7 @@ TEST(BarracudaGi, KernelFileWithABadGenomeExitsTwoWithOneLine) {
   for (const auto& c : cases) {
     write_genome(dir, c.file, c.kernel, c.body);
     const std::string out = (dir / (c.file + ".sam")).string();
-    auto r = evk::testing::run_tool("barracuda_exact", "map " + (dir / "ref.fa").string() + " " +
+    auto r = evk::testing::run_tool("barracuda_exact", "map --exact " + (dir / "ref.fa").string() + " " +
                                                            (dir / "reads.fq").string() + " -o " + out + " --kernel " +
                                                            (dir / c.file).string());
     EXPECT_EQ(r.exit_code, 2) << c.file << "\n" << r.err;
@@ -85,7 +85,7 @@ TEST(BarracudaGi, KernelFileWithABadGenomeExitsTwoWithOneLine) {
   EXPECT_EQ(bct::temp_files_in(dir.path()), 0);
   // the same reads with a valid genome file: accepted (the CPU backend ignores it, the GPU uses it)
   write_genome(dir, "good.genome", "barracuda_exact", "BLOCK_W=128 <_K_206>+<_K_205>");
-  auto r = evk::testing::run_tool("barracuda_exact", "map " + (dir / "ref.fa").string() + " " + (dir / "reads.fq").string() +
+  auto r = evk::testing::run_tool("barracuda_exact", "map --exact " + (dir / "ref.fa").string() + " " + (dir / "reads.fq").string() +
                                                          " -o " + (dir / "good.sam").string() + " --kernel " +
                                                          (dir / "good.genome").string());
   EXPECT_EQ(r.exit_code, 0) << r.err;

@@ -420,8 +420,8 @@ TEST(BarracudaGpu, ToolGpuPathEqualsCpuPath) {
   std::filesystem::copy_file(g, fa);
   auto x = evk::testing::run_tool("barracuda_exact", "index " + fa);
   ASSERT_EQ(x.exit_code, 0) << x.err;
-  auto gpu = evk::testing::run_tool("barracuda_exact", "map --backend gpu --kernel original " + fa + " " + r.string() + " -o -");
-  auto cpu = evk::testing::run_tool("barracuda_exact", "map --backend cpu " + fa + " " + r.string() + " -o -");
+  auto gpu = evk::testing::run_tool("barracuda_exact", "map --exact --backend gpu --kernel original " + fa + " " + r.string() + " -o -");
+  auto cpu = evk::testing::run_tool("barracuda_exact", "map --exact --backend cpu " + fa + " " + r.string() + " -o -");
   ASSERT_EQ(gpu.exit_code, 0) << gpu.err;
   ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
   auto body = [](const std::string& s) {
@@ -530,7 +530,7 @@ TEST(BarracudaGpu, ToolRunsGenomeFilesLikeTheCpu) {
   std::filesystem::copy_file(g, fa);
   auto x = evk::testing::run_tool("barracuda_exact", "index " + fa);
   ASSERT_EQ(x.exit_code, 0) << x.err;
-  auto cpu = evk::testing::run_tool("barracuda_exact", "map --backend cpu " + fa + " " + r.string() + " -o -");
+  auto cpu = evk::testing::run_tool("barracuda_exact", "map --exact --backend cpu " + fa + " " + r.string() + " -o -");
   ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
   ASSERT_GT(sam_body(cpu.out).size(), 100000u);
   std::vector<TestGenome> all(std::begin(kGenomes), std::end(kGenomes));
@@ -541,7 +541,7 @@ TEST(BarracudaGpu, ToolRunsGenomeFilesLikeTheCpu) {
       std::ofstream f(file);
       f << "# evokernels genome v1\n# kernel: barracuda_exact\n# cc: 9.0\n" << gn.text << "\n";
     }
-    auto gpu = evk::testing::run_tool("barracuda_exact", "map --backend gpu -v --kernel " + file + " " + fa + " " +
+    auto gpu = evk::testing::run_tool("barracuda_exact", "map --exact --backend gpu -v --kernel " + file + " " + fa + " " +
                                                              r.string() + " -o -");
     ASSERT_EQ(gpu.exit_code, 0) << gn.name << "\n" << gpu.err;
     // --verbose says which variant ran

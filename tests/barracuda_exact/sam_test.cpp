@@ -47,7 +47,7 @@ std::size_t compare_with_bwa(const TempDir& dir, const std::string& fasta, const
   const auto ours = dir / "ours.sam", theirs = dir / "bwa.sam";
   auto r = evk::testing::run_tool("barracuda_exact", "index " + fasta);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  r = evk::testing::run_tool("barracuda_exact", "map --backend cpu " + fasta + " " + reads + " -o " + ours.string());
+  r = evk::testing::run_tool("barracuda_exact", "map --exact --backend cpu " + fasta + " " + reads + " -o " + ours.string());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   // bwa runs on its own copy of the index (built by bwa index)
   const auto bdir = dir / "bwa";
@@ -219,7 +219,7 @@ TEST(BarracudaSam, BamIsReadableAndUnmatchedAreWritten) {
   write_tricky_reads(dir / "t.fq", bc::build_index(ref), false);
   ASSERT_EQ(evk::testing::run("gzip -k " + (dir / "t.fq").string()).exit_code, 0);
   ASSERT_EQ(evk::testing::run_tool("barracuda_exact", "index " + (dir / "t.fa").string()).exit_code, 0);
-  auto r = evk::testing::run_tool("barracuda_exact", "map --backend cpu --json " + (dir / "t.fa").string() + " " +
+  auto r = evk::testing::run_tool("barracuda_exact", "map --exact --backend cpu --json " + (dir / "t.fa").string() + " " +
                                                          (dir / "t.fq.gz").string() + " -o " + (dir / "o.bam").string() +
                                                          " --unmatched " + (dir / "un.fq.gz").string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -235,7 +235,7 @@ TEST(BarracudaSam, BamIsReadableAndUnmatchedAreWritten) {
   EXPECT_GT(std::stoi(nq.out), 500);
   EXPECT_NE(r.out.find("\"unmatched\""), std::string::npos);
   // SAM to stdout equals the BAM's records
-  auto s = evk::testing::run_tool("barracuda_exact", "map --backend cpu " + (dir / "t.fa").string() + " " +
+  auto s = evk::testing::run_tool("barracuda_exact", "map --exact --backend cpu " + (dir / "t.fa").string() + " " +
                                                          (dir / "t.fq").string() + " -o -");
   auto v = evk::testing::run("samtools view " + (dir / "o.bam").string());
   ASSERT_EQ(s.exit_code, 0);

@@ -1,32 +1,95 @@
-// bwa samse's reading of a read's alignments (bwa 0.7.17 bwa_aln2seq_core + bwa_cal_pac_pos), for
-// alignments in SA coordinates as a .sai file holds them: the primary occurrence drawn with bwa's
-// drand48 sequence (so the choice among a repeat's occurrences is bwa's own), the best and
-// second-best counts, the strand/position through the sampled SA, and the XA list of the other
-// occurrences when there are at most n_occ + 1. Exact alignments only (no mismatches or gaps: their
-// CIGAR/MD need the inexact work); InputError otherwise.
+// From the hit intervals of the inexact search to SAM records, as `bwa samse` 0.7.17 does it
+// (bwase.c; our own code): the primary hit drawn among the equally best intervals with bwa's own
+// random generator (glibc drand48 seeded by the index's seed, consumed in read order, so ties are
+// broken exactly as bwa breaks them), MAPQ (37/25/23/0 and the c2 rule), SA row to position and
+// strand, gapped hits refined to a CIGAR by banded global alignment, NM and MD, trimmed reads'
+// soft clips, XT/X0/X1/XM/XO/XG and XA for up to 3 other hits.
+// The steps are exposed for the paired pipeline (core/sampe.*), which interleaves its own.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
-#include "core/hits.hpp"
+#include "core/aln_options.hpp"
+#include "core/aln_record.hpp"
+#include "core/aln_search.hpp"
 #include "core/index.hpp"
-#include "core/rand48.hpp"
+#include "core/match.hpp"
 
 namespace evk::barracuda_exact {
 
-// One alignment of a read: SA interval [k, l] and its differences (bwa's bwt_aln1_t).
-struct SaiAln {
-  std::uint64_t k = 0, l = 0;
-  std::uint32_t n_mm = 0, n_gapo = 0, n_gape = 0, score = 0, n_ins = 0, n_del = 0;
-  bool exact() const { return n_mm == 0 && n_gapo == 0 && n_gape == 0 && n_ins == 0 && n_del == 0; }
-  bool operator==(const SaiAln&) const = default;
+// glibc's drand48 (48-bit linear congruential generator), seeded as srand48(seed).
+class Drand48 {
+ public:
+  explicit Drand48(long seed = 11)
+      : x_((static_cast<std::uint64_t>(static_cast<std::uint32_t>(seed)) << 16) | 0x330e) {}
+  double next() {
+    x_ = (0x5deece66dull * x_ + 0xb) & ((1ull << 48) - 1);
+    return static_cast<double>(x_) / 281474976710656.0;  // 2^48
+  }
+  std::uint64_t state() const { return x_; }
+
+ private:
+  std::uint64_t x_;
 };
 
-// The alignment bwa aln -n 0 writes for an exact-match interval (none when kl has no hit).
-std::vector<SaiAln> exact_alns(const KL& kl);
+enum AlnType : int { kNoMatch = 0, kUnique = 1, kRepeat = 2, kMateSw = 3 };
 
-// bwa samse's hit for a read of length len with these alignments; rng is the run's one drand48
-// stream (seeded with the index's seed, consumed read by read in input order).
-Hit samse_hit(const BwtIndex& idx, const std::vector<SaiAln>& alns, std::uint32_t len, Rand48& rng, int n_occ = 3);
+struct MultiHit {  // an alternative hit (XA)
+  std::uint64_t pos = 0;  // SA row until positions are computed, then forward position
+  int strand = 0;
+  std::uint32_t gap = 0, mm = 0;
+  int ref_shift = 0;
+  std::vector<std::uint32_t> cigar;  // gapped hits only
+};
+
+// A read's alignment state between the steps (bwa's bwa_seq_t, alignment part).
+struct SeqAln {
+  int len = 0, full_len = 0;  // after -q trimming (the whole read once refined), and before
+  int clip_len = 0;           // the searched length (bwa's XC when < full_len)
+  int type = kNoMatch;
+  std::uint32_t n_mm = 0, n_gapo = 0, n_gape = 0;
+  int ref_shift = 0, score = 0;
+  std::uint64_t sa = 0, c1 = 0, c2 = 0;
+  std::uint64_t pos = 0;  // forward-strand position; ~0 = none
+  int strand = 0;
+  int mapq = 0, seq_q = 0;
+  std::uint16_t extra_flag = 0;
+  bool has_cigar = false;
+  std::vector<std::uint32_t> cigar;
+  std::vector<MultiHit> multi;
+  std::string md;
+  int nm = 0;
+};
+
+// bwa_aln2seq_core: the primary among the best-scoring intervals (drawing from rng), counts c1/c2
+// and the type (set_main); and the alternative hits when there are at most n_multi + 1 (n_multi > 0).
+void aln_choose(const Aln* alns, std::uint32_t n, Drand48& rng, SeqAln& s);
+void aln_multi(const Aln* alns, std::uint32_t n, int n_multi, SeqAln& s);
+// bwa_approx_mapQ with the read's maximum differences.
+int approx_mapq(const SeqAln& s, int max_diff);
+// bwa_sa2pos: forward position of SA row sa for a hit of ref_len reference bases (~0 when it
+// spans the forward/reverse boundary); strand 1 = reverse.
+std::uint64_t sa_to_pos(const BwtIndex& idx, std::uint64_t sa, int ref_len, int& strand);
+// Positions of the primary (and MAPQ) and of the alternative hits (bwa_cal_pac_pos for one read).
+void se_positions(const BwtIndex& idx, const AlnOptions& opt, SeqAln& s);
+void multi_positions(const BwtIndex& idx, SeqAln& s);
+// bwa_refine_gapped for one read: CIGARs of gapped hits, MD/NM, soft clips of trimmed reads.
+// codes: the read's codes (its first len are searched).
+void refine_read(const BwtIndex& idx, const std::uint8_t* codes, SeqAln& s);
+// bwa_print_sam1's fields (mate: the other end of a pair, or null).
+AlnRecord make_record(const BwtIndex& idx, SeqAln& s, SeqAln* mate, int max_top2);
+
+// Reads of a batch as the SAM stages need them: codes of the whole reads and the searched length.
+struct AlnReads {
+  const ReadCodes* codes = nullptr;      // whole reads (full_len = codes->len[i])
+  const std::vector<int>* len = nullptr; // searched (trimmed) length per read
+};
+
+// The single-end pipeline over a batch (bwa samse): the primary choice runs in read order on rng
+// (call batches in file order with one generator seeded by idx.seed for bwa's exact choices), the
+// rest in `threads` threads. One record per read.
+std::vector<AlnRecord> samse_batch(const BwtIndex& idx, const AlnReads& reads, const AlnBatch& alns,
+                                   const AlnOptions& opt, Drand48& rng, int threads = 0);
 
 }  // namespace evk::barracuda_exact

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/samse.hpp"
+#include "core/sai_samse.hpp"
 
 namespace evk::barracuda_exact {
 

@@ -1,0 +1,230 @@
+#if defined(EVK_HAVE_CUDA)
+#include "core/aln_gpu.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+
+#include "evk/cuda_check.hpp"
+#include "evk/error.hpp"
+#include "evk/gi/genome.hpp"
+#include "evk_kernels/barracuda_inexact_kernel.hpp"
+
+namespace evk::barracuda_exact {
+
+static_assert(sizeof(AlnKernelParams) == 14 * sizeof(int), "mirrors the kernel's aln_params");
+
+std::vector<std::string> InexactKernelConfig::nvrtc_options() const {
+  return {"-DBLOCK_W=" + std::to_string(block_w), "-DSTACK_CAP=" + std::to_string(stack_cap),
+          "-DALN_CAP=" + std::to_string(aln_cap), "-DMAX_LEN=" + std::to_string(max_len)};
+}
+
+namespace {
+void validate(const InexactKernelConfig& c) {
+  if (c.block_w < 32 || c.block_w > 1024 || c.block_w % 32) throw InputError("inexact kernel: BLOCK_W must be a multiple of 32 up to 1024");
+  if (c.stack_cap < 1 || c.stack_cap > 4095) throw InputError("inexact kernel: STACK_CAP must be 1..4095");
+  if (c.aln_cap < 1 || c.aln_cap > 64) throw InputError("inexact kernel: ALN_CAP must be 1..64");
+  if (c.max_len < 1 || c.max_len > 511) throw InputError("inexact kernel: MAX_LEN must be 1..511");
+  if (c.threads_per_sm < 0 || c.threads_per_sm > 2048) throw InputError("inexact kernel: threads per SM must be 0..2048");
+}
+bool default_limits(const InexactKernelConfig& c) {
+  InexactKernelConfig d;
+  d.threads_per_sm = c.threads_per_sm;
+  return c == d;
+}
+}  // namespace
+
+CudaLibrary load_inexact_kernel(const InexactKernelConfig& cfg, int cc, const std::string& source) {
+  validate(cfg);
+  const KernelImage& img = barracuda_inexact_kernel();
+  if (source.empty() && default_limits(cfg) && img.fatbin_size > 0) return CudaLibrary(img.fatbin);
+  NvrtcRequest req;
+  req.source = source.empty() ? std::string(img.text()) : source;
+  req.name = source.empty() ? "inexact.cu" : "inexact_evolved.cu";
+  req.options = cfg.nvrtc_options();
+  for (auto& o : gi::source_nvrtc_options(req.source)) req.options.push_back(o);
+  req.cc = cc;
+  NvrtcResult r = CompileCache().compile(req);
+  if (!r.ok) throw std::runtime_error("NVRTC failed for the inexact kernel: " + r.log);
+  return CudaLibrary(r.cubin.data());
+}
+
+InexactDevice::InexactDevice(const BwtIndex& idx, const AlnOptions& opt, int device, int stack_cap, int max_len,
+                             int threads_per_sm)
+    : opt_(opt), bwt_((EVK_CUDA(cudaSetDevice(device)), idx)), stack_cap_(stack_cap) {
+  EVK_CUDA(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
+  std::size_t free_b = 0, total_b = 0;
+  EVK_CUDA(cudaMemGetInfo(&free_b, &total_b));
+  const std::size_t per_thread = static_cast<std::size_t>(stack_cap) * 16;
+  const std::size_t budget = std::min<std::size_t>(std::size_t{4} << 30, free_b / 3);
+  std::size_t t = static_cast<std::size_t>(sms_) * static_cast<std::size_t>(threads_per_sm > 0 ? threads_per_sm : 512);
+  t = std::min(t, budget / per_thread);
+  t = t / 32 * 32;
+  if (t == 0) throw std::runtime_error("inexact kernel: not enough device memory for one warp's stacks");
+  n_threads_ = static_cast<std::uint32_t>(t);
+  stack_bytes_ = t * per_thread;
+  EVK_CUDA(cudaMalloc(&stack_, stack_bytes_));
+  const std::vector<int> md = aln_max_diff_table(opt_, max_len);
+  EVK_CUDA(cudaMalloc(&max_diff_, md.size() * sizeof(int)));
+  EVK_CUDA(cudaMemcpy(max_diff_, md.data(), md.size() * sizeof(int), cudaMemcpyHostToDevice));
+  EVK_CUDA(cudaMalloc(&counter_, sizeof(std::uint32_t)));
+}
+
+InexactDevice::~InexactDevice() {
+  cudaFree(stack_);
+  cudaFree(max_diff_);
+  cudaFree(counter_);
+  cudaFree(words_);
+  cudaFree(lens_);
+  cudaFree(n_out_);
+  cudaFree(aln_out_);
+}
+
+std::uint32_t InexactDevice::threads_for(int stack_cap, int threads_per_sm) const {
+  std::size_t t = static_cast<std::size_t>(sms_) * static_cast<std::size_t>(threads_per_sm > 0 ? threads_per_sm : 512);
+  t = std::min(t, stack_bytes_ / (static_cast<std::size_t>(stack_cap) * 16));
+  return static_cast<std::uint32_t>(t / 32 * 32);
+}
+
+void InexactDevice::grow(std::size_t words, std::size_t reads, int aln_cap) {
+  words = std::max<std::size_t>(words, 32);
+  reads = std::max<std::size_t>(reads, 1);
+  const std::size_t alns = reads * static_cast<std::size_t>(aln_cap) * 3;
+  if (words > cap_words_) {
+    cudaFree(words_);
+    cap_words_ = words + words / 4;
+    EVK_CUDA(cudaMalloc(&words_, cap_words_ * 4));
+  }
+  if (reads > cap_reads_) {
+    cudaFree(lens_);
+    cudaFree(n_out_);
+    cap_reads_ = reads + reads / 4;
+    EVK_CUDA(cudaMalloc(&lens_, cap_reads_ * 4));
+    EVK_CUDA(cudaMalloc(&n_out_, cap_reads_ * 4));
+  }
+  if (alns > cap_alns_) {
+    cudaFree(aln_out_);
+    cap_alns_ = alns + alns / 4;
+    EVK_CUDA(cudaMalloc(&aln_out_, cap_alns_ * 8));
+  }
+}
+
+void InexactDevice::upload(const ReadCodes& reads, int aln_cap, cudaStream_t s) {
+  n_ = reads.size();
+  if (n_ > 0xffffffffu) throw std::runtime_error("inexact kernel: batch too large");
+  aln_cap_ = aln_cap;
+  EVK_CUDA(cudaStreamSynchronize(s));  // the previous batch's buffers may still be in use
+  pack_reads(reads, pk_);
+  grow(pk_.words.size(), n_, aln_cap);
+  std::uint32_t max_len = 0;
+  for (auto l : reads.len) max_len = std::max(max_len, l);
+  params_ = aln_kernel_params(opt_, static_cast<int>(max_len));
+  if (n_ == 0) return;
+  EVK_CUDA(cudaMemcpyAsync(words_, pk_.words.data(), pk_.words.size() * 4, cudaMemcpyHostToDevice, s));
+  EVK_CUDA(cudaMemcpyAsync(lens_, pk_.len.data(), n_ * 4, cudaMemcpyHostToDevice, s));
+}
+
+void InexactDevice::poison(cudaStream_t s) {
+  if (n_) EVK_CUDA(cudaMemsetAsync(n_out_, 0xA5, n_ * 4, s));
+}
+
+void InexactDevice::launch(cudaKernel_t k, int block_w, int stack_cap, std::uint32_t threads, cudaStream_t s) {
+  if (n_ == 0) return;
+  if (stack_cap > stack_cap_) throw std::runtime_error("inexact kernel: STACK_CAP above the device buffers'");
+  const std::size_t bw = static_cast<std::size_t>(block_w);
+  const std::size_t fit = stack_bytes_ / (static_cast<std::size_t>(stack_cap) * 16);  // threads whose stacks fit
+  const std::size_t need = (n_ + bw - 1) / bw * bw;
+  std::size_t t = std::min<std::size_t>({threads, fit, need});
+  t = t / bw * bw;
+  if (t == 0) {
+    if (fit < bw) throw std::runtime_error("inexact kernel: one block's stacks exceed the allocation");
+    t = bw;
+  }
+  threads = static_cast<std::uint32_t>(t);
+  BwtConsts consts = bwt_.consts();
+  const std::uint32_t* bwt = bwt_.data();
+  std::uint32_t stride = pk_.stride, n32 = static_cast<std::uint32_t>(n_);
+  EVK_CUDA(cudaMemsetAsync(counter_, 0, 4, s));
+  void* args[] = {&bwt, &consts, &params_, &max_diff_, &words_, &lens_, &stride, &n32, &counter_, &stack_, &threads, &n_out_, &aln_out_};
+  evk::launch(k, dim3(threads / static_cast<std::uint32_t>(block_w)), dim3(static_cast<unsigned>(block_w)), args, 0, s);
+  EVK_CUDA_LAST();
+}
+
+void InexactDevice::download(std::vector<std::uint32_t>& n_out, std::vector<std::uint64_t>& aln_out, cudaStream_t s) {
+  n_out.assign(n_, 0);
+  aln_out.assign(n_ * static_cast<std::size_t>(aln_cap_) * 3, 0);
+  if (n_) {
+    EVK_CUDA(cudaMemcpyAsync(n_out.data(), n_out_, n_ * 4, cudaMemcpyDeviceToHost, s));
+    EVK_CUDA(cudaMemcpyAsync(aln_out.data(), aln_out_, aln_out.size() * 8, cudaMemcpyDeviceToHost, s));
+  }
+  EVK_CUDA(cudaStreamSynchronize(s));
+}
+
+GpuAligner::GpuAligner(const BwtIndex& idx, const AlnOptions& opt, int device, const InexactKernelConfig& cfg,
+                       const std::string& source)
+    : idx_(idx), opt_(opt), cfg_(cfg), supported_(aln_kernel_supports(opt, idx, cfg.max_len)),
+      dev_(idx, opt, device, (validate(cfg), cfg.stack_cap), cfg.max_len, cfg.threads_per_sm) {
+  int major = 0, minor = 0;
+  EVK_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  EVK_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  lib_ = load_inexact_kernel(cfg_, major * 10 + minor, source);
+  kernel_ = lib_.kernel(kAlnKernelEntry);
+  EVK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  for (auto& e : ev_) EVK_CUDA(cudaEventCreate(&e));
+}
+
+GpuAligner::~GpuAligner() {
+  for (auto& e : ev_) cudaEventDestroy(e);
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+void GpuAligner::run(const ReadCodes& reads, std::vector<std::uint32_t>& n_out, std::vector<std::uint64_t>& aln_out,
+                     GpuAlnTimes* times) {
+  EVK_CUDA(cudaEventRecord(ev_[0], stream_));
+  dev_.upload(reads, cfg_.aln_cap, stream_);
+  dev_.poison(stream_);  // every read must be answered
+  EVK_CUDA(cudaEventRecord(ev_[1], stream_));
+  dev_.launch(kernel_, cfg_.block_w, cfg_.stack_cap, dev_.max_threads(), stream_);
+  EVK_CUDA(cudaEventRecord(ev_[2], stream_));
+  dev_.download(n_out, aln_out, stream_);
+  EVK_CUDA(cudaEventRecord(ev_[3], stream_));
+  EVK_CUDA(cudaStreamSynchronize(stream_));
+  if (times) {
+    float ms = 0;
+    cudaEventElapsedTime(&ms, ev_[0], ev_[1]);
+    times->upload_ms += ms;
+    cudaEventElapsedTime(&ms, ev_[1], ev_[2]);
+    times->kernel_ms += ms;
+    cudaEventElapsedTime(&ms, ev_[2], ev_[3]);
+    times->download_ms += ms;
+  }
+}
+
+AlnBatch GpuAligner::search(const ReadCodes& reads, int cpu_threads, GpuAlnTimes* times) {
+  AlnBatch out;
+  if (!supported_) {  // options beyond the kernel's packed entries: the CPU does the batch
+    const auto t = std::chrono::steady_clock::now();
+    out = aln_search_batch(idx_, reads, opt_, cpu_threads);
+    if (times) {
+      times->fallback_reads += reads.size();
+      times->fallback_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    }
+    return out;
+  }
+  std::vector<std::uint32_t> n_out;
+  std::vector<std::uint64_t> aln_out;
+  run(reads, n_out, aln_out, times);
+  for (std::size_t i = 0; i < n_out.size(); ++i)
+    if (n_out[i] != kHandedBack && n_out[i] > static_cast<std::uint32_t>(cfg_.aln_cap))
+      throw std::runtime_error("inexact kernel: read " + std::to_string(i) + " not answered (" + std::to_string(n_out[i]) + ")");
+  const auto t = std::chrono::steady_clock::now();
+  const std::size_t back = merge_kernel_output(idx_, reads, opt_, n_out, aln_out, cfg_.aln_cap, cpu_threads, out);
+  if (times) {
+    times->fallback_reads += back;
+    times->fallback_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  }
+  return out;
+}
+
+}  // namespace evk::barracuda_exact
+#endif

@@ -1,0 +1,111 @@
+// GPU backend of the inexact search: the BWT resident on the device, reads uploaded per batch,
+// the inexact kernel (kernels/original/barracuda_exact/inexact.cu; embedded fatbin for the default
+// configuration, NVRTC for any other) run by persistent threads with their stacks in device memory,
+// and the reads it hands back searched on the CPU, so a batch's hit lists equal aln_search_batch's.
+#pragma once
+#if defined(EVK_HAVE_CUDA)
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/aln_kernel.hpp"
+#include "core/aln_search.hpp"
+#include "core/gpu_exact.hpp"
+#include "core/index.hpp"
+#include "core/match.hpp"
+#include "evk/cuda_library.hpp"
+
+namespace evk::barracuda_exact {
+
+// The kernel's compile-time limits and launch shape.
+struct InexactKernelConfig {
+  int block_w = kAlnKernelBlockW;
+  int stack_cap = kAlnKernelStackCap;
+  int aln_cap = kAlnKernelAlnCap;
+  int max_len = kAlnKernelMaxLen;
+  int threads_per_sm = 0;  // persistent threads per SM; 0 = 512 (within 4 GiB of stacks)
+  bool operator==(const InexactKernelConfig&) const = default;
+  std::vector<std::string> nvrtc_options() const;  // -D for the four macros
+};
+
+// Loads the kernel: the embedded fatbin for the original source with the default limits, else NVRTC
+// (cached) of `source` (empty: the original text) with cfg's macros.
+CudaLibrary load_inexact_kernel(const InexactKernelConfig& cfg, int cc, const std::string& source = {});
+
+struct GpuAlnTimes {
+  double upload_ms = 0, kernel_ms = 0, download_ms = 0, fallback_s = 0;
+  std::uint64_t fallback_reads = 0;
+};
+
+// The device side of the inexact search without the kernel: the BWT, a batch of reads, the
+// per-length maximum differences, the threads' stacks and the outputs; launch() runs any build of
+// the kernel (the GPU backend's, a GI candidate) over the uploaded batch.
+class InexactDevice {
+ public:
+  // stack_cap: the largest STACK_CAP of the kernels to be run; threads_per_sm: persistent threads
+  // per SM (0: 512), limited by a stack budget of min(4 GiB, a third of the free memory).
+  InexactDevice(const BwtIndex& idx, const AlnOptions& opt, int device, int stack_cap, int max_len, int threads_per_sm);
+  ~InexactDevice();
+  InexactDevice(const InexactDevice&) = delete;
+  InexactDevice& operator=(const InexactDevice&) = delete;
+  void upload(const ReadCodes& reads, int aln_cap, cudaStream_t s);  // async; reads' memory must stay until synced
+  void poison(cudaStream_t s);                                        // n_out := 0xa5a5a5a5
+  // Enqueues the kernel (built with STACK_CAP = stack_cap, at most the constructor's) with block_w
+  // threads per block over at most `threads` persistent threads (and as many as the stacks allow).
+  void launch(cudaKernel_t k, int block_w, int stack_cap, std::uint32_t threads, cudaStream_t s);
+  void download(std::vector<std::uint32_t>& n_out, std::vector<std::uint64_t>& aln_out, cudaStream_t s);  // syncs
+  std::uint32_t max_threads() const { return n_threads_; }  // for stack_cap
+  std::uint32_t threads_for(int stack_cap, int threads_per_sm) const;  // within the same stack memory
+  std::size_t size() const { return n_; }
+  int sms() const { return sms_; }
+
+ private:
+  void grow(std::size_t words, std::size_t reads, int aln_cap);
+  AlnOptions opt_;
+  DeviceBwt bwt_;
+  int sms_ = 0, stack_cap_ = 0;
+  std::uint32_t n_threads_ = 0;
+  std::size_t stack_bytes_ = 0;
+  void* stack_ = nullptr;
+  int* max_diff_ = nullptr;
+  std::uint32_t* counter_ = nullptr;
+  std::uint32_t *words_ = nullptr, *lens_ = nullptr, *n_out_ = nullptr;
+  std::uint64_t* aln_out_ = nullptr;
+  std::size_t cap_words_ = 0, cap_reads_ = 0, cap_alns_ = 0;
+  PackedReads pk_;
+  AlnKernelParams params_{};
+  std::size_t n_ = 0;
+  int aln_cap_ = 0;
+};
+
+class GpuAligner {
+ public:
+  GpuAligner(const BwtIndex& idx, const AlnOptions& opt, int device, const InexactKernelConfig& cfg = {},
+             const std::string& source = {});
+  ~GpuAligner();
+  GpuAligner(const GpuAligner&) = delete;
+  GpuAligner& operator=(const GpuAligner&) = delete;
+  // reads: codes with the searched (trimmed) lengths. cpu_threads: for the handed-back reads.
+  AlnBatch search(const ReadCodes& reads, int cpu_threads = 0, GpuAlnTimes* times = nullptr);
+  // The kernel's raw output (n_out poisoned before the launch), for tests and the GI problem.
+  void run(const ReadCodes& reads, std::vector<std::uint32_t>& n_out, std::vector<std::uint64_t>& aln_out,
+           GpuAlnTimes* times = nullptr);
+  const InexactKernelConfig& config() const { return cfg_; }
+  std::uint32_t threads() const { return dev_.max_threads(); }
+
+ private:
+  const BwtIndex& idx_;
+  AlnOptions opt_;
+  InexactKernelConfig cfg_;
+  bool supported_ = true;  // options fit the kernel's packed entries
+  InexactDevice dev_;
+  CudaLibrary lib_;
+  cudaKernel_t kernel_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t ev_[4] = {};
+};
+
+}  // namespace evk::barracuda_exact
+#endif

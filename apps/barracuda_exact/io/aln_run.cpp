@@ -1,0 +1,292 @@
+#include "io/aln_run.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "core/aln_search.hpp"
+#include "core/kernel_config.hpp"
+#include "core/sampe.hpp"
+#include "core/samse.hpp"
+#include "evk/atomic_file.hpp"
+#include "evk/error.hpp"
+#include "io/aln_sam.hpp"
+#include "io/index_files.hpp"
+#include "io/sam_writer.hpp"
+#include "io/sequences.hpp"
+#if defined(EVK_HAVE_CUDA)
+#include "core/aln_gpu.hpp"
+#endif
+
+namespace evk::barracuda_exact {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+template <class T>
+class Queue {  // bounded; close() wakes everyone, pop() then drains and returns nullopt
+ public:
+  explicit Queue(std::size_t cap) : cap_(cap) {}
+  bool push(T v) {
+    std::unique_lock<std::mutex> l(m_);
+    cv_.wait(l, [&] { return closed_ || q_.size() < cap_; });
+    if (closed_) return false;
+    q_.push_back(std::move(v));
+    cv_.notify_all();
+    return true;
+  }
+  std::optional<T> pop() {
+    std::unique_lock<std::mutex> l(m_);
+    cv_.wait(l, [&] { return closed_ || !q_.empty(); });
+    if (q_.empty()) return std::nullopt;
+    T v = std::move(q_.front());
+    q_.pop_front();
+    cv_.notify_all();
+    return v;
+  }
+  void close() {
+    std::lock_guard<std::mutex> l(m_);
+    closed_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::size_t cap_;
+  std::deque<T> q_;
+  bool closed_ = false;
+  std::mutex m_;
+  std::condition_variable cv_;
+};
+
+class Failure {  // the first exception of any stage
+ public:
+  void set(std::exception_ptr e) {
+    std::lock_guard<std::mutex> l(m_);
+    if (!e_) e_ = e;
+  }
+  void rethrow() {
+    if (e_) std::rethrow_exception(e_);
+  }
+
+ private:
+  std::mutex m_;
+  std::exception_ptr e_;
+};
+
+// One end's reads of a batch: as read, as codes (whole reads), and the searched (trimmed) lengths.
+struct End {
+  ReadBatch reads;
+  ReadCodes codes;      // whole reads
+  ReadCodes searched;   // the same codes, lengths after -q trimming
+  std::vector<int> len;
+  AlnBatch alns;
+  std::vector<AlnRecord> recs;
+};
+struct Batch {
+  End end[2];
+  bool paired = false;
+};
+using BatchPtr = std::unique_ptr<Batch>;
+
+void prepare(End& e, const AlnOptions& opt) {
+  const std::size_t n = e.reads.size();
+  e.len.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string& s = e.reads.seq[i];
+    e.codes.add(s.data(), s.size());
+    e.len[i] = trim_len(opt.trim_qual, e.reads.qual[i].empty() ? nullptr : e.reads.qual[i].c_str(), static_cast<int>(s.size()));
+  }
+  e.searched.codes.clear();
+  e.searched.offset = e.codes.offset;
+  e.searched.len.assign(e.len.begin(), e.len.end());
+}
+
+void drop_empty(ReadBatch& b) {
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (b.seq[i].empty()) continue;
+    if (k != i) {
+      b.name[k] = std::move(b.name[i]);
+      b.seq[k] = std::move(b.seq[i]);
+      b.qual[k] = std::move(b.qual[i]);
+    }
+    ++k;
+  }
+  b.name.resize(k);
+  b.seq.resize(k);
+  b.qual.resize(k);
+}
+
+void count(AlnMapStats& st, const AlnRecord& r) {
+  if (!r.aligned || (r.flag & 4)) {
+    ++st.unmapped;
+    return;
+  }
+  if (r.xt == 'R') ++st.repeat;
+  else ++st.unique;
+  if (r.xo > 0) ++st.gapped;
+  if (r.xt == 'M') ++st.mate_rescued;
+  if (r.flag & 2) ++st.proper_pairs;
+  ++st.by_diff[r.nm < 7 ? r.nm : 7];
+}
+
+}  // namespace
+
+AlnMapStats run_aln_map(const AlnMapOptions& opt, const std::function<void(std::uint64_t)>& progress) {
+  AlnMapStats st;
+  const auto t0 = Clock::now();
+  const MapOptions& mo = opt.map;
+  const bool paired = !opt.reads2.empty();
+  const ReadGroup rg = parse_read_group(opt.read_group);
+  (void)sam_path_is_bam(mo.out);  // validates the extension before any work
+  std::optional<AtomicOutput> out_file;
+  if (mo.out != "-") out_file.emplace(mo.out);
+  if (!mo.unmatched.empty()) input_error("--unmatched", "only available with --exact");
+  ReadSource src1(mo.reads);
+  std::optional<ReadSource> src2;
+  if (paired) src2.emplace(opt.reads2);
+
+  auto t = Clock::now();
+  const BwtIndex idx = read_index(mo.ref);
+  st.index_s = since(t);
+  AlnSamWriter sam(mo.out, out_file ? out_file->temp_path().string() : "-", idx, mo.command_line, rg, mo.threads);
+
+#if defined(EVK_HAVE_CUDA)
+  std::unique_ptr<GpuAligner> gpu;
+  if (mo.gpu) gpu = std::make_unique<GpuAligner>(idx, opt.aln, mo.device);
+#else
+  if (mo.gpu) throw InputError("--backend gpu: built without CUDA");
+#endif
+
+  Queue<BatchPtr> parsed(2), done(2);
+  Failure fail;
+  double parse_s = 0, write_s = 0;
+  std::thread reader([&] {
+    try {
+      for (std::uint64_t first = 0;;) {
+        const auto tp = Clock::now();
+        auto b = std::make_unique<Batch>();
+        b->paired = paired;
+        const bool more = src1.next(b->end[0].reads, kSampeBatch, ~std::size_t{0} >> 1, kMaxReadLen);
+        if (paired) {
+          const bool more2 = src2->next(b->end[1].reads, kSampeBatch, ~std::size_t{0} >> 1, kMaxReadLen);
+          if (more != more2 || b->end[0].reads.size() != b->end[1].reads.size()) {
+            const bool short1 = b->end[0].reads.size() < b->end[1].reads.size();
+            input_error(short1 ? mo.reads : opt.reads2,
+                        "has fewer reads than " + (short1 ? opt.reads2 : mo.reads) + " (paired files must have the same number of reads)");
+          }
+          for (std::size_t i = 0; i < b->end[0].reads.size(); ++i) {
+            const auto &n1 = b->end[0].reads.name[i], &n2 = b->end[1].reads.name[i];
+            if (n1 != n2)
+              input_error(opt.reads2, "read " + std::to_string(first + i + 1) + " is named " + n2 + " but its mate in " +
+                                          mo.reads + " is " + n1 + " (paired files must list the pairs in the same order)");
+            if (b->end[0].reads.qual[i].empty() != b->end[1].reads.qual[i].empty())
+              input_error(opt.reads2, "read " + n2 + ": one end has qualities (FASTQ), the other none (FASTA)");
+          }
+        }
+        if (!more) break;
+        if (paired) {  // bwa drops empty reads from each file on its own, which would mispair them
+          for (int e = 0; e < 2; ++e)
+            for (std::size_t i = 0; i < b->end[e].reads.size(); ++i)
+              if (b->end[e].reads.seq[i].empty())
+                input_error(e ? opt.reads2 : mo.reads, "read " + b->end[e].reads.name[i] + " is empty (paired reads need bases)");
+        } else {
+          drop_empty(b->end[0].reads);  // as bwa aln/samse do: no record for an empty read
+        }
+        for (int e = 0; e < (paired ? 2 : 1); ++e) prepare(b->end[e], opt.aln);
+        first += b->end[0].reads.size();
+        parse_s += since(tp);
+        if (!parsed.push(std::move(b))) break;
+      }
+    } catch (...) {
+      fail.set(std::current_exception());
+      done.close();
+    }
+    parsed.close();
+  });
+  std::thread writer([&] {
+    try {
+      std::uint64_t n = 0;
+      while (auto b = done.pop()) {
+        const auto tw = Clock::now();
+        Batch& B = **b;
+        if (B.paired) sam.write_pairs(B.end[0].reads, B.end[1].reads, B.end[0].recs, B.end[1].recs);
+        else sam.write(B.end[0].reads, B.end[0].recs);
+        write_s += since(tw);
+        n += B.end[0].reads.size();
+        if (progress) progress(n);
+      }
+    } catch (...) {
+      fail.set(std::current_exception());
+      parsed.close();
+    }
+    done.close();
+  });
+  try {
+    Drand48 rng(static_cast<long>(idx.seed));
+    IsizeInfo last_ii;
+    while (auto b = parsed.pop()) {
+      Batch& B = **b;
+      const int n_end = B.paired ? 2 : 1;
+      auto ts = Clock::now();
+      for (int e = 0; e < n_end; ++e) {
+        End& E = B.end[e];
+        E.searched.codes.swap(E.codes.codes);  // share the codes: the search reads only the first len of each read
+#if defined(EVK_HAVE_CUDA)
+        if (gpu) {
+          GpuAlnTimes gt;
+          E.alns = gpu->search(E.searched, mo.threads, &gt);
+          st.kernel_s += gt.kernel_ms / 1e3;
+          st.transfer_s += (gt.upload_ms + gt.download_ms) / 1e3;
+          st.gpu_fallback += gt.fallback_reads;
+          st.fallback_s += gt.fallback_s;
+        } else
+#endif
+        {
+          E.alns = aln_search_batch(idx, E.searched, opt.aln, mo.threads);
+        }
+        E.searched.codes.swap(E.codes.codes);
+      }
+      st.search_s += since(ts);
+      ts = Clock::now();
+      if (B.paired) {
+        const AlnReads r1{&B.end[0].codes, &B.end[0].len}, r2{&B.end[1].codes, &B.end[1].len};
+        SampeResult res = sampe_batch(idx, r1, r2, B.end[0].alns, B.end[1].alns, opt.aln, opt.pe, rng, last_ii, mo.threads);
+        B.end[0].recs = std::move(res.rec1);
+        B.end[1].recs = std::move(res.rec2);
+        last_ii = res.isize;
+        st.pairs += B.end[0].reads.size();
+      } else {
+        B.end[0].recs = samse_batch(idx, AlnReads{&B.end[0].codes, &B.end[0].len}, B.end[0].alns, opt.aln, rng, mo.threads);
+      }
+      st.sam_s += since(ts);
+      for (int e = 0; e < n_end; ++e) {
+        st.reads += B.end[e].reads.size();
+        for (const auto& r : B.end[e].recs) count(st, r);
+      }
+      if (!done.push(std::move(*b))) break;
+    }
+  } catch (...) {
+    fail.set(std::current_exception());
+    parsed.close();
+  }
+  done.close();
+  reader.join();
+  writer.join();
+  fail.rethrow();
+  st.parse_s = parse_s;
+  t = Clock::now();
+  sam.close();
+  st.write_s = write_s + since(t);
+  if (out_file) out_file->commit();
+  st.total_s = since(t0);
+  return st;
+}
+
+}  // namespace evk::barracuda_exact
