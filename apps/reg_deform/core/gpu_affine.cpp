@@ -11,13 +11,13 @@ namespace evk::reg_deform::gpu {
 static_assert(sizeof(BlockMatch) == sizeof(float4), "BlockMatch must match the kernel's Match (16 bytes)");
 
 namespace {
-struct Affine34 {
-  float m[12];
+struct Affine34d {  // = the kernel's Affine34d: the voxel map in double, as the CPU uses it
+  double m[12];
 };
-Affine34 affine34(const Mat44& a) {
-  Affine34 r;
+Affine34d affine34(const Mat44& a) {
+  Affine34d r;
   for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 4; ++j) r.m[i * 4 + j] = static_cast<float>(a.m[i][j]);
+    for (int j = 0; j < 4; ++j) r.m[i * 4 + j] = a.m[i][j];
   return r;
 }
 struct AffineKernels {
@@ -51,11 +51,11 @@ BlockMatcher::BlockMatcher(const Volume& ref, const Mask& rmask, const BlockLayo
 void BlockMatcher::warp(const Mat44& ref2flo) {
   const std::size_t n = ref_geo_.voxels();
   if (poison_) EVK_CUDA(cudaMemset(warped_.get(), 0xff, n * sizeof(float)));
-  const Affine34 a = affine34(voxel_map(ref_geo_, flo_geo_, ref2flo));
+  const Affine34d a = affine34(voxel_map(ref_geo_, flo_geo_, ref2flo));
   const float* pf = flo_.get();
   float* pw = warped_.get();
   int fx = flo_geo_.nx, fy = flo_geo_.ny, fz = flo_geo_.nz, nx = ref_geo_.nx, ny = ref_geo_.ny, nz = ref_geo_.nz;
-  void* args[] = {&pf, &fx, &fy, &fz, &nx, &ny, &nz, const_cast<Affine34*>(&a), &pw};
+  void* args[] = {&pf, &fx, &fy, &fz, &nx, &ny, &nz, const_cast<Affine34d*>(&a), &pw};
   launch(kernels().warp, dim3(static_cast<unsigned>((n + 255) / 256)), dim3(256), args);
   EVK_CUDA_LAST();
 }
