@@ -2,7 +2,10 @@
 // reg_aladin's defaults (3 levels, 5 iterations, 50 % blocks, 50 % inliers, symmetric).
 //   BM_AffineRegister/gpu  : the whole registration (pyramids on the CPU, warping + block matching on
 //                            the GPU, LTS on the CPU in double), file reading excluded; wall time,
-//                            s per registration. A few repeats (deterministic work).
+//                            s per registration. A few repeats (deterministic work). Counters: the
+//                            split by stage in ms (AffineStageTimes: pyramid, select, upload, warp,
+//                            match, download, lts; GPU stages are kernel times by CUDA events, the
+//                            rest wall time) and the LTS refits per level.
 //   BM_AffineRegister/cpu  : the same on the CPU backend, all cores (one repeat).
 //   BM_AffinePyramids      : the two image pyramids alone (CPU), part of both of the above.
 //   BM_AffineWarpKernel / BM_AffineMatchKernel : one warp / one forward matching of the finest
@@ -15,6 +18,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "affine_init.hpp"
 #include "affine_lts.hpp"
@@ -75,12 +80,25 @@ void BM_AffineRegister(benchmark::State& st, bool gpu) {
     r = rd::register_affine(p.ref, p.flo, {}, {}, init, rd::AffineOptions{}, f);
     st.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
-  for (std::size_t l = 0; l < r.levels.size(); ++l)
+  for (std::size_t l = 0; l < r.levels.size(); ++l) {
     st.counters["level" + std::to_string(l + 1) + "_s"] = r.levels[l].seconds;
+    st.counters["level" + std::to_string(l + 1) + "_refits"] = r.levels[l].lts_refits;
+  }
+  const rd::AffineStageTimes& t = r.times;  // the last repeat's split (ms)
+  st.counters["pyramid_ms"] = t.pyramid;
+  st.counters["select_ms"] = t.select;
+  st.counters["upload_ms"] = t.upload;
+  st.counters["warp_ms"] = t.warp;
+  st.counters["match_ms"] = t.match;
+  st.counters["download_ms"] = t.download;
+  st.counters["lts_ms"] = t.lts;
+  st.counters["total_ms"] = t.total;
   st.counters["threads"] = evk::default_threads();
-  std::printf("%s affine:\n", gpu ? "GPU" : "CPU");
+  std::printf("%s affine (stages, ms: pyramid %.1f select %.1f upload %.1f warp %.1f match %.1f download %.1f "
+              "lts %.1f; total %.1f):\n",
+              gpu ? "GPU" : "CPU", t.pyramid, t.select, t.upload, t.warp, t.match, t.download, t.lts, t.total);
   for (int i = 0; i < 4; ++i)
-    std::printf("  %.7g %.7g %.7g %.7g\n", r.affine.m[i][0], r.affine.m[i][1], r.affine.m[i][2], r.affine.m[i][3]);
+    std::printf("  %.17g %.17g %.17g %.17g\n", r.affine.m[i][0], r.affine.m[i][1], r.affine.m[i][2], r.affine.m[i][3]);
 }
 
 void BM_AffinePyramids(benchmark::State& st) {
@@ -103,8 +121,10 @@ void BM_AffineLts(benchmark::State& st) {
   const auto m = rd::match_blocks_cpu(p.ref, {}, w, l);
   std::vector<rd::Point3> from, to;
   rd::block_correspondences(p.ref.geo, l, m, t, from, to);
-  for (auto _ : st) benchmark::DoNotOptimize(rd::fit_lts(from, to, 50, true));
+  rd::LtsResult r;
+  for (auto _ : st) benchmark::DoNotOptimize(r = rd::fit_lts(from, to, 50, true));
   st.counters["points"] = static_cast<double>(from.size());
+  st.counters["refits"] = r.refits;
 }
 
 #if defined(EVK_HAVE_CUDA)
@@ -139,4 +159,21 @@ BENCHMARK(BM_AffineLts)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AffineKernel, warp, false)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
 BENCHMARK_CAPTURE(BM_AffineKernel, match, true)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
 #endif
-BENCHMARK_MAIN();
+// Google Benchmark 1.7 (Debian 12) takes --benchmark_min_time as a plain number of seconds; 1.8+
+// also takes "0.2s" / "10x". Accept both spellings everywhere: "NUMBERs" becomes NUMBER ("Nx" is
+// left to versions that know it). Every benchmark here sets its iterations anyway.
+int main(int argc, char** argv) {
+  std::vector<std::string> keep(argv, argv + argc);
+  std::vector<char*> args;
+  const std::string flag = "--benchmark_min_time=";
+  for (auto& a : keep) {
+    if (a.rfind(flag, 0) == 0 && a.size() > flag.size() + 1 && a.back() == 's') a.pop_back();
+    args.push_back(a.data());
+  }
+  int n = static_cast<int>(args.size());
+  benchmark::Initialize(&n, args.data());
+  if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -50,6 +50,10 @@ TEST(RegAffine, PointFitsAreExact) {
     const rd::LtsResult r = rd::fit_lts(from, to, 50, affine);
     EXPECT_LT(max_abs_diff(r.m, t), 1e-6) << (affine ? "affine" : "rigid");
     EXPECT_EQ(r.kept, 25);
+    // reg_aladin's stopping rule: once the trimmed set is exact its sum of distances stops falling.
+    EXPECT_LT(r.trimmed_sum, 1e-6);
+    EXPECT_GE(r.refits, 1);
+    EXPECT_LT(r.refits, 30);
     // Plain least squares on the same points is far off (the test can fail).
     EXPECT_GT(max_abs_diff(affine ? rd::fit_affine(from, to) : rd::fit_rigid(from, to), t), 1e-2);
   }

@@ -32,12 +32,27 @@ struct AffineOptions {
   int threads = 0;
 };
 
+// Time spent per stage (ms, summed over a registration). GPU stages are device time (CUDA events);
+// CPU stages are wall time.
+struct AffineStageTimes {
+  double pyramid = 0;   // image and mask pyramids (CPU)
+  double select = 0;    // block selection: variances and sort (CPU)
+  double upload = 0;    // matcher set-up: images, masks and block lists to the device (GPU; wall)
+  double warp = 0;      // warping the floating image (GPU kernel, or CPU)
+  double match = 0;     // block matching (GPU kernel, or CPU)
+  double download = 0;  // matches back to the host (GPU)
+  double lts = 0;       // correspondences, LTS fits (both directions concurrently) and averaging (CPU)
+  double total = 0;     // the whole registration, wall
+};
+
 // Warps `flo` onto `ref`'s grid through a matrix and matches `layout`'s blocks (one per level and
 // direction; implementations keep the images where they compute).
 class Matcher {
  public:
   virtual ~Matcher() = default;
   virtual std::vector<BlockMatch> match(const Mat44& ref2flo) = 0;
+  // Adds this matcher's warp/match/download (and set-up) times to t.
+  virtual void add_times(AffineStageTimes& t) const { (void)t; }
 };
 using MatcherFactory = std::function<std::unique_ptr<Matcher>(const Volume& ref, const Mask& rmask,
                                                               const BlockLayout& layout, const Volume& flo)>;
@@ -49,11 +64,13 @@ struct AffineLevelInfo {
   int blocks = 0, blocks_back = 0;    // active blocks forward / backward
   int iterations = 0;
   int matched_last = 0;               // forward correspondences at the last iteration
+  int lts_refits = 0;                 // LTS refits over the level (both directions)
   double seconds = 0;
 };
 struct AffineResult {
   Mat44 affine;                       // reference world -> floating world
   std::vector<AffineLevelInfo> levels;
+  AffineStageTimes times;
 };
 using AffineProgress = std::function<void(const std::string&)>;
 

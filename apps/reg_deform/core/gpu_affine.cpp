@@ -1,5 +1,6 @@
 #include "gpu_affine.hpp"
 #if defined(EVK_HAVE_CUDA)
+#include <chrono>
 #include <cstring>
 
 #include "evk/cuda_check.hpp"
@@ -45,7 +46,19 @@ BlockMatcher::BlockMatcher(const Volume& ref, const Mask& rmask, const BlockLayo
   std::vector<std::uint32_t> act(layout.active.begin(), layout.active.end());
   active_.upload(act.data(), act.size());
   out_.resize(std::max<std::size_t>(1, act.size()));
+  for (auto& e : ev_) EVK_CUDA(cudaEventCreate(&e));
   EVK_CUDA(cudaStreamSynchronize(nullptr));
+}
+
+BlockMatcher::~BlockMatcher() {
+  for (auto e : ev_)
+    if (e) cudaEventDestroy(e);  // no throwing from a destructor
+}
+
+void BlockMatcher::add_times(AffineStageTimes& t) const {
+  t.warp += warp_ms_;
+  t.match += match_ms_;
+  t.download += download_ms_;
 }
 
 void BlockMatcher::warp(const Mat44& ref2flo) {
@@ -98,8 +111,21 @@ std::vector<BlockMatch> BlockMatcher::match_warped() {
 }
 
 std::vector<BlockMatch> BlockMatcher::match(const Mat44& ref2flo) {
+  EVK_CUDA(cudaEventRecord(ev_[0], nullptr));
   warp(ref2flo);
-  return match_warped();
+  EVK_CUDA(cudaEventRecord(ev_[1], nullptr));
+  enqueue_match();
+  EVK_CUDA(cudaEventRecord(ev_[2], nullptr));
+  EVK_CUDA(cudaEventSynchronize(ev_[2]));
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<BlockMatch> m = download_matches();
+  download_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  float a = 0, b = 0;
+  EVK_CUDA(cudaEventElapsedTime(&a, ev_[0], ev_[1]));
+  EVK_CUDA(cudaEventElapsedTime(&b, ev_[1], ev_[2]));
+  warp_ms_ += a;
+  match_ms_ += b;
+  return m;
 }
 
 MatcherFactory affine_matcher(bool poison) {
