@@ -110,14 +110,14 @@ void add_affine_command(CLI::App& app) {
       AtomicOutput probe(a->res);
     }
     times["read"] = ms_since(t0);
-    MatcherFactory factory = cpu_matcher();
+    AffineEngine engine = cpu_matcher();
 #if defined(EVK_HAVE_CUDA)
     if (gpu) {
       EVK_CUDA(cudaSetDevice(backend.device.index));
-      factory = gpu::affine_matcher();
+      engine = gpu::affine_engine();
     }
 #endif
-    const AffineResult r = register_affine(ref, flo, rmask, fmask, init, o, factory,
+    const AffineResult r = register_affine(ref, flo, rmask, fmask, init, o, engine,
                                            [&](const std::string& s) { verbose_line(a->c, "  " + s); });
     times["register"] = ms_since(t0);
     write_affine(a->out, r.affine);
@@ -133,7 +133,12 @@ void add_affine_command(CLI::App& app) {
       nlohmann::json levels = nlohmann::json::array();
       for (const auto& l : r.levels)
         levels.push_back({{"dims", {l.nx, l.ny, l.nz}}, {"blocks", l.blocks}, {"blocks_backward", l.blocks_back},
-                          {"iterations", l.iterations}, {"matched_last", l.matched_last}, {"seconds", l.seconds}});
+                          {"iterations", l.iterations}, {"matched_last", l.matched_last}, {"lts_refits", l.lts_refits},
+                          {"seconds", l.seconds}});
+      const AffineStageTimes& st = r.times;
+      const nlohmann::json stages = {{"pyramid", st.pyramid}, {"select", st.select},     {"upload", st.upload},
+                                     {"warp", st.warp},       {"match", st.match},       {"download", st.download},
+                                     {"lts", st.lts},         {"total", st.total}};
       nlohmann::json m = nlohmann::json::array();
       for (int i = 0; i < 4; ++i) m.push_back({r.affine.m[i][0], r.affine.m[i][1], r.affine.m[i][2], r.affine.m[i][3]});
       nlohmann::json j = {{"command", "affine"},
@@ -143,7 +148,8 @@ void add_affine_command(CLI::App& app) {
                           {"matrix", m},
                           {"symmetric", o.symmetric},
                           {"levels", levels},
-                          {"times_ms", times}};
+                          {"times_ms", times},
+                          {"register_stages_ms", stages}};
       if (!a->res.empty()) j["res"] = a->res;
       std::cout << j.dump(2) << "\n";
     }

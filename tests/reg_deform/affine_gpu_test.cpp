@@ -6,8 +6,9 @@
 // - warp: every voxel has the CPU's bits (NaN outside: the same quiet NaN);
 // - block matching: every block has the CPU's displacement and the CPU's |NCC| bits, on the CPU's
 //   warped image and on the GPU's own;
-// - whole registrations: everything else (pyramids, block selection, LTS, the log-Euclidean mean)
-//   is the same host code on the same inputs, so the final matrices are the same doubles, and the
+// - pyramids (pyramid_kernels.cu against pyramid.cpp, same rules): every voxel of every level;
+// - whole registrations: everything else (block selection, LTS, the log-Euclidean mean) is the
+//   same host code on the same inputs, so the final matrices are the same doubles, and the
 //   tool writes the same text. Each iteration's matches are recorded on both backends, so a failure
 //   names the first iteration and block that differ.
 // Outputs are poisoned before each launch (warped image all-ones bytes = NaN, matches all-ones bytes:
@@ -29,7 +30,9 @@
 #include "evk/cuda_check.hpp"
 #include "evk_testing.hpp"
 #include "gpu_affine.hpp"
+#include "gpu_pyramid.hpp"
 #include "nifti_io.hpp"
+#include "pyramid.hpp"
 
 namespace rd = evk::reg_deform;
 namespace gpu = evk::reg_deform::gpu;
@@ -153,7 +156,9 @@ void expect_identical_registrations(const rd::Volume& ref, const rd::Volume& flo
                                     const char* what) {
   Recorder rc, rg;
   const rd::Mat44 cpu = rd::register_affine(ref, flo, rmask, fmask, init, o, rc.wrap(rd::cpu_matcher())).affine;
-  const rd::Mat44 g = rd::register_affine(ref, flo, rmask, fmask, init, o, rg.wrap(gpu::affine_matcher(true))).affine;
+  rd::AffineEngine ge = gpu::affine_engine(true);  // GPU pyramids and matchers
+  ge.matcher = rg.wrap(ge.matcher);
+  const rd::Mat44 g = rd::register_affine(ref, flo, rmask, fmask, init, o, ge).affine;
   std::size_t blocks = 0;
   for (const auto& s : rc.steps) blocks += s.size();
   std::printf("[ %s ] %zu matching steps, %zu block matches compared\n", what, rc.steps.size(), blocks);
@@ -201,6 +206,35 @@ TEST(RegAffineGpu, WarpIsBitIdentical) {
     std::printf("[ warp %zu ] %zu voxels (%zu inside), %zu differ\n", k, want.size(), finite, d);
     EXPECT_GT(finite, want.size() / 4);
     EXPECT_EQ(d, 0u) << "first: " << first;
+  }
+}
+
+TEST(RegAffineGpu, PyramidIsBitIdentical) {
+  EVK_REQUIRE_GPU();
+  const Case c = make_case();  // 61 x 53 x 47: odd sizes, two axes halved then none
+  rd::Volume thin;             // one slice: the z pass is skipped; 70 x 1 x 5 after x halving
+  thin.geo = rd::Geometry::make(140, 3, 1, 1, 1, 1);
+  thin.data.resize(thin.geo.voxels());
+  for (std::size_t i = 0; i < thin.data.size(); ++i) thin.data[i] = static_cast<float>((i * 7919) % 1000) * 0.37f;
+  struct Run {
+    const rd::Volume* v;
+    int levels, used;
+  };
+  for (const Run& r : {Run{&c.ref, 3, 3}, Run{&c.flo, 4, 2}, Run{&c.ref, 1, 1}, Run{&thin, 2, 2}}) {
+    const auto want = rd::make_pyramid(*r.v, r.levels, r.used);
+    const auto got = gpu::make_pyramid(*r.v, r.levels, r.used);
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t l = 0; l < want.size(); ++l) {
+      ASSERT_EQ(got[l].geo.nx, want[l].geo.nx);
+      ASSERT_EQ(got[l].geo.ny, want[l].geo.ny);
+      ASSERT_EQ(got[l].geo.nz, want[l].geo.nz);
+      EXPECT_EQ(got[l].geo.vox2world.m, want[l].geo.vox2world.m);
+      std::string first;
+      const std::size_t d = warp_diffs(got[l].data, want[l].data, first);
+      std::printf("[ pyramid %dx%dx%d ln %d lp %d, level %zu ] %zu voxels differ\n", r.v->geo.nx, r.v->geo.ny,
+                  r.v->geo.nz, r.levels, r.used, l, d);
+      EXPECT_EQ(d, 0u) << "first: " << first;
+    }
   }
 }
 
@@ -270,6 +304,14 @@ TEST(RegAffineGpu, Brain1mmIsBitIdentical) {
   const rd::Volume ref = rd::read_volume(dir / "brain/icbm152_2009a_t1_1mm.nii.gz");
   const rd::Volume flo = rd::read_volume(dir / "brain/subject_T1_head.nii.gz");
   const rd::Mat44 t = rd::init_centres(ref.geo, flo.geo);
+  for (const rd::Volume* v : {&ref, &flo}) {  // the pyramids
+    const auto want = rd::make_pyramid(*v, 3, 3);
+    const auto got = gpu::make_pyramid(*v, 3, 3);
+    for (std::size_t l = 0; l < want.size(); ++l) {
+      std::string first;
+      EXPECT_EQ(warp_diffs(got[l].data, want[l].data, first), 0u) << "pyramid level " << l << "; first: " << first;
+    }
+  }
   // One step at full resolution: the warp, then the matching of every block.
   const rd::BlockLayout l = rd::select_blocks(ref, {}, 50);
   gpu::BlockMatcher m(ref, {}, l, flo);

@@ -84,8 +84,9 @@ void block_correspondences(const Geometry& ref, const BlockLayout& layout, const
 }
 
 AffineResult register_affine(const Volume& ref, const Volume& flo, const Mask& rmask, const Mask& fmask,
-                             const Mat44& init, const AffineOptions& opt, const MatcherFactory& factory,
+                             const Mat44& init, const AffineOptions& opt, const AffineEngine& engine,
                              const AffineProgress& progress) {
+  const MatcherFactory& factory = engine.matcher;
   check_affine_options(opt);
   check_mask(rmask, ref.geo, "--rmask");
   check_mask(fmask, flo.geo, "--fmask");
@@ -94,8 +95,11 @@ AffineResult register_affine(const Volume& ref, const Volume& flo, const Mask& r
   AffineResult res;
   AffineStageTimes& times = res.times;
   const auto start = Clock::now();
-  const std::vector<Volume> rp = make_pyramid(ref, opt.levels, opt.levels_used, opt.threads);
-  const std::vector<Volume> fp = make_pyramid(flo, opt.levels, opt.levels_used, opt.threads);
+  const PyramidFn pyramid = engine.pyramid ? engine.pyramid : [&opt](const Volume& v, int levels, int used) {
+    return make_pyramid(v, levels, used, opt.threads);
+  };
+  const std::vector<Volume> rp = pyramid(ref, opt.levels, opt.levels_used);
+  const std::vector<Volume> fp = pyramid(flo, opt.levels, opt.levels_used);
   const std::vector<Mask> rmp = make_mask_pyramid(ref.geo, rmask, opt.levels, opt.levels_used);
   const std::vector<Mask> fmp = make_mask_pyramid(flo.geo, fmask, opt.levels, opt.levels_used);
   times.pyramid = ms_between(start, Clock::now());

@@ -59,6 +59,16 @@ using MatcherFactory = std::function<std::unique_ptr<Matcher>(const Volume& ref,
 // The CPU reference (warp_linear_cpu + match_blocks_cpu).
 MatcherFactory cpu_matcher(int threads = 0);
 
+// The image pyramid of one image (make_pyramid's contract: index 0 = coarsest used level).
+using PyramidFn = std::function<std::vector<Volume>(const Volume& v, int levels, int used)>;
+// Where the registration's heavy stages run: the matchers, and the pyramids (empty: make_pyramid
+// on the CPU with AffineOptions::threads). Implicit from a MatcherFactory.
+struct AffineEngine {
+  AffineEngine(MatcherFactory m, PyramidFn p = {}) : matcher(std::move(m)), pyramid(std::move(p)) {}  // NOLINT
+  MatcherFactory matcher;
+  PyramidFn pyramid;
+};
+
 struct AffineLevelInfo {
   int nx = 0, ny = 0, nz = 0;         // reference size at this level
   int blocks = 0, blocks_back = 0;    // active blocks forward / backward
@@ -76,7 +86,7 @@ using AffineProgress = std::function<void(const std::string&)>;
 
 // `init`: the starting matrix (init_centres, init_centres_of_mass or a file). Masks: empty = all.
 AffineResult register_affine(const Volume& ref, const Volume& flo, const Mask& rmask, const Mask& fmask,
-                             const Mat44& init, const AffineOptions& opt, const MatcherFactory& matcher,
+                             const Mat44& init, const AffineOptions& opt, const AffineEngine& engine,
                              const AffineProgress& progress = {});
 
 // Checks the options (InputError naming the option).

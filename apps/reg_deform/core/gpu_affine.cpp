@@ -6,6 +6,7 @@
 #include "evk/cuda_check.hpp"
 #include "evk/cuda_library.hpp"
 #include "evk_kernels/reg_deform_affine.hpp"
+#include "gpu_pyramid.hpp"
 
 namespace evk::reg_deform::gpu {
 
@@ -134,6 +135,12 @@ MatcherFactory affine_matcher(bool poison) {
     m->set_poison(poison);
     return std::unique_ptr<Matcher>(std::move(m));
   };
+}
+
+AffineEngine affine_engine(bool poison) {
+  return AffineEngine(affine_matcher(poison), [](const Volume& v, int levels, int used) {
+    return gpu::make_pyramid(v, levels, used);
+  });
 }
 
 }  // namespace evk::reg_deform::gpu

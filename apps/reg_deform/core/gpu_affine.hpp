@@ -47,6 +47,9 @@ class BlockMatcher : public Matcher {
 
 // The GPU matcher for register_affine.
 MatcherFactory affine_matcher(bool poison = false);
+// The GPU engine: these matchers and the pyramids on the GPU (gpu_pyramid.hpp), all bit-identical
+// to the CPU's.
+AffineEngine affine_engine(bool poison = false);
 
 }  // namespace evk::reg_deform::gpu
 #endif

@@ -44,6 +44,7 @@ template class Buffer<float>;
 template class Buffer<float4>;
 template class Buffer<std::uint32_t>;
 template class Buffer<std::uint8_t>;
+template class Buffer<double>;
 
 namespace {
 struct Affine34 {

@@ -7,9 +7,6 @@
 
 namespace evk::reg_deform {
 
-namespace {
-constexpr double kPyramidSigma = 0.7355;  // voxels, NiftyReg's reg_downsampleImage
-}
 
 std::array<bool, 3> pyramid_axes(const Geometry& g) {
   return {g.nx / 2 >= 32, g.ny / 2 >= 32, g.nz / 2 >= 32};
@@ -32,14 +29,21 @@ Geometry downsample_geometry(const Geometry& g, const std::array<bool, 3>& axes)
   return r;
 }
 
-std::vector<float> gaussian_smooth(const Geometry& g, const std::vector<float>& data, double sigma, int threads) {
-  if (data.size() != g.voxels()) throw std::invalid_argument("gaussian_smooth: data size");
+std::vector<double> gaussian_kernel(double sigma) {
   const int radius = static_cast<int>(sigma * 3.0);
-  std::vector<double> val(data.begin(), data.end()), den(data.size(), 1.0);
-  if (radius <= 0) return data;
+  if (radius <= 0) return {};
   std::vector<double> kernel(2 * radius + 1);
   for (int i = -radius; i <= radius; ++i)
     kernel[i + radius] = std::exp(-double(i) * i / (2 * sigma * sigma)) / (sigma * 2.506628274631);
+  return kernel;
+}
+
+std::vector<float> gaussian_smooth(const Geometry& g, const std::vector<float>& data, double sigma, int threads) {
+  if (data.size() != g.voxels()) throw std::invalid_argument("gaussian_smooth: data size");
+  const std::vector<double> kernel = gaussian_kernel(sigma);
+  if (kernel.empty()) return data;
+  const int radius = static_cast<int>(kernel.size() / 2);
+  std::vector<double> val(data.begin(), data.end()), den(data.size(), 1.0);
   const int n[3] = {g.nx, g.ny, g.nz};
   const std::size_t stride[3] = {1, static_cast<std::size_t>(g.nx), static_cast<std::size_t>(g.nx) * g.ny};
   for (int a = 0; a < 3; ++a) {
@@ -61,7 +65,7 @@ std::vector<float> gaussian_smooth(const Geometry& g, const std::vector<float>& 
             for (int k = 0; k < n[a]; ++k) {
               double sv = 0, sd = 0;
               for (int j = std::max(0, k - radius); j <= std::min(n[a] - 1, k + radius); ++j) {
-                const double w = kernel[j - k + radius];
+                const double w = kernel[j - k + radius];  // pyr_smooth repeats this order (no FMA here)
                 sv += w * bv[j];
                 sd += w * bd[j];
               }
