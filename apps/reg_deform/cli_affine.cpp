@@ -15,7 +15,9 @@
 #include "evk/atomic_file.hpp"
 #include "evk/cli.hpp"
 #include "evk/error.hpp"
+#include "block_match.hpp"
 #include "nifti_io.hpp"
+#include "png_slice.hpp"
 #include "resample_cpu.hpp"
 #include "warp_affine.hpp"
 #if defined(EVK_HAVE_CUDA)
@@ -30,7 +32,7 @@ namespace evk::reg_deform {
 namespace {
 struct AffineArgs {
   CommonOptions c;
-  std::string ref, flo, out, res, rmask, fmask, init;
+  std::string ref, flo, out, res, rmask, fmask, init, png;
   bool cog = false, nosym = false;
   std::string pad = "nan";
   AffineOptions o;
@@ -77,6 +79,9 @@ void add_affine_command(CLI::App& app) {
   auto* init_opt = cmd->add_option("--init", a->init, "Initial affine text (default: image centres aligned)");
   cmd->add_flag("--cog", a->cog, "Initialise from the centres of mass (within the masks when given)")->excludes(init_opt);
   cmd->add_option("--pad", a->pad, "--res value outside the floating image (number or nan)")->capture_default_str();
+  cmd->add_option("--png", a->png,
+                  "Also write a PNG check: reference/floating checkerboards of the middle axial and coronal slices, "
+                  "before (initial matrix) and after");
   add_common_options(cmd, a->c);
   cmd->callback([a] {
     auto t0 = std::chrono::steady_clock::now();
@@ -109,6 +114,9 @@ void add_affine_command(CLI::App& app) {
         input_error(a->res, "output name must end in .nii or .nii.gz");
       AtomicOutput probe(a->res);
     }
+    if (!a->png.empty()) {
+      AtomicOutput probe(a->png);
+    }
     times["read"] = ms_since(t0);
     AffineEngine engine = cpu_matcher();
 #if defined(EVK_HAVE_CUDA)
@@ -127,6 +135,8 @@ void add_affine_command(CLI::App& app) {
       ro.pad = pad;
       write_volume(a->res, warp_affine_cpu(ref.geo, flo, r.affine, ro));
     }
+    if (!a->png.empty())
+      write_checkerboards(a->png, ref, warp_linear_cpu(ref.geo, flo, init), warp_linear_cpu(ref.geo, flo, r.affine));
     times["write"] = ms_since(t0);
     if (a->c.verbose) std::cerr << format_affine(r.affine);
     if (a->c.json) {

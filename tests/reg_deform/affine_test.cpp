@@ -202,9 +202,22 @@ TEST(RegAffine, CliHappyPathAndBadInputs) {
   rd::write_volume(tmp / "flo.nii.gz", floating_for(p.v, truth));
   const std::string ref = (tmp / "ref.nii.gz").string(), flo = (tmp / "flo.nii.gz").string();
   const std::string out = (tmp / "a.txt").string(), res = (tmp / "w.nii.gz").string();
+  const std::string png = (tmp / "check.png").string();
   auto r = run_tool("reg_deform", "affine --ref " + ref + " --flo " + flo + " -o " + out + " --res " + res +
-                                      " --ln 1 --maxit 2 --rigid-only --backend cpu --json");
+                                      " --png " + png + " --ln 1 --maxit 2 --rigid-only --backend cpu --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  {  // the PNG check: signature, then IHDR width = 2 panels of 40 + 4 px gap, height 40 + 4 + 40 (x scale)
+    std::ifstream f(png, std::ios::binary);
+    std::string head(24, '\0');
+    ASSERT_TRUE(f.read(head.data(), 24));
+    EXPECT_EQ(head.substr(1, 3), "PNG");
+    const auto be32 = [&](int o) {
+      return (static_cast<unsigned char>(head[o]) << 24) | (static_cast<unsigned char>(head[o + 1]) << 16) |
+             (static_cast<unsigned char>(head[o + 2]) << 8) | static_cast<unsigned char>(head[o + 3]);
+    };
+    EXPECT_EQ(be32(16), 84 * 10);  // scale = 400 / 40
+    EXPECT_EQ(be32(20), 84 * 10);
+  }
   EXPECT_NE(r.out.find("\"matrix\""), std::string::npos);
   EXPECT_LT(mapping_error(p, rd::read_affine(out), truth).first, 3.0);  // one level, few iterations
   EXPECT_EQ(rd::read_volume(res).geo.nx, 40);
