@@ -90,7 +90,8 @@ std::size_t warp_diffs(const std::vector<float>& got, const std::vector<float>& 
 }
 
 bool same_match(const rd::BlockMatch& a, const rd::BlockMatch& b) {
-  return a.dx == b.dx && a.dy == b.dy && a.dz == b.dz && bits(a.ncc) == bits(b.ncc);
+  return a.dx == b.dx && a.dy == b.dy && a.dz == b.dz && bits(a.ncc) == bits(b.ncc) && bits(a.fx) == bits(b.fx) &&
+         bits(a.fy) == bits(b.fy) && bits(a.fz) == bits(b.fz) && bits(a.reserved) == bits(b.reserved);
 }
 std::size_t match_diffs(const std::vector<rd::BlockMatch>& got, const std::vector<rd::BlockMatch>& want,
                         std::string& first) {
@@ -101,9 +102,10 @@ std::size_t match_diffs(const std::vector<rd::BlockMatch>& got, const std::vecto
   std::size_t n = 0;
   for (std::size_t i = 0; i < want.size(); ++i)
     if (!same_match(got[i], want[i]) && n++ == 0) {
-      char b[200];
-      std::snprintf(b, sizeof b, "block %zu: GPU (%d %d %d) %.9g, CPU (%d %d %d) %.9g", i, got[i].dx, got[i].dy,
-                    got[i].dz, got[i].ncc, want[i].dx, want[i].dy, want[i].dz, want[i].ncc);
+      char b[320];
+      std::snprintf(b, sizeof b, "block %zu: GPU (%d %d %d) %.9g (%.9g %.9g %.9g), CPU (%d %d %d) %.9g (%.9g %.9g %.9g)", i,
+                    got[i].dx, got[i].dy, got[i].dz, got[i].ncc, got[i].fx, got[i].fy, got[i].fz, want[i].dx, want[i].dy,
+                    want[i].dz, want[i].ncc, want[i].fx, want[i].fy, want[i].fz);
       first = b;
     }
   return n;
@@ -280,6 +282,9 @@ TEST(RegAffineGpu, RegistrationIsBitIdentical) {
     o.rigid_only = !affine;
     const rd::Mat44 init = rd::init_centres(p.v.geo, flo.geo);
     expect_identical_registrations(p.v, flo, {}, {}, init, o, affine ? "phantom affine" : "phantom rigid");
+    o.subvoxel = true;
+    expect_identical_registrations(p.v, flo, {}, {}, init, o, affine ? "phantom affine, subvoxel" : "phantom rigid, subvoxel");
+    o.subvoxel = false;
   }
   // Forward only, with both masks, from the centres of mass.
   const Case c = make_case();

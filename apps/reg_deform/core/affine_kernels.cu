@@ -5,7 +5,8 @@
 //   aff_match_blocks : one CUDA block per active 4x4x4 reference block; the 10x10x10 warped
 //                      neighbourhood in shared memory; one thread per displacement in [-3, 3]^3
 //                      computes |NCC| over the voxels valid in both (> 32 needed); argmax over the
-//                      343 candidates (ties: lowest index, i.e. z, y, x order), as block_match.hpp.
+//                      343 candidates (ties: lowest index, i.e. z, y, x order), and the sub-voxel
+//                      parabola step per axis, as block_match.hpp.
 //
 // Bit-identical to the CPU reference (block_match.cpp, compiled with -ffp-contract=off): the same
 // operations in the same order in double precision, each written as an explicitly rounded
@@ -17,9 +18,10 @@ struct Affine34d {  // p = M * (i, j, k, 1), rows of 4, double (the CPU's voxel 
   double m[12];
 };
 
-struct Match {  // = evk::reg_deform::BlockMatch
+struct Match {  // = evk::reg_deform::BlockMatch (32 bytes)
   int dx, dy, dz;
   float ncc;
+  float fx, fy, fz, reserved;
 };
 
 #define AFF_BW 4                     // block width
@@ -73,6 +75,19 @@ extern "C" __global__ void aff_warp_linear(const float* __restrict__ flo, const 
   out[v] = __double2float_rn(s);
 }
 
+// block_match.cpp's subvoxel_offset, operation for operation.
+__device__ double aff_subvoxel(double cm, double c0, double cp) {
+  if (!(cm >= 0 && cp >= 0)) return 0;
+  const double two = __dadd_rn(c0, c0);
+  const double t = __dsub_rn(cm, two);
+  const double den = __dadd_rn(t, cp);
+  if (!(den < 0)) return 0;
+  const double num = __dsub_rn(cm, cp);
+  const double h = __dmul_rn(0.5, num);
+  const double f = __ddiv_rn(h, den);
+  return f < -0.5 ? -0.5 : f > 0.5 ? 0.5 : f;
+}
+
 __device__ __forceinline__ bool aff_better(double c, int i, double bc, int bi) {
   return c > bc || (c == bc && i < bi);
 }
@@ -84,6 +99,7 @@ extern "C" __global__ void __launch_bounds__(AFF_THREADS) aff_match_blocks(
     const int count, Match* __restrict__ out) {
   __shared__ float rv[64];
   __shared__ float wv[AFF_NB * AFF_NB * AFF_NB];
+  __shared__ double cs[AFF_NC];  // every candidate's |NCC| (-1: none), for the sub-voxel step
   __shared__ double best_c[AFF_THREADS / 32];
   __shared__ int best_i[AFF_THREADS / 32];
   const int blk = blockIdx.x;
@@ -146,6 +162,7 @@ extern "C" __global__ void __launch_bounds__(AFF_THREADS) aff_match_blocks(
       c = d > 0 ? __ddiv_rn(fabs(cv), __dsqrt_rn(d)) : 0.0;
     }
   }
+  if (t < AFF_NC) cs[t] = c;
   // argmax: within the warp, then across the 11 warps (exact comparisons: the CPU's first maximum)
   int ci = t;
   for (int off = 16; off > 0; off >>= 1) {
@@ -175,10 +192,16 @@ extern "C" __global__ void __launch_bounds__(AFF_THREADS) aff_match_blocks(
       m.dy = (bi / 7) % 7 - AFF_R;
       m.dz = bi / 49 - AFF_R;
       m.ncc = __double2float_rn(bc);
+      const int ix = bi % 7, iy = (bi / 7) % 7, iz = bi / 49;
+      m.fx = __double2float_rn(aff_subvoxel(ix > 0 ? cs[bi - 1] : -1.0, bc, ix < 6 ? cs[bi + 1] : -1.0));
+      m.fy = __double2float_rn(aff_subvoxel(iy > 0 ? cs[bi - 7] : -1.0, bc, iy < 6 ? cs[bi + 7] : -1.0));
+      m.fz = __double2float_rn(aff_subvoxel(iz > 0 ? cs[bi - 49] : -1.0, bc, iz < 6 ? cs[bi + 49] : -1.0));
     } else {
       m.dx = m.dy = m.dz = 0;
       m.ncc = 0;
+      m.fx = m.fy = m.fz = 0;
     }
+    m.reserved = 0;
     out[blk] = m;
   }
 }

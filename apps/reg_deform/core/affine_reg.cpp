@@ -69,7 +69,7 @@ void check_affine_options(const AffineOptions& o) {
 
 void block_correspondences(const Geometry& ref, const BlockLayout& layout, const std::vector<BlockMatch>& m,
                            const Mat44& ref2flo, std::vector<std::array<double, 3>>& from,
-                           std::vector<std::array<double, 3>>& to) {
+                           std::vector<std::array<double, 3>>& to, bool subvoxel) {
   from.clear();
   to.clear();
   const double h = (kBlockWidth - 1) / 2.0;  // block centre
@@ -78,7 +78,8 @@ void block_correspondences(const Geometry& ref, const BlockLayout& layout, const
     int x, y, z;
     layout.corner(layout.active[i], x, y, z);
     from.push_back(ref.vox2world.apply(x + h, y + h, z + h));
-    const auto w = ref.vox2world.apply(x + h + m[i].dx, y + h + m[i].dy, z + h + m[i].dz);
+    const double sx = subvoxel ? m[i].fx : 0.0, sy = subvoxel ? m[i].fy : 0.0, sz = subvoxel ? m[i].fz : 0.0;
+    const auto w = ref.vox2world.apply(x + h + m[i].dx + sx, y + h + m[i].dy + sy, z + h + m[i].dz + sz);
     to.push_back(ref2flo.apply(w[0], w[1], w[2]));
   }
 }
@@ -138,7 +139,7 @@ AffineResult register_affine(const Volume& ref, const Volume& flo, const Mask& r
     auto solve = [&](const Geometry& g, const BlockLayout& layout, const std::vector<BlockMatch>& m, const Mat44& cur,
                      bool affine, int* matched) {
       std::vector<std::array<double, 3>> from, to;
-      block_correspondences(g, layout, m, cur, from, to);
+      block_correspondences(g, layout, m, cur, from, to, opt.subvoxel);
       if (matched) *matched = static_cast<int>(from.size());
       return fit_lts(from, to, opt.inlier_percent, affine);
     };

@@ -29,6 +29,7 @@ struct AffineOptions {
   bool rigid_only = false;
   bool affine_direct = false;
   bool symmetric = true;    // reg_aladin's default; --nosym turns it off
+  bool subvoxel = false;    // --subvoxel: correspondences at the matches' sub-voxel refinement (not reg_aladin's)
   int threads = 0;
 };
 
@@ -93,9 +94,10 @@ AffineResult register_affine(const Volume& ref, const Volume& flo, const Mask& r
 void check_affine_options(const AffineOptions& opt);
 
 // Correspondences of one matching step: block centres (world) and T applied to their matched
-// positions (world), for the blocks with a match.
+// positions (world), for the blocks with a match; the integer displacement, plus the sub-voxel
+// refinement when `subvoxel`.
 void block_correspondences(const Geometry& ref, const BlockLayout& layout, const std::vector<BlockMatch>& m,
                            const Mat44& ref2flo, std::vector<std::array<double, 3>>& from,
-                           std::vector<std::array<double, 3>>& to);
+                           std::vector<std::array<double, 3>>& to, bool subvoxel = false);
 
 }  // namespace evk::reg_deform

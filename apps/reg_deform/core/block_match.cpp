@@ -135,23 +135,50 @@ std::vector<BlockMatch> match_blocks_cpu(const Volume& ref, const Mask& mask, co
           layout.corner(b, x0, y0, z0);
           BlockMatch best;
           double best_ncc = 0;
+          int bi = -1;
+          double cs[kCandidates];
+          int c = 0;
           for (int dz = -kCaptureRange; dz <= kCaptureRange; ++dz)
             for (int dy = -kCaptureRange; dy <= kCaptureRange; ++dy)
-              for (int dx = -kCaptureRange; dx <= kCaptureRange; ++dx) {
-                const double c = ncc_at(ref.geo, warped, x0, y0, z0, v, ok, dx, dy, dz);
-                if (c > best_ncc) {
-                  best_ncc = c;
+              for (int dx = -kCaptureRange; dx <= kCaptureRange; ++dx, ++c) {
+                cs[c] = ncc_at(ref.geo, warped, x0, y0, z0, v, ok, dx, dy, dz);
+                if (cs[c] > best_ncc) {
+                  best_ncc = cs[c];
+                  bi = c;
                   best.dx = dx;
                   best.dy = dy;
                   best.dz = dz;
                 }
               }
+          if (bi >= 0) {
+            const int w = 2 * kCaptureRange + 1;
+            const int ix = bi % w, iy = (bi / w) % w, iz = bi / (w * w);
+            auto along = [&](int at, int step) {
+              const double cm = at > 0 ? cs[bi - step] : -1.0, cp = at < w - 1 ? cs[bi + step] : -1.0;
+              return static_cast<float>(subvoxel_offset(cm, cs[bi], cp));
+            };
+            best.fx = along(ix, 1);
+            best.fy = along(iy, w);
+            best.fz = along(iz, w * w);
+          }
           best.ncc = static_cast<float>(best_ncc);
           out[i] = best;
         }
       },
       threads);
   return out;
+}
+
+double subvoxel_offset(double cm, double c0, double cp) {
+  if (!(cm >= 0 && cp >= 0)) return 0;
+  const double two = c0 + c0;
+  const double t = cm - two;
+  const double den = t + cp;  // cm - 2 c0 + cp: < 0 at a maximum
+  if (!(den < 0)) return 0;
+  const double num = cm - cp;
+  const double h = 0.5 * num;
+  const double f = h / den;  // vertex of the parabola through (-1, cm), (0, c0), (1, cp)
+  return f < -0.5 ? -0.5 : f > 0.5 ? 0.5 : f;
 }
 
 Mat44 voxel_map(const Geometry& ref, const Geometry& flo, const Mat44& ref2flo) {

@@ -10,7 +10,7 @@
 
 namespace evk::reg_deform::gpu {
 
-static_assert(sizeof(BlockMatch) == sizeof(float4), "BlockMatch must match the kernel's Match (16 bytes)");
+static_assert(sizeof(BlockMatch) == 2 * sizeof(float4), "BlockMatch must match the kernel's Match (32 bytes)");
 
 namespace {
 struct Affine34d {  // = the kernel's Affine34d: the voxel map in double, as the CPU uses it
@@ -46,7 +46,7 @@ BlockMatcher::BlockMatcher(const Volume& ref, const Mask& rmask, const BlockLayo
   if (has_mask_) mask_.upload(rmask.data(), rmask.size());
   std::vector<std::uint32_t> act(layout.active.begin(), layout.active.end());
   active_.upload(act.data(), act.size());
-  out_.resize(std::max<std::size_t>(1, act.size()));
+  out_.resize(2 * std::max<std::size_t>(1, act.size()));  // two float4 per match
   for (auto& e : ev_) EVK_CUDA(cudaEventCreate(&e));
   EVK_CUDA(cudaStreamSynchronize(nullptr));
 }
@@ -88,7 +88,7 @@ std::vector<float> BlockMatcher::download_warped() const {
 void BlockMatcher::enqueue_match() {
   const int count = static_cast<int>(layout_.active.size());
   if (count == 0) return;
-  if (poison_) EVK_CUDA(cudaMemset(out_.get(), 0xff, count * sizeof(float4)));
+  if (poison_) EVK_CUDA(cudaMemset(out_.get(), 0xff, count * sizeof(BlockMatch)));
   const float* pr = ref_.get();
   const std::uint8_t* pm = has_mask_ ? mask_.get() : nullptr;
   const float* pw = warped_.get();
@@ -102,7 +102,7 @@ void BlockMatcher::enqueue_match() {
 
 std::vector<BlockMatch> BlockMatcher::download_matches() const {
   std::vector<BlockMatch> m(layout_.active.size());
-  if (!m.empty()) out_.download(reinterpret_cast<float4*>(m.data()), m.size());
+  if (!m.empty()) out_.download(reinterpret_cast<float4*>(m.data()), 2 * m.size());
   return m;
 }
 
