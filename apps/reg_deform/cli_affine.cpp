@@ -15,7 +15,9 @@
 #include "evk/atomic_file.hpp"
 #include "evk/cli.hpp"
 #include "evk/error.hpp"
+#include "block_match.hpp"
 #include "nifti_io.hpp"
+#include "png_slice.hpp"
 #include "resample_cpu.hpp"
 #include "warp_affine.hpp"
 #if defined(EVK_HAVE_CUDA)
@@ -30,7 +32,7 @@ namespace evk::reg_deform {
 namespace {
 struct AffineArgs {
   CommonOptions c;
-  std::string ref, flo, out, res, rmask, fmask, init;
+  std::string ref, flo, out, res, rmask, fmask, init, png;
   bool cog = false, nosym = false;
   std::string pad = "nan";
   AffineOptions o;
@@ -66,6 +68,8 @@ void add_affine_command(CLI::App& app) {
   cmd->add_flag("--rigid-only", a->o.rigid_only, "Rigid registration only (default: rigid then affine)");
   cmd->add_flag("--aff-direct", a->o.affine_direct, "Affine from the start (no rigid step)");
   cmd->add_flag("--nosym", a->nosym, "Forward block matching only (default: symmetric, as reg_aladin)");
+  cmd->add_flag("--subvoxel", a->o.subvoxel,
+                "Refine each block match to sub-voxel precision (parabola through the NCC peak; not in reg_aladin)");
   cmd->add_option("--ln", a->o.levels, "Pyramid levels")->capture_default_str();
   cmd->add_option("--lp", a->lp, "Levels used, the finest ones (default: --ln)");
   cmd->add_option("--maxit", a->o.maxit, "Iterations per level (twice as many on the first)")->capture_default_str();
@@ -77,6 +81,9 @@ void add_affine_command(CLI::App& app) {
   auto* init_opt = cmd->add_option("--init", a->init, "Initial affine text (default: image centres aligned)");
   cmd->add_flag("--cog", a->cog, "Initialise from the centres of mass (within the masks when given)")->excludes(init_opt);
   cmd->add_option("--pad", a->pad, "--res value outside the floating image (number or nan)")->capture_default_str();
+  cmd->add_option("--png", a->png,
+                  "Also write a PNG check: reference/floating checkerboards of the middle axial and coronal slices, "
+                  "before (initial matrix) and after");
   add_common_options(cmd, a->c);
   cmd->callback([a] {
     auto t0 = std::chrono::steady_clock::now();
@@ -109,15 +116,18 @@ void add_affine_command(CLI::App& app) {
         input_error(a->res, "output name must end in .nii or .nii.gz");
       AtomicOutput probe(a->res);
     }
+    if (!a->png.empty()) {
+      AtomicOutput probe(a->png);
+    }
     times["read"] = ms_since(t0);
-    MatcherFactory factory = cpu_matcher();
+    AffineEngine engine = cpu_matcher();
 #if defined(EVK_HAVE_CUDA)
     if (gpu) {
       EVK_CUDA(cudaSetDevice(backend.device.index));
-      factory = gpu::affine_matcher();
+      engine = gpu::affine_engine();
     }
 #endif
-    const AffineResult r = register_affine(ref, flo, rmask, fmask, init, o, factory,
+    const AffineResult r = register_affine(ref, flo, rmask, fmask, init, o, engine,
                                            [&](const std::string& s) { verbose_line(a->c, "  " + s); });
     times["register"] = ms_since(t0);
     write_affine(a->out, r.affine);
@@ -127,13 +137,20 @@ void add_affine_command(CLI::App& app) {
       ro.pad = pad;
       write_volume(a->res, warp_affine_cpu(ref.geo, flo, r.affine, ro));
     }
+    if (!a->png.empty())
+      write_checkerboards(a->png, ref, warp_linear_cpu(ref.geo, flo, init), warp_linear_cpu(ref.geo, flo, r.affine));
     times["write"] = ms_since(t0);
     if (a->c.verbose) std::cerr << format_affine(r.affine);
     if (a->c.json) {
       nlohmann::json levels = nlohmann::json::array();
       for (const auto& l : r.levels)
         levels.push_back({{"dims", {l.nx, l.ny, l.nz}}, {"blocks", l.blocks}, {"blocks_backward", l.blocks_back},
-                          {"iterations", l.iterations}, {"matched_last", l.matched_last}, {"seconds", l.seconds}});
+                          {"iterations", l.iterations}, {"matched_last", l.matched_last}, {"lts_refits", l.lts_refits},
+                          {"seconds", l.seconds}});
+      const AffineStageTimes& st = r.times;
+      const nlohmann::json stages = {{"pyramid", st.pyramid}, {"select", st.select},     {"upload", st.upload},
+                                     {"warp", st.warp},       {"match", st.match},       {"download", st.download},
+                                     {"lts", st.lts},         {"total", st.total}};
       nlohmann::json m = nlohmann::json::array();
       for (int i = 0; i < 4; ++i) m.push_back({r.affine.m[i][0], r.affine.m[i][1], r.affine.m[i][2], r.affine.m[i][3]});
       nlohmann::json j = {{"command", "affine"},
@@ -142,8 +159,10 @@ void add_affine_command(CLI::App& app) {
                           {"output", a->out},
                           {"matrix", m},
                           {"symmetric", o.symmetric},
+                          {"subvoxel", o.subvoxel},
                           {"levels", levels},
-                          {"times_ms", times}};
+                          {"times_ms", times},
+                          {"register_stages_ms", stages}};
       if (!a->res.empty()) j["res"] = a->res;
       std::cout << j.dump(2) << "\n";
     }

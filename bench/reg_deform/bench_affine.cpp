@@ -1,10 +1,14 @@
 // bench_reg_affine: `reg_deform affine` on the 1 mm pair (subject_T1_head -> icbm152_2009a 1 mm),
 // reg_aladin's defaults (3 levels, 5 iterations, 50 % blocks, 50 % inliers, symmetric).
-//   BM_AffineRegister/gpu  : the whole registration (pyramids on the CPU, warping + block matching on
-//                            the GPU, LTS on the CPU in double), file reading excluded; wall time,
-//                            s per registration. A few repeats (deterministic work).
+//   BM_AffineRegister/gpu  : the whole registration (pyramids, warping and block matching on the GPU,
+//                            block selection and LTS on the CPU in double), file reading excluded; wall time,
+//                            s per registration. A few repeats (deterministic work). Counters: the
+//                            split by stage in ms (AffineStageTimes: pyramid, select, upload, warp,
+//                            match, download, lts; GPU stages are kernel times by CUDA events, the
+//                            rest wall time) and the LTS refits per level.
 //   BM_AffineRegister/cpu  : the same on the CPU backend, all cores (one repeat).
-//   BM_AffinePyramids      : the two image pyramids alone (CPU), part of both of the above.
+//   BM_AffinePyramids/cpu|gpu : the two image pyramids alone (all cores / GPU, wall, uploads and
+//                            downloads included), part of the above.
 //   BM_AffineWarpKernel / BM_AffineMatchKernel : one warp / one forward matching of the finest
 //                            level (32.5 k blocks), kernel only (CUDA events, warm-up, L2 flushed,
 //                            median; manual time), counters voxels/s and blocks/s.
@@ -15,6 +19,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "affine_init.hpp"
 #include "affine_lts.hpp"
@@ -28,6 +34,7 @@
 #include "evk/device.hpp"
 #include "evk/gpu_timer.hpp"
 #include "gpu_affine.hpp"
+#include "gpu_pyramid.hpp"
 #endif
 
 namespace rd = evk::reg_deform;
@@ -59,38 +66,69 @@ const Pair& pair_1mm() {
 void BM_AffineRegister(benchmark::State& st, bool gpu) {
   const Pair& p = pair_1mm();
   if (!p.ok) return st.SkipWithError("no ../shared/data/brain");
-  rd::MatcherFactory f = rd::cpu_matcher();
+  rd::AffineEngine f = rd::cpu_matcher();
 #if defined(EVK_HAVE_CUDA)
   if (gpu) {
     if (!evk::gpu_environment().usable()) return st.SkipWithError("no usable GPU");
-    f = rd::gpu::affine_matcher();
+    f = rd::gpu::affine_engine();
   }
 #else
   if (gpu) return st.SkipWithError("built without CUDA");
 #endif
   const rd::Mat44 init = rd::init_centres(p.ref.geo, p.flo.geo);
   rd::AffineResult r;
+  if (gpu) r = rd::register_affine(p.ref, p.flo, {}, {}, init, rd::AffineOptions{}, f);  // warm-up: module loads
   for (auto _ : st) {
     const auto t0 = std::chrono::steady_clock::now();
     r = rd::register_affine(p.ref, p.flo, {}, {}, init, rd::AffineOptions{}, f);
     st.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
-  for (std::size_t l = 0; l < r.levels.size(); ++l)
+  for (std::size_t l = 0; l < r.levels.size(); ++l) {
     st.counters["level" + std::to_string(l + 1) + "_s"] = r.levels[l].seconds;
+    st.counters["level" + std::to_string(l + 1) + "_refits"] = r.levels[l].lts_refits;
+  }
+  const rd::AffineStageTimes& t = r.times;  // the last repeat's split (ms)
+  st.counters["pyramid_ms"] = t.pyramid;
+  st.counters["select_ms"] = t.select;
+  st.counters["upload_ms"] = t.upload;
+  st.counters["warp_ms"] = t.warp;
+  st.counters["match_ms"] = t.match;
+  st.counters["download_ms"] = t.download;
+  st.counters["lts_ms"] = t.lts;
+  st.counters["total_ms"] = t.total;
   st.counters["threads"] = evk::default_threads();
-  std::printf("%s affine:\n", gpu ? "GPU" : "CPU");
+  std::printf("%s affine (stages, ms: pyramid %.1f select %.1f upload %.1f warp %.1f match %.1f download %.1f "
+              "lts %.1f; total %.1f):\n",
+              gpu ? "GPU" : "CPU", t.pyramid, t.select, t.upload, t.warp, t.match, t.download, t.lts, t.total);
   for (int i = 0; i < 4; ++i)
-    std::printf("  %.7g %.7g %.7g %.7g\n", r.affine.m[i][0], r.affine.m[i][1], r.affine.m[i][2], r.affine.m[i][3]);
+    std::printf("  %.17g %.17g %.17g %.17g\n", r.affine.m[i][0], r.affine.m[i][1], r.affine.m[i][2], r.affine.m[i][3]);
 }
 
-void BM_AffinePyramids(benchmark::State& st) {
+void BM_AffinePyramids(benchmark::State& st, bool gpu) {
   const Pair& p = pair_1mm();
   if (!p.ok) return st.SkipWithError("no ../shared/data/brain");
+#if defined(EVK_HAVE_CUDA)
+  if (gpu && !evk::gpu_environment().usable()) return st.SkipWithError("no usable GPU");
+  if (gpu) rd::gpu::make_pyramid(p.flo, 3, 3);  // loads the module (warm-up)
+#else
+  if (gpu) return st.SkipWithError("built without CUDA");
+#endif
   for (auto _ : st) {
-    auto a = rd::make_pyramid(p.ref, 3, 3);
-    auto b = rd::make_pyramid(p.flo, 3, 3);
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<rd::Volume> a, b;
+#if defined(EVK_HAVE_CUDA)
+    if (gpu) {
+      a = rd::gpu::make_pyramid(p.ref, 3, 3);
+      b = rd::gpu::make_pyramid(p.flo, 3, 3);
+    }
+#endif
+    if (!gpu) {
+      a = rd::make_pyramid(p.ref, 3, 3);
+      b = rd::make_pyramid(p.flo, 3, 3);
+    }
     benchmark::DoNotOptimize(a.data());
     benchmark::DoNotOptimize(b.data());
+    st.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
 }
 
@@ -103,8 +141,10 @@ void BM_AffineLts(benchmark::State& st) {
   const auto m = rd::match_blocks_cpu(p.ref, {}, w, l);
   std::vector<rd::Point3> from, to;
   rd::block_correspondences(p.ref.geo, l, m, t, from, to);
-  for (auto _ : st) benchmark::DoNotOptimize(rd::fit_lts(from, to, 50, true));
+  rd::LtsResult r;
+  for (auto _ : st) benchmark::DoNotOptimize(r = rd::fit_lts(from, to, 50, true));
   st.counters["points"] = static_cast<double>(from.size());
+  st.counters["refits"] = r.refits;
 }
 
 #if defined(EVK_HAVE_CUDA)
@@ -133,10 +173,28 @@ void BM_AffineKernel(benchmark::State& st, bool match) {
 
 BENCHMARK_CAPTURE(BM_AffineRegister, gpu, true)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK_CAPTURE(BM_AffineRegister, cpu, false)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
-BENCHMARK(BM_AffinePyramids)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK_CAPTURE(BM_AffinePyramids, cpu, false)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK_CAPTURE(BM_AffinePyramids, gpu, true)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK(BM_AffineLts)->Unit(benchmark::kMillisecond);
 #if defined(EVK_HAVE_CUDA)
 BENCHMARK_CAPTURE(BM_AffineKernel, warp, false)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
 BENCHMARK_CAPTURE(BM_AffineKernel, match, true)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
 #endif
-BENCHMARK_MAIN();
+// Google Benchmark 1.7 (Debian 12) takes --benchmark_min_time as a plain number of seconds; 1.8+
+// also takes "0.2s" / "10x". Accept both spellings everywhere: "NUMBERs" becomes NUMBER ("Nx" is
+// left to versions that know it). Every benchmark here sets its iterations anyway.
+int main(int argc, char** argv) {
+  std::vector<std::string> keep(argv, argv + argc);
+  std::vector<char*> args;
+  const std::string flag = "--benchmark_min_time=";
+  for (auto& a : keep) {
+    if (a.rfind(flag, 0) == 0 && a.size() > flag.size() + 1 && a.back() == 's') a.pop_back();
+    args.push_back(a.data());
+  }
+  int n = static_cast<int>(args.size());
+  benchmark::Initialize(&n, args.data());
+  if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -34,7 +34,9 @@ void load_block(const Volume& ref, const Mask& mask, const BlockLayout& l, int b
       }
 }
 
-// |NCC| of the loaded block against the warped image displaced by (dx, dy, dz).
+// |NCC| of the loaded block against the warped image displaced by (dx, dy, dz). aff_match_blocks
+// repeats these double operations in this order (sums over a = 0..63, i.e. z, y, x; then the
+// centred second pass), so both give the same bits (no FMA contraction in this file).
 double ncc_at(const Geometry& g, const std::vector<float>& warped, int x0, int y0, int z0, const double* rv,
               const bool* rok, int dx, int dy, int dz) {
   double w[kBlockVoxels];
@@ -133,17 +135,32 @@ std::vector<BlockMatch> match_blocks_cpu(const Volume& ref, const Mask& mask, co
           layout.corner(b, x0, y0, z0);
           BlockMatch best;
           double best_ncc = 0;
+          int bi = -1;
+          double cs[kCandidates];
+          int c = 0;
           for (int dz = -kCaptureRange; dz <= kCaptureRange; ++dz)
             for (int dy = -kCaptureRange; dy <= kCaptureRange; ++dy)
-              for (int dx = -kCaptureRange; dx <= kCaptureRange; ++dx) {
-                const double c = ncc_at(ref.geo, warped, x0, y0, z0, v, ok, dx, dy, dz);
-                if (c > best_ncc) {
-                  best_ncc = c;
+              for (int dx = -kCaptureRange; dx <= kCaptureRange; ++dx, ++c) {
+                cs[c] = ncc_at(ref.geo, warped, x0, y0, z0, v, ok, dx, dy, dz);
+                if (cs[c] > best_ncc) {
+                  best_ncc = cs[c];
+                  bi = c;
                   best.dx = dx;
                   best.dy = dy;
                   best.dz = dz;
                 }
               }
+          if (bi >= 0) {
+            const int w = 2 * kCaptureRange + 1;
+            const int ix = bi % w, iy = (bi / w) % w, iz = bi / (w * w);
+            auto along = [&](int at, int step) {
+              const double cm = at > 0 ? cs[bi - step] : -1.0, cp = at < w - 1 ? cs[bi + step] : -1.0;
+              return static_cast<float>(subvoxel_offset(cm, cs[bi], cp));
+            };
+            best.fx = along(ix, 1);
+            best.fy = along(iy, w);
+            best.fz = along(iz, w * w);
+          }
           best.ncc = static_cast<float>(best_ncc);
           out[i] = best;
         }
@@ -152,23 +169,88 @@ std::vector<BlockMatch> match_blocks_cpu(const Volume& ref, const Mask& mask, co
   return out;
 }
 
+double subvoxel_offset(double cm, double c0, double cp) {
+  if (!(cm >= 0 && cp >= 0)) return 0;
+  const double two = c0 + c0;
+  const double t = cm - two;
+  const double den = t + cp;  // cm - 2 c0 + cp: < 0 at a maximum
+  if (!(den < 0)) return 0;
+  const double num = cm - cp;
+  const double h = 0.5 * num;
+  const double f = h / den;  // vertex of the parabola through (-1, cm), (0, c0), (1, cp)
+  return f < -0.5 ? -0.5 : f > 0.5 ? 0.5 : f;
+}
+
 Mat44 voxel_map(const Geometry& ref, const Geometry& flo, const Mat44& ref2flo) {
   return flo.vox2world.inverse() * ref2flo * ref.vox2world;
 }
 
+namespace {
+// One voxel of the warp, the arithmetic aff_warp_linear repeats operation for operation (this file
+// is compiled with -ffp-contract=off; every line below is one correctly rounded double operation):
+//   p_r = ((m_r0 x + m_r1 y) + m_r2 z) + m_r3
+//   NaN unless -1e-4 <= p_r <= (n_r - 1) + 1e-4 on every axis
+//   q = clamp(p, 0, n - 1); i0 = floor(q); f = q - i0; i1 = min(i0 + 1, n - 1); weights (1 - f, f)
+//   s = sum over z, y, x corners (0 then 1) of w = (wx wy) wz, skipped where w == 0, s += w v
+//   result (float) s
+float warp_linear_voxel(const float* flo, const int n[3], const double (&m)[12], int x, int y, int z) {
+  const double i = x, j = y, k = z;
+  double p[3];
+  for (int r = 0; r < 3; ++r) {
+    const double* mr = m + 4 * r;
+    double a = mr[0] * i;
+    const double b = mr[1] * j;
+    a = a + b;
+    const double c = mr[2] * k;
+    a = a + c;
+    p[r] = a + mr[3];
+  }
+  constexpr double eps = 1e-4;
+  for (int d = 0; d < 3; ++d) {
+    const double hi = static_cast<double>(n[d] - 1) + eps;
+    if (!(p[d] >= -eps && p[d] <= hi)) return std::numeric_limits<float>::quiet_NaN();
+  }
+  int lo[3], up[3];
+  double w[3][2];
+  for (int d = 0; d < 3; ++d) {
+    const double q = std::min(std::max(p[d], 0.0), static_cast<double>(n[d] - 1));
+    lo[d] = static_cast<int>(std::floor(q));
+    up[d] = std::min(lo[d] + 1, n[d] - 1);
+    const double f = q - static_cast<double>(lo[d]);
+    w[d][0] = 1.0 - f;
+    w[d][1] = f;
+  }
+  const std::size_t sxy = static_cast<std::size_t>(n[0]) * n[1];
+  double s = 0;
+  for (int c = 0; c < 2; ++c)
+    for (int b = 0; b < 2; ++b)
+      for (int a = 0; a < 2; ++a) {
+        double wt = w[0][a] * w[1][b];
+        wt = wt * w[2][c];
+        if (wt != 0.0) {
+          const std::size_t idx = static_cast<std::size_t>(c ? up[2] : lo[2]) * sxy +
+                                  static_cast<std::size_t>(b ? up[1] : lo[1]) * n[0] + (a ? up[0] : lo[0]);
+          const double t = wt * static_cast<double>(flo[idx]);
+          s = s + t;
+        }
+      }
+  return static_cast<float>(s);
+}
+}  // namespace
+
 std::vector<float> warp_linear_cpu(const Geometry& ref, const Volume& flo, const Mat44& ref2flo, int threads) {
-  const Mat44 m = voxel_map(ref, flo.geo, ref2flo);
+  const Mat44 vm = voxel_map(ref, flo.geo, ref2flo);
+  double m[12];
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 4; ++c) m[4 * r + c] = vm.m[r][c];
+  const int n[3] = {flo.geo.nx, flo.geo.ny, flo.geo.nz};
   std::vector<float> out(ref.voxels());
-  const float nan = std::numeric_limits<float>::quiet_NaN();
   parallel_for(
       static_cast<std::size_t>(ref.ny) * ref.nz,
       [&](std::size_t r0, std::size_t r1) {
         for (std::size_t r = r0; r < r1; ++r) {
           const int y = static_cast<int>(r % ref.ny), z = static_cast<int>(r / ref.ny);
-          for (int x = 0; x < ref.nx; ++x) {
-            const auto p = m.apply(x, y, z);
-            out[ref.index(x, y, z)] = sample(flo.data.data(), flo.geo, p[0], p[1], p[2], Interp::linear, nan);
-          }
+          for (int x = 0; x < ref.nx; ++x) out[ref.index(x, y, z)] = warp_linear_voxel(flo.data.data(), n, m, x, y, z);
         }
       },
       threads);

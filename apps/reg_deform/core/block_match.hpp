@@ -6,7 +6,8 @@
 // the current transformation, NaN outside) at every integer displacement in [-3, 3]^3 voxels: the
 // absolute normalised cross-correlation over the voxels valid in both (more than 32 needed). The
 // best displacement is the argmax (ties: the first in z, y, x order); a block with no candidate of
-// correlation > 0 has no match.
+// correlation > 0 has no match. Each match also carries a sub-voxel refinement (parabola vertex per
+// axis) that the registration uses only with --subvoxel.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -40,7 +41,16 @@ BlockLayout select_blocks(const Volume& ref, const Mask& mask, int percent);
 struct BlockMatch {
   std::int32_t dx = 0, dy = 0, dz = 0;  // best displacement (reference voxels); valid when ncc > 0
   float ncc = 0;                        // its |NCC|; 0 = no match
+  // Sub-voxel refinement along each axis (used with AffineOptions::subvoxel): the vertex of the
+  // parabola through the |NCC| at d-1, d, d+1, in [-0.5, 0.5]; 0 where a neighbour is outside the
+  // range or not a candidate, or the three do not make a maximum. Computed as subvoxel_offset.
+  float fx = 0, fy = 0, fz = 0;
+  float reserved = 0;
 };
+
+// The sub-voxel offset from the |NCC| at d-1 (cm), d (c0), d+1 (cp); cm or cp < 0: not available.
+// The GPU repeats these double operations (block_match.cpp is compiled without FMA contraction).
+double subvoxel_offset(double cm, double c0, double cp);
 
 // The CPU reference (double precision sums, all cores): one match per layout.active entry.
 std::vector<BlockMatch> match_blocks_cpu(const Volume& ref, const Mask& mask, const std::vector<float>& warped,

@@ -1,23 +1,25 @@
 #include "gpu_affine.hpp"
 #if defined(EVK_HAVE_CUDA)
+#include <chrono>
 #include <cstring>
 
 #include "evk/cuda_check.hpp"
 #include "evk/cuda_library.hpp"
 #include "evk_kernels/reg_deform_affine.hpp"
+#include "gpu_pyramid.hpp"
 
 namespace evk::reg_deform::gpu {
 
-static_assert(sizeof(BlockMatch) == sizeof(float4), "BlockMatch must match the kernel's Match (16 bytes)");
+static_assert(sizeof(BlockMatch) == 2 * sizeof(float4), "BlockMatch must match the kernel's Match (32 bytes)");
 
 namespace {
-struct Affine34 {
-  float m[12];
+struct Affine34d {  // = the kernel's Affine34d: the voxel map in double, as the CPU uses it
+  double m[12];
 };
-Affine34 affine34(const Mat44& a) {
-  Affine34 r;
+Affine34d affine34(const Mat44& a) {
+  Affine34d r;
   for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 4; ++j) r.m[i * 4 + j] = static_cast<float>(a.m[i][j]);
+    for (int j = 0; j < 4; ++j) r.m[i * 4 + j] = a.m[i][j];
   return r;
 }
 struct AffineKernels {
@@ -44,18 +46,30 @@ BlockMatcher::BlockMatcher(const Volume& ref, const Mask& rmask, const BlockLayo
   if (has_mask_) mask_.upload(rmask.data(), rmask.size());
   std::vector<std::uint32_t> act(layout.active.begin(), layout.active.end());
   active_.upload(act.data(), act.size());
-  out_.resize(std::max<std::size_t>(1, act.size()));
+  out_.resize(2 * std::max<std::size_t>(1, act.size()));  // two float4 per match
+  for (auto& e : ev_) EVK_CUDA(cudaEventCreate(&e));
   EVK_CUDA(cudaStreamSynchronize(nullptr));
+}
+
+BlockMatcher::~BlockMatcher() {
+  for (auto e : ev_)
+    if (e) cudaEventDestroy(e);  // no throwing from a destructor
+}
+
+void BlockMatcher::add_times(AffineStageTimes& t) const {
+  t.warp += warp_ms_;
+  t.match += match_ms_;
+  t.download += download_ms_;
 }
 
 void BlockMatcher::warp(const Mat44& ref2flo) {
   const std::size_t n = ref_geo_.voxels();
   if (poison_) EVK_CUDA(cudaMemset(warped_.get(), 0xff, n * sizeof(float)));
-  const Affine34 a = affine34(voxel_map(ref_geo_, flo_geo_, ref2flo));
+  const Affine34d a = affine34(voxel_map(ref_geo_, flo_geo_, ref2flo));
   const float* pf = flo_.get();
   float* pw = warped_.get();
   int fx = flo_geo_.nx, fy = flo_geo_.ny, fz = flo_geo_.nz, nx = ref_geo_.nx, ny = ref_geo_.ny, nz = ref_geo_.nz;
-  void* args[] = {&pf, &fx, &fy, &fz, &nx, &ny, &nz, const_cast<Affine34*>(&a), &pw};
+  void* args[] = {&pf, &fx, &fy, &fz, &nx, &ny, &nz, const_cast<Affine34d*>(&a), &pw};
   launch(kernels().warp, dim3(static_cast<unsigned>((n + 255) / 256)), dim3(256), args);
   EVK_CUDA_LAST();
 }
@@ -74,7 +88,7 @@ std::vector<float> BlockMatcher::download_warped() const {
 void BlockMatcher::enqueue_match() {
   const int count = static_cast<int>(layout_.active.size());
   if (count == 0) return;
-  if (poison_) EVK_CUDA(cudaMemset(out_.get(), 0xff, count * sizeof(float4)));
+  if (poison_) EVK_CUDA(cudaMemset(out_.get(), 0xff, count * sizeof(BlockMatch)));
   const float* pr = ref_.get();
   const std::uint8_t* pm = has_mask_ ? mask_.get() : nullptr;
   const float* pw = warped_.get();
@@ -88,7 +102,7 @@ void BlockMatcher::enqueue_match() {
 
 std::vector<BlockMatch> BlockMatcher::download_matches() const {
   std::vector<BlockMatch> m(layout_.active.size());
-  if (!m.empty()) out_.download(reinterpret_cast<float4*>(m.data()), m.size());
+  if (!m.empty()) out_.download(reinterpret_cast<float4*>(m.data()), 2 * m.size());
   return m;
 }
 
@@ -98,8 +112,21 @@ std::vector<BlockMatch> BlockMatcher::match_warped() {
 }
 
 std::vector<BlockMatch> BlockMatcher::match(const Mat44& ref2flo) {
+  EVK_CUDA(cudaEventRecord(ev_[0], nullptr));
   warp(ref2flo);
-  return match_warped();
+  EVK_CUDA(cudaEventRecord(ev_[1], nullptr));
+  enqueue_match();
+  EVK_CUDA(cudaEventRecord(ev_[2], nullptr));
+  EVK_CUDA(cudaEventSynchronize(ev_[2]));
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<BlockMatch> m = download_matches();
+  download_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  float a = 0, b = 0;
+  EVK_CUDA(cudaEventElapsedTime(&a, ev_[0], ev_[1]));
+  EVK_CUDA(cudaEventElapsedTime(&b, ev_[1], ev_[2]));
+  warp_ms_ += a;
+  match_ms_ += b;
+  return m;
 }
 
 MatcherFactory affine_matcher(bool poison) {
@@ -108,6 +135,12 @@ MatcherFactory affine_matcher(bool poison) {
     m->set_poison(poison);
     return std::unique_ptr<Matcher>(std::move(m));
   };
+}
+
+AffineEngine affine_engine(bool poison) {
+  return AffineEngine(affine_matcher(poison), [](const Volume& v, int levels, int used) {
+    return gpu::make_pyramid(v, levels, used);
+  });
 }
 
 }  // namespace evk::reg_deform::gpu

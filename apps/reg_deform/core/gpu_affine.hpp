@@ -17,6 +17,9 @@ namespace evk::reg_deform::gpu {
 class BlockMatcher : public Matcher {
  public:
   BlockMatcher(const Volume& ref, const Mask& rmask, const BlockLayout& layout, const Volume& flo);
+  ~BlockMatcher() override;
+  BlockMatcher(const BlockMatcher&) = delete;
+  BlockMatcher& operator=(const BlockMatcher&) = delete;
   std::vector<BlockMatch> match(const Mat44& ref2flo) override;  // warp() then match_warped()
   void warp(const Mat44& ref2flo);                        // floating -> reference grid (device)
   void set_warped(const std::vector<float>& warped);      // or a given warped image (tests)
@@ -27,6 +30,8 @@ class BlockMatcher : public Matcher {
   std::size_t blocks() const { return layout_.active.size(); }
   void set_poison(bool p) { poison_ = p; }                // fill outputs with NaN/-1 before launches
   cudaStream_t stream() const { return nullptr; }
+  // Kernel times (CUDA events) and the download's wall time, summed over match() calls.
+  void add_times(AffineStageTimes& t) const override;
 
  private:
   Geometry ref_geo_, flo_geo_;
@@ -36,10 +41,15 @@ class BlockMatcher : public Matcher {
   Buffer<std::uint32_t> active_;
   Buffer<float4> out_;
   bool has_mask_ = false, poison_ = false;
+  cudaEvent_t ev_[3] = {};  // warp start, warp end = match start, match end
+  double warp_ms_ = 0, match_ms_ = 0, download_ms_ = 0;
 };
 
 // The GPU matcher for register_affine.
 MatcherFactory affine_matcher(bool poison = false);
+// The GPU engine: these matchers and the pyramids on the GPU (gpu_pyramid.hpp), all bit-identical
+// to the CPU's.
+AffineEngine affine_engine(bool poison = false);
 
 }  // namespace evk::reg_deform::gpu
 #endif

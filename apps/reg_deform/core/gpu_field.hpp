@@ -29,6 +29,14 @@ class Buffer {
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
   Buffer(Buffer&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr, o.n_ = 0; }
+  Buffer& operator=(Buffer&& o) noexcept {
+    if (this != &o) {
+      release();
+      p_ = o.p_, n_ = o.n_;
+      o.p_ = nullptr, o.n_ = 0;
+    }
+    return *this;
+  }
   void resize(std::size_t n);  // discards contents
   void upload(const T* src, std::size_t n, cudaStream_t s = nullptr);
   void download(T* dst, std::size_t n, cudaStream_t s = nullptr) const;

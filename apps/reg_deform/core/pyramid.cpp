@@ -8,9 +8,6 @@
 
 namespace evk::reg_deform {
 
-namespace {
-constexpr double kPyramidSigma = 0.7355;  // voxels, NiftyReg's reg_downsampleImage
-}
 
 std::array<bool, 3> pyramid_axes(const Geometry& g) {
   return {g.nx / 2 >= 32, g.ny / 2 >= 32, g.nz / 2 >= 32};
@@ -31,6 +28,15 @@ Geometry downsample_geometry(const Geometry& g, const std::array<bool, 3>& axes)
   }
   r.update_world();
   return r;
+}
+
+std::vector<double> gaussian_kernel(double sigma) {
+  const int radius = static_cast<int>(sigma * 3.0);
+  if (radius <= 0) return {};
+  std::vector<double> kernel(2 * radius + 1);
+  for (int i = -radius; i <= radius; ++i)
+    kernel[i + radius] = std::exp(-double(i) * i / (2 * sigma * sigma)) / (sigma * 2.506628274631);
+  return kernel;
 }
 
 std::vector<float> gaussian_smooth(const Geometry& g, const std::vector<float>& data, double sigma, int threads) {
@@ -66,7 +72,7 @@ std::vector<float> gaussian_smooth3(const Geometry& g, const std::vector<float>&
             for (int k = 0; k < n[a]; ++k) {
               double sv = 0, sd = 0;
               for (int j = std::max(0, k - radius); j <= std::min(n[a] - 1, k + radius); ++j) {
-                const double w = kernel[j - k + radius];
+                const double w = kernel[j - k + radius];  // pyr_smooth repeats this order (no FMA here)
                 sv += w * bv[j];
                 sd += w * bd[j];
               }

@@ -4,6 +4,7 @@
 // each axis whose size n satisfies n/2 >= 32 (integer division); the new size is ceil(n/2), pixdim
 // and the qform/sform columns of that axis double, voxel 0 keeps its world position. A level where
 // no axis is halved is still smoothed (as NiftyReg does). Masks: nearest neighbour, no smoothing.
+// pyramid.cpp is compiled without FMA contraction: gpu_pyramid.hpp reproduces it bit for bit.
 #pragma once
 #include <array>
 #include <vector>
@@ -17,6 +18,11 @@ std::array<bool, 3> pyramid_axes(const Geometry& g);
 
 // The geometry after halving the given axes (ceil(n/2) voxels, doubled columns and pixdim).
 Geometry downsample_geometry(const Geometry& g, const std::array<bool, 3>& axes);
+
+inline constexpr double kPyramidSigma = 0.7355;  // voxels, NiftyReg's reg_downsampleImage
+
+// The taps -r..r of the Gaussian, r = int(3 sigma) (empty when r = 0), not normalised.
+std::vector<double> gaussian_kernel(double sigma_voxels);
 
 // Separable Gaussian smoothing, sigma in voxels, radius int(3 sigma), normalised by the weight
 // inside the volume (NiftyReg's reg_tools_kernelConvolution with a negative, i.e. voxel, sigma).

@@ -75,4 +75,65 @@ void write_snapshot(const std::filesystem::path& path, const Volume& before, con
   write_png_rgb(path, W, H, rgb);
 }
 
+namespace {
+// 1st..99th percentile window of the finite values; maps to 0..255.
+struct Window {
+  float lo = 0, hi = 1;
+  explicit Window(const std::vector<float>& d) {
+    std::vector<float> v;
+    v.reserve(d.size());
+    for (float x : d)
+      if (std::isfinite(x)) v.push_back(x);
+    if (v.empty()) return;
+    std::nth_element(v.begin(), v.begin() + v.size() / 100, v.end());
+    lo = v[v.size() / 100];
+    std::nth_element(v.begin(), v.begin() + v.size() * 99 / 100, v.end());
+    hi = v[v.size() * 99 / 100];
+  }
+  std::uint8_t operator()(float x) const {
+    if (!std::isfinite(x)) return 0;
+    const float t = hi > lo ? (x - lo) / (hi - lo) : 0;
+    return static_cast<std::uint8_t>(std::clamp(t, 0.0f, 1.0f) * 255 + 0.5f);
+  }
+};
+}  // namespace
+
+void write_checkerboards(const std::filesystem::path& path, const Volume& ref, const std::vector<float>& before,
+                         const std::vector<float>& after, int tile) {
+  const Geometry& g = ref.geo;
+  if (before.size() != g.voxels() || after.size() != g.voxels())
+    throw std::invalid_argument("write_checkerboards: image sizes differ from the reference");
+  tile = std::max(1, tile);
+  const Window wr(ref.data), wb(before), wa(after);
+  const int gap = 4;
+  const int scale = std::max(1, 400 / std::max({g.nx, g.ny, g.nz}));
+  const int W = (2 * g.nx + gap) * scale, H = (g.ny + gap + g.nz) * scale;
+  std::vector<std::uint8_t> rgb(static_cast<std::size_t>(W) * H * 3, 0);
+  auto put = [&](int px, int py, std::uint8_t c) {
+    for (int dy = 0; dy < scale; ++dy)
+      for (int dx = 0; dx < scale; ++dx) {
+        const std::size_t i = (static_cast<std::size_t>(py * scale + dy) * W + px * scale + dx) * 3;
+        rgb[i] = rgb[i + 1] = rgb[i + 2] = c;
+      }
+  };
+  for (int panel = 0; panel < 2; ++panel) {
+    const std::vector<float>& mov = panel == 0 ? before : after;
+    const Window& wm = panel == 0 ? wb : wa;
+    const int x0 = panel * (g.nx + gap);
+    // axial: z = nz/2, rows = y descending
+    for (int y = 0; y < g.ny; ++y)
+      for (int x = 0; x < g.nx; ++x) {
+        const std::size_t i = g.index(x, y, g.nz / 2);
+        put(x0 + x, g.ny - 1 - y, ((x / tile + y / tile) % 2) ? wm(mov[i]) : wr(ref.data[i]));
+      }
+    // coronal: y = ny/2, rows = z descending
+    for (int z = 0; z < g.nz; ++z)
+      for (int x = 0; x < g.nx; ++x) {
+        const std::size_t i = g.index(x, g.ny / 2, z);
+        put(x0 + x, g.ny + gap + g.nz - 1 - z, ((x / tile + z / tile) % 2) ? wm(mov[i]) : wr(ref.data[i]));
+      }
+  }
+  write_png_rgb(path, W, H, rgb);
+}
+
 }  // namespace evk::reg_deform

@@ -18,4 +18,12 @@ void write_png_rgb(const std::filesystem::path& path, int width, int height, con
 void write_snapshot(const std::filesystem::path& path, const Volume& before, const Volume& after, const Field& def,
                     double spacing);
 
+// Registration check for `affine --png`: checkerboards of the reference and a floating image resampled
+// onto it (tiles of `tile` voxels alternating between the two, each with its own 1st..99th percentile
+// window, NaN black), before (left) and after (right) the registration; top row the middle axial
+// slice (anterior up), bottom row the middle coronal slice (superior up). Aligned images continue
+// each other's edges across the tiles.
+void write_checkerboards(const std::filesystem::path& path, const Volume& ref, const std::vector<float>& before,
+                         const std::vector<float>& after, int tile = 16);
+
 }  // namespace evk::reg_deform
