@@ -18,6 +18,9 @@
 #include "evk/stereo/gpu.hpp"
 #include "evk/stereo/io.hpp"
 #include "evk/stereo/reference.hpp"
+#include "evk/stereo/sgm.hpp"
+#include "evk/stereo/sgm_gpu.hpp"
+#include "evk/stereo/ssd.hpp"
 
 namespace fs = std::filesystem;
 using namespace evk::stereo;
@@ -28,62 +31,129 @@ using clk = std::chrono::steady_clock;
 double ms_since(clk::time_point t) { return std::chrono::duration<double, std::milli>(clk::now() - t).count(); }
 
 struct MatchOptions {
-  Params params;
+  std::string method = "ssd";
+  Params params;           // ssd: window, min_ssd; both: the disparity range
+  SgmParams sgm;           // sgm: paths, penalties, cost (range and post copied in)
+  std::string cost = "census", subpixel = "none";
+  PostParams post;
   WriteOptions write;
   evk::CommonOptions common;
+  bool is_sgm() const { return method == "sgm"; }
+  // Parses the string options and checks everything before any file is read.
+  void finalize() {
+    post.subpixel = parse_subpixel(subpixel);
+    validate(post);
+    if (is_sgm()) {
+      sgm.min_disparity = params.min_disparity;
+      sgm.max_disparity = params.max_disparity;
+      sgm.cost = parse_cost(cost);
+      sgm.post = post;
+      validate(sgm);
+    } else {
+      validate(params);
+    }
+  }
 };
 
 void add_match_options(CLI::App* c, MatchOptions& o) {
-  c->add_option("--min-disparity", o.params.min_disparity, "Smallest disparity tried")->capture_default_str();
+  c->add_option("--method", o.method, "Matching: ssd (Stam's block matcher, the paper's kernel) or sgm (semi-global)")
+      ->check(CLI::IsMember({"ssd", "sgm"}))
+      ->capture_default_str();
+  c->add_option("--min-disparity", o.params.min_disparity, "Smallest disparity tried (sgm: negative allowed)")
+      ->capture_default_str();
   c->add_option("--max-disparity", o.params.max_disparity, "Largest disparity tried")->capture_default_str();
-  c->add_option("--window", o.params.window, "SSD window size (odd, >= 3)")->capture_default_str();
-  c->add_option("--min-ssd", o.params.min_ssd, "A disparity is kept only when its SSD is below this")
+  c->add_option("--window", o.params.window, "ssd: SSD window size (odd, >= 3)")->capture_default_str();
+  c->add_option("--min-ssd", o.params.min_ssd, "ssd: a disparity is kept only when its SSD is below this")
+      ->capture_default_str();
+  c->add_option("--paths", o.sgm.paths, "sgm: aggregation directions, 4 or 8")->capture_default_str();
+  c->add_option("--p1", o.sgm.p1, "sgm: penalty for a disparity change of 1")->capture_default_str();
+  c->add_option("--p2", o.sgm.p2, "sgm: penalty for a larger change")->capture_default_str();
+  c->add_option("--cost", o.cost, "sgm: matching cost, census (9x7 centre-symmetric), sad or ssd")
+      ->check(CLI::IsMember({"census", "sad", "ssd"}))
+      ->capture_default_str();
+  c->add_option("--cost-window", o.sgm.window, "sgm: window of the sad/ssd cost (odd)")->capture_default_str();
+  c->add_option("--uniqueness", o.post.uniqueness,
+                "Invalid when another disparity (|d - best| > 1) costs less than best x (1 + U/100); 0 = off")
+      ->capture_default_str();
+  c->add_option("--subpixel", o.subpixel, "Sub-pixel fit: none, parabola or equiangular (1/16 pixel)")
+      ->check(CLI::IsMember({"none", "parabola", "equiangular"}))
+      ->capture_default_str();
+  c->add_option("--lr-check", o.post.lr_check, "Left-right check: keep |dL - dR| <= N pixels; -1 = off")
+      ->capture_default_str();
+  c->add_option("--median", o.post.median, "Median filter: 0 (off) or 3 (3x3 of the valid neighbours)")
+      ->capture_default_str();
+  c->add_option("--speckle-size", o.post.speckle_size, "Invalidate regions of at most this many pixels; 0 = off")
+      ->capture_default_str();
+  c->add_option("--speckle-range", o.post.speckle_range, "Neighbours within this many pixels are one region")
       ->capture_default_str();
   c->add_option("--png-scale", o.write.png_scale, "16-bit PNG/PGM output: stored value = disparity x scale")
       ->capture_default_str();
   evk::add_common_options(c, o.common);
 }
 
-// Computes disparities with the chosen backend, GPU backend kept for batches.
+// One loaded pair: 8-bit for ssd, the file's depth for sgm.
+struct Pair16 {
+  Image16 left, right;
+  Image8 left8() const { return to8(left); }
+  Image8 right8() const { return to8(right); }
+  static Image8 to8(const Image16& im) {
+    Image8 o{im.width, im.height, std::vector<std::uint8_t>(im.pixels.size())};
+    const unsigned m = static_cast<unsigned>(im.maxval);
+    for (std::size_t i = 0; i < im.pixels.size(); ++i)
+      o.pixels[i] = static_cast<std::uint8_t>((im.pixels[i] * 255u + m / 2) / m);
+    return o;
+  }
+};
+
+Pair16 read_pair(const std::string& l, const std::string& r) {
+  Pair16 p{read_gray16(l), read_gray16(r)};
+  if (p.left.width != p.right.width || p.left.height != p.right.height)
+    evk::input_error(l + ", " + r, "left and right images differ in size (" + std::to_string(p.left.width) + "x" +
+                                       std::to_string(p.left.height) + " vs " + std::to_string(p.right.width) + "x" +
+                                       std::to_string(p.right.height) + ")");
+  return p;
+}
+
+// Computes disparities with the chosen method and backend; GPU state kept for batches.
 class Matcher {
  public:
   explicit Matcher(const MatchOptions& o) : o_(o) {
     // A genome file is checked before anything else, so a bad one is reported as such with or
     // without a GPU (reading and applying a genome needs no device).
-    if (is_genome_file_choice(o.common.kernel))
+    if (!o.is_sgm() && is_genome_file_choice(o.common.kernel))
       make_kernel_variant(select_variant(o.common.kernel, evk::DeviceInfo{}).variant);
+    if (o.is_sgm() && o.common.kernel != "auto" && o.common.kernel != "original")
+      throw evk::InputError("--kernel " + o.common.kernel + ": kernel variants apply to --method ssd");
     evk::BackendChoice b = evk::choose_backend(o.common);
     evk::verbose_line(o.common, "backend: " + b.reason);
     if (b.backend == evk::Backend::gpu) {
-      evk::Selection s = select_variant(o.common.kernel, b.device);
-      KernelVariant kv = make_kernel_variant(s.variant);
-      evk::verbose_line(o.common, "kernel stereo: " + s.variant.id + " (" + s.rule + ")" +
-                                      (kv.is_original() ? "" : ", genome: " + kv.genome));
-      gpu_ = std::make_unique<GpuBackend>(o.common.device, std::move(kv));
       backend_ = "gpu";
-      variant_ = s.variant.id;
       device_ = b.device.name;
-    } else if (o.common.kernel != "auto" && o.common.kernel != "original") {
-      throw evk::InputError("--kernel " + o.common.kernel + ": kernel variants need the GPU backend");
+      if (o.is_sgm()) {
+        sgm_dev_ = cuda_sgm_device(o.common.device);
+        variant_ = "sgm-original";
+      } else {
+        if (o.post.uniqueness > 0 || o.post.subpixel != Subpixel::none)
+          throw evk::InputError("--method ssd --backend gpu: --uniqueness and --subpixel need the SSD costs, which "
+                                "Stam's kernel does not keep; use --backend cpu or --method sgm");
+        evk::Selection s = select_variant(o.common.kernel, b.device);
+        KernelVariant kv = make_kernel_variant(s.variant);
+        evk::verbose_line(o.common, "kernel stereo: " + s.variant.id + " (" + s.rule + ")" +
+                                        (kv.is_original() ? "" : ", genome: " + kv.genome));
+        gpu_ = std::make_unique<GpuBackend>(o.common.device, std::move(kv));
+        variant_ = s.variant.id;
+      }
+    } else {
+      if (!o.is_sgm() && o.common.kernel != "auto" && o.common.kernel != "original")
+        throw evk::InputError("--kernel " + o.common.kernel + ": kernel variants need the GPU backend");
+      variant_ = o.is_sgm() ? "sgm-cpu-reference" : "cpu-reference";
     }
   }
-  DisparityMap run(const Image8& l, const Image8& r, double& compute_ms) {
+  StereoResult run(const Pair16& pr, double& compute_ms) {
     auto t = clk::now();
-    DisparityMap d;
-    if (gpu_) {
-      GpuTimes gt;
-      d = gpu_->run(l, r, o_.params, &gt);
-      evk::verbose_line(o_.common, "gpu: " + gpu_->describe());
-      char buf[200];
-      std::snprintf(buf, sizeof buf, "gpu stages: load %.2f ms, upload %.2f ms, kernel %.3f ms, download %.2f ms",
-                    gt.load_ms, gt.upload_ms, gt.kernel_ms, gt.download_ms);
-      evk::verbose_line(o_.common, buf);
-      kernel_ms_ = gt.kernel_ms;
-    } else {
-      d = disparity_cpu(l, r, o_.params);
-    }
+    StereoResult r = o_.is_sgm() ? run_sgm(pr) : run_ssd(pr);
     compute_ms = ms_since(t);
-    return d;
+    return r;
   }
   const std::string& backend() const { return backend_; }
   const std::string& variant() const { return variant_; }
@@ -91,8 +161,47 @@ class Matcher {
   double kernel_ms() const { return kernel_ms_; }
 
  private:
+  StereoResult run_ssd(const Pair16& pr) {
+    const Image8 l = pr.left8(), r = pr.right8();
+    validate_pair(l, r);
+    if (!gpu_) return ssd_cpu(l, r, o_.params, o_.post);
+    StereoResult res;
+    res.left = to_q(run_ssd_gpu(l, r));
+    if (o_.post.needs_right()) res.right = ssd_right_map(run_ssd_gpu(mirror(r), mirror(l)));
+    postprocess_cpu(res, o_.post);
+    if (!o_.post.right) res.right = {};
+    return res;
+  }
+  DisparityMap run_ssd_gpu(const Image8& l, const Image8& r) {
+    GpuTimes gt;
+    DisparityMap d = gpu_->run(l, r, o_.params, &gt);
+    evk::verbose_line(o_.common, "gpu: " + gpu_->describe());
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "gpu stages: load %.2f ms, upload %.2f ms, kernel %.3f ms, download %.2f ms",
+                  gt.load_ms, gt.upload_ms, gt.kernel_ms, gt.download_ms);
+    evk::verbose_line(o_.common, buf);
+    kernel_ms_ = gt.kernel_ms;
+    return d;
+  }
+  StereoResult run_sgm(const Pair16& pr) {
+    if (!sgm_dev_) return sgm_cpu(pr.left, pr.right, o_.sgm);
+    const int bits = (o_.sgm.cost == CostKind::census && std::max(pr.left.maxval, pr.right.maxval) > 255) ? 16 : 8;
+    if (!pipeline_ || pipeline_->layout().width != pr.left.width || pipeline_->layout().height != pr.left.height ||
+        pipeline_->bits() != bits) {
+      pipeline_.reset();
+      pipeline_ = std::make_unique<SgmPipeline>(*sgm_dev_, o_.sgm, pr.left.width, pr.left.height, bits);
+      const SgmLayout& l = pipeline_->layout();
+      evk::verbose_line(o_.common, "gpu: " + device_ + ", SGM pipeline " + std::to_string(bits) + "-bit, " +
+                                       std::to_string(l.count) + " disparities as " + std::to_string(l.G) + " lanes x " +
+                                       std::to_string(l.K) + ", " + std::to_string(pipeline_->device_bytes() >> 20) +
+                                       " MiB on the device");
+    }
+    return pipeline_->run(pr.left, pr.right);
+  }
   const MatchOptions& o_;
   std::unique_ptr<GpuBackend> gpu_;
+  std::unique_ptr<SgmDevice> sgm_dev_;
+  std::unique_ptr<SgmPipeline> pipeline_;
   std::string backend_ = "cpu", variant_ = "cpu-reference", device_;
   double kernel_ms_ = 0;
 };
@@ -108,47 +217,70 @@ std::string pct(double v) {
 // ---- disparity ---------------------------------------------------------------------------------
 struct DisparityCmd {
   MatchOptions o;
-  std::string left, right, out, color;
+  std::string left, right, out, color, right_out;
+  std::string subpixel_name() const { return o.subpixel; }
 };
 
-void run_disparity(const DisparityCmd& c) {
-  validate(c.o.params);
-  check_disparity_output(c.out, c.o.params.max_disparity, c.o.write);
+long long count_invalid(const DisparityQ& d) { return std::count(d.q.begin(), d.q.end(), kInvalidQ); }
+
+void run_disparity(DisparityCmd& c) {
+  if (!c.right_out.empty()) c.o.post.right = true;
+  c.o.finalize();
+  check_disparity_output(c.out, c.o.params.min_disparity, c.o.params.max_disparity, c.o.write);
   probe_writable(c.out);
+  if (!c.right_out.empty()) {
+    check_disparity_output(c.right_out, c.o.params.min_disparity, c.o.params.max_disparity, c.o.write);
+    probe_writable(c.right_out);
+  }
   if (!c.color.empty()) {
     if (fs::path(c.color).extension() != ".png") evk::input_error(c.color, "--color output must be a .png file");
     probe_writable(c.color);
   }
   auto t0 = clk::now();
-  Image8 l = read_gray(c.left), r = read_gray(c.right);
-  validate_pair(l, r, c.left + ", " + c.right);
+  Pair16 pr = read_pair(c.left, c.right);
   const double read_ms = ms_since(t0);
-  evk::verbose_line(c.o.common, "read " + std::to_string(l.width) + "x" + std::to_string(l.height) + " pair in " +
-                                    pct(read_ms) + " ms");
+  evk::verbose_line(c.o.common, "read " + std::to_string(pr.left.width) + "x" + std::to_string(pr.left.height) +
+                                    " pair (maxval " + std::to_string(pr.left.maxval) + ") in " + pct(read_ms) + " ms");
   Matcher m(c.o);
   double compute_ms = 0;
-  DisparityMap d = m.run(l, r, compute_ms);
-  evk::verbose_line(c.o.common, "compute (" + m.backend() + "): " + pct(compute_ms) + " ms");
+  StereoResult d = m.run(pr, compute_ms);
+  evk::verbose_line(c.o.common, "compute (" + c.o.method + ", " + m.backend() + "): " + pct(compute_ms) + " ms");
   auto t1 = clk::now();
-  write_disparity(c.out, d, c.o.write);
-  if (!c.color.empty()) write_color_png(c.color, d, c.o.params.min_disparity, c.o.params.max_disparity);
+  write_disparity(c.out, d.left, c.o.write);
+  if (!c.right_out.empty()) write_disparity(c.right_out, d.right, c.o.write);
+  if (!c.color.empty()) write_color_png(c.color, d.left, c.o.params.min_disparity, c.o.params.max_disparity);
   const double write_ms = ms_since(t1);
   evk::verbose_line(c.o.common, "write: " + pct(write_ms) + " ms");
-  long long invalid = std::count(d.d.begin(), d.d.end(), kInvalid);
+  const long long invalid = count_invalid(d.left);
+  const int W = d.left.width, H = d.left.height;
   if (c.o.common.json) {
-    nlohmann::json j = {{"left", c.left}, {"right", c.right}, {"output", c.out}, {"width", d.width},
-                        {"height", d.height}, {"min_disparity", c.o.params.min_disparity},
-                        {"max_disparity", c.o.params.max_disparity}, {"window", c.o.params.window},
-                        {"min_ssd", c.o.params.min_ssd}, {"backend", m.backend()}, {"kernel", m.variant()},
+    nlohmann::json j = {{"left", c.left}, {"right", c.right}, {"output", c.out}, {"width", W}, {"height", H},
+                        {"method", c.o.method}, {"min_disparity", c.o.params.min_disparity},
+                        {"max_disparity", c.o.params.max_disparity}, {"backend", m.backend()}, {"kernel", m.variant()},
                         {"device", m.device()}, {"invalid_pixels", invalid},
+                        {"uniqueness", c.o.post.uniqueness}, {"subpixel", c.subpixel_name()},
+                        {"lr_check", c.o.post.lr_check}, {"median", c.o.post.median},
+                        {"speckle_size", c.o.post.speckle_size},
                         {"times_ms", {{"read", read_ms}, {"compute", compute_ms}, {"kernel", m.kernel_ms()},
                                       {"write", write_ms}}}};
+    if (c.o.is_sgm()) {
+      j["paths"] = c.o.sgm.paths;
+      j["p1"] = c.o.sgm.p1;
+      j["p2"] = c.o.sgm.p2;
+      j["cost"] = c.o.cost;
+    } else {
+      j["window"] = c.o.params.window;
+      j["min_ssd"] = c.o.params.min_ssd;
+    }
     if (!c.color.empty()) j["color"] = c.color;
+    if (!c.right_out.empty()) j["right_output"] = c.right_out;
     std::cout << j.dump(2) << "\n";
   } else {
-    std::printf("%s: %dx%d, disparities %d..%d, window %d, %s (%s), %lld invalid pixels (%.2f%%)\n", c.out.c_str(),
-                d.width, d.height, c.o.params.min_disparity, c.o.params.max_disparity, c.o.params.window,
-                m.backend().c_str(), m.variant().c_str(), invalid, 100.0 * invalid / d.d.size());
+    const std::string what = c.o.is_sgm() ? "sgm " + c.o.cost + " " + std::to_string(c.o.sgm.paths) + " paths"
+                                          : "window " + std::to_string(c.o.params.window);
+    std::printf("%s: %dx%d, disparities %d..%d, %s, %s (%s), %lld invalid pixels (%.2f%%)\n", c.out.c_str(), W, H,
+                c.o.params.min_disparity, c.o.params.max_disparity, what.c_str(), m.backend().c_str(),
+                m.variant().c_str(), invalid, 100.0 * invalid / d.left.q.size());
   }
 }
 
@@ -244,22 +376,22 @@ std::vector<Pair> list_pairs(const fs::path& in) {
   return pairs;
 }
 
-void run_batch(const BatchCmd& c) {
-  validate(c.o.params);
+void run_batch(BatchCmd& c) {
+  c.o.finalize();
   const fs::path outdir(c.outdir);
   std::error_code ec;
   if (!fs::is_directory(outdir, ec)) evk::input_error(c.outdir, "output directory does not exist");
-  check_disparity_output(outdir / ("x." + c.format), c.o.params.max_disparity, c.o.write);
+  check_disparity_output(outdir / ("x." + c.format), c.o.params.min_disparity, c.o.params.max_disparity, c.o.write);
   std::vector<Pair> pairs = list_pairs(c.input);
   Matcher m(c.o);
   auto t0 = clk::now();
   double compute_total = 0;
   nlohmann::json items = nlohmann::json::array();
   for (const auto& p : pairs) {
-    Image8 l = read_gray(p.left), r = read_gray(p.right);
-    validate_pair(l, r, p.left.string() + ", " + p.right.string());
+    Pair16 pr = read_pair(p.left.string(), p.right.string());
     double cms = 0;
-    DisparityMap d = m.run(l, r, cms);
+    StereoResult res = m.run(pr, cms);
+    const DisparityQ& d = res.left;
     compute_total += cms;
     fs::path out = outdir / (p.name + "." + c.format);
     write_disparity(out, d, c.o.write);
@@ -286,7 +418,8 @@ void run_batch(const BatchCmd& c) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  auto app = evk::make_app("stereo", "Disparity maps from rectified stereo pairs (Stam's stereoKernel, genetically improved per GPU)");
+  auto app = evk::make_app("stereo", "Disparity maps from rectified stereo pairs: Stam's block matcher (genetically "
+                                     "improved per GPU) or semi-global matching, with LR check and sub-pixel refinement");
 
   DisparityCmd dc;
   auto* dcmd = app->add_subcommand("disparity", "Disparity map of a rectified stereo pair");
@@ -295,6 +428,7 @@ int main(int argc, char** argv) {
   dcmd->add_option("-o,--output", dc.out, "Output: .pfm (float, invalid +inf), .png or .pgm (16-bit, invalid 0)")
       ->required();
   dcmd->add_option("--color", dc.color, "Also write a colour visualisation (.png; invalid black)");
+  dcmd->add_option("--right-output", dc.right_out, "Also write the right image's disparity map (whole pixels)");
   add_match_options(dcmd, dc.o);
   dcmd->callback([&] { run_disparity(dc); });
 
