@@ -51,7 +51,10 @@ class CudaSgmDevice final : public SgmDevice {
     EVK_CUDA(e);
     return p;
   }
-  void release(void* p) override { cudaFree(p); }
+  void release(void* p) override {
+    cudaStreamSynchronize(stream_);  // work issued earlier may still use it
+    cudaFree(p);
+  }
   void to_device(void* dst, const void* src, std::size_t n) override {
     EVK_CUDA(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, stream_));
   }

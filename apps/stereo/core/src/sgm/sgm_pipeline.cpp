@@ -154,6 +154,13 @@ void SgmPipeline::download(std::int16_t* left, std::int16_t* right) {
   if (right && p_.post.needs_right()) dev_.to_host(right, map_[right_], n);
 }
 
+void SgmPipeline::poison() {
+  const std::size_t npx = static_cast<std::size_t>(layout_.width) * layout_.height;
+  dev_.fill(paths_, 0xA5, layout_.volume_bytes(p_.paths));
+  for (void* m : map_) dev_.fill(m, 0xA5, npx * 2);
+  if (cost_) dev_.fill(cost_, 0xA5, npx * layout_.Dp);
+}
+
 void SgmPipeline::finish_host(DisparityQ& left) const {
   if (p_.post.speckle_size > 0) speckle_cpu(left, p_.post.speckle_size, p_.post.speckle_range);
 }

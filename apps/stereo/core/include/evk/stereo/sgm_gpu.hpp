@@ -69,6 +69,8 @@ class SgmPipeline {
   // Enqueues the download of the left map (and the right one when right != nullptr and the
   // parameters compute it); width*height int16 each.
   void download(std::int16_t* left, std::int16_t* right);
+  // Fills the path volumes and the maps with bytes no stage writes by accident (tests).
+  void poison();
   // Speckle filter (host side) on a downloaded left map, when the parameters ask for it.
   void finish_host(DisparityQ& left) const;
 
