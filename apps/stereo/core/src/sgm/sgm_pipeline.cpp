@@ -83,10 +83,15 @@ void SgmPipeline::upload(const void* left, const void* right) {
 }
 
 void SgmPipeline::compute() {
+  enqueue_cost();
+  enqueue_aggregate();
+  enqueue_wta();
+  enqueue_post();
+}
+
+void SgmPipeline::enqueue_cost() {
   const SgmLayout& l = layout_;
-  int W = l.width, H = l.height, dmin = l.min_disparity, D = l.count, Dp = l.Dp, G = l.G, Gs = l.Gs;
-  int P1 = p_.p1, P2 = p_.p2;
-  // cost
+  int W = l.width, H = l.height, dmin = l.min_disparity, D = l.count, Dp = l.Dp;
   if (p_.cost == CostKind::census) {
     const char* name = bits_ == 8 ? "sgm_census_u8" : "sgm_census_u16";
     const Dim3 grid{ceil_div(W, 32), ceil_div(H, 8), 1}, block{32, 8, 1};
@@ -102,7 +107,13 @@ void SgmPipeline::compute() {
     dev_.launch("sgm_cost_window", Dim3{ceil_div(static_cast<long long>(W) * Dp, 256), static_cast<unsigned>(H), 1},
                 Dim3{256, 1, 1}, 0, a);
   }
-  // aggregate: every direction in one launch (blockIdx.y = direction)
+}
+
+void SgmPipeline::enqueue_aggregate() {
+  // every direction in one launch (blockIdx.y = direction)
+  const SgmLayout& l = layout_;
+  int W = l.width, H = l.height, dmin = l.min_disparity, D = l.count, Dp = l.Dp, G = l.G, Gs = l.Gs;
+  int P1 = p_.p1, P2 = p_.p2;
   {
     const std::string name = "sgm_aggregate_k" + std::to_string(l.K) + (l.store16 ? "_u16" : "_u8") +
                              (p_.cost == CostKind::census ? "_census" : "_volume");
@@ -116,7 +127,12 @@ void SgmPipeline::compute() {
     dev_.launch(name, Dim3{ceil_div(std::max(W, H), lines), static_cast<unsigned>(p_.paths), 1},
                 Dim3{SgmLayout::kAggregateThreads, 1, 1}, 0, a);
   }
+}
+
+void SgmPipeline::enqueue_wta() {
   // wta + uniqueness + sub-pixel (+ the right map)
+  const SgmLayout& l = layout_;
+  int W = l.width, H = l.height, dmin = l.min_disparity, D = l.count, Dp = l.Dp, G = l.G, Gs = l.Gs;
   left_ = 0;
   right_ = 1;
   {
@@ -129,6 +145,10 @@ void SgmPipeline::compute() {
     dev_.launch(name, Dim3{static_cast<unsigned>(H), 1, 1}, Dim3{SgmLayout::kWtaThreads, 1, 1},
                 want_right ? static_cast<std::size_t>(W) * 4 : 0, a);
   }
+}
+
+void SgmPipeline::enqueue_post() {
+  int W = layout_.width, H = layout_.height;
   const Dim3 pgrid{ceil_div(W, 256), static_cast<unsigned>(H), 1}, pblock{256, 1, 1};
   if (p_.post.median == 3) {
     void* a[] = {&map_[left_], &map_[2], &W, &H};

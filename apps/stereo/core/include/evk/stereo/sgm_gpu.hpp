@@ -64,8 +64,12 @@ class SgmPipeline {
   // Enqueues the pair's upload: width*height pixels of bits/8 bytes each (sad/ssd costs need
   // 8-bit pixels: 16-bit pipelines take them through run()).
   void upload(const void* left, const void* right);
-  // Enqueues every device stage on the uploaded pair.
+  // Enqueues every device stage on the uploaded pair: the four below in order.
   void compute();
+  void enqueue_cost();       // census codes (or the sad/ssd volume)
+  void enqueue_aggregate();  // path volumes
+  void enqueue_wta();        // left map (+ right map): wta, uniqueness, sub-pixel
+  void enqueue_post();       // median, LR check
   // Enqueues the download of the left map (and the right one when right != nullptr and the
   // parameters compute it); width*height int16 each.
   void download(std::int16_t* left, std::int16_t* right);
