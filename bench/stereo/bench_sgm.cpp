@@ -7,7 +7,8 @@
 //   1 default   uniqueness 5 %, median, LR 1 (libsgm_bench defaults: uniq 0.95, LR 1)
 //   2 subpixel  default + parabola           (libsgm_bench --subpixel)
 // Input: a synthetic 1920x1080 pair, or EVK_BENCH_LEFT / EVK_BENCH_RIGHT (8-bit binary PGM, e.g.
-// libsgm_bench --save-pair) of any size. EVK_SGM_K (8, 16, 32) forces the disparities per lane.
+// libsgm_bench --save-pair) of any size. EVK_SGM_K (8, 16, 32) forces the disparities per lane,
+// EVK_SGM_LOADS=direct the L1 census loads instead of the staged ones (SgmTuning::from_env).
 // Every GPU configuration's output is checked once against the CPU reference at 640x360
 // (SkipWithError when it differs).
 #include <benchmark/benchmark.h>
@@ -80,10 +81,6 @@ const std::pair<Image8, Image8>& bench_pair() {
   return p;
 }
 
-int lane_k() {
-  const char* k = std::getenv("EVK_SGM_K");
-  return k ? std::atoi(k) : 0;
-}
 
 void rate_counters(benchmark::State& st, int w, int h, int d, double seconds) {
   st.counters["disp_evals_per_s"] = benchmark::Counter(double(w) * h * d / seconds);
@@ -114,15 +111,15 @@ bool gpu_ok(benchmark::State& st) {
 }
 
 // Once per configuration: the GPU output on a 640x360 crop equals sgm_cpu.
-bool identical_once(const SgmParams& p, int k) {
+bool identical_once(const SgmParams& p, const SgmTuning& tune) {
   static std::map<std::string, bool> seen;
   const std::string key = std::to_string(p.count()) + "/" + std::to_string(p.paths) + "/" +
                           std::to_string(p.post.lr_check) + std::to_string(static_cast<int>(p.post.subpixel)) + "/" +
-                          std::to_string(k);
+                          std::to_string(tune.k) + (tune.staged ? "s" : "d");
   if (auto it = seen.find(key); it != seen.end()) return it->second;
   SyntheticPair s = make_synthetic_pair(640, 360, p.count() / 2, 9);
   auto dev = cuda_sgm_device(0);
-  SgmPipeline pl(*dev, p, 640, 360, 8, k);
+  SgmPipeline pl(*dev, p, 640, 360, 8, tune);
   pl.poison();
   const bool ok = pl.run(s.left, s.right).left.q == sgm_cpu(s.left, s.right, p).left.q;
   return seen[key] = ok;
@@ -142,12 +139,12 @@ void BM_sgm_gpu(benchmark::State& st) {
   const auto& [L, R] = bench_pair();
   const int D = static_cast<int>(st.range(0));
   const SgmParams p = make_params(D, static_cast<int>(st.range(1)), static_cast<int>(st.range(2)));
-  if (!identical_once(p, lane_k())) {
+  if (!identical_once(p, SgmTuning::from_env())) {
     st.SkipWithError("GPU output differs from the CPU reference");
     return;
   }
   auto dev = cuda_sgm_device(0);
-  SgmPipeline pl(*dev, p, L.width, L.height, 8, lane_k());
+  SgmPipeline pl(*dev, p, L.width, L.height, 8, SgmTuning::from_env());
   pl.upload(L.pixels.data(), R.pixels.data());
   auto stream = static_cast<cudaStream_t>(cuda_sgm_stream(*dev));
   evk::TimingStats t;
@@ -158,6 +155,7 @@ void BM_sgm_gpu(benchmark::State& st) {
   rate_counters(st, L.width, L.height, D, t.median_ms / 1000.0);
   timing_counters(st, t);
   st.counters["K"] = pl.layout().K;
+  st.counters["staged"] = SgmTuning::from_env().staged;
   st.counters["device_MiB"] = static_cast<double>(pl.device_bytes() >> 20);
   st.SetLabel(std::string(kSetting[st.range(2)]) + " " + evk::gpu_environment().devices[0].name);
 }
@@ -169,7 +167,7 @@ void BM_sgm_gpu_stages(benchmark::State& st) {
   const int D = static_cast<int>(st.range(0));
   const SgmParams p = make_params(D, static_cast<int>(st.range(1)), static_cast<int>(st.range(2)));
   auto dev = cuda_sgm_device(0);
-  SgmPipeline pl(*dev, p, L.width, L.height, 8, lane_k());
+  SgmPipeline pl(*dev, p, L.width, L.height, 8, SgmTuning::from_env());
   pl.upload(L.pixels.data(), R.pixels.data());
   pl.compute();
   auto stream = static_cast<cudaStream_t>(cuda_sgm_stream(*dev));
@@ -199,7 +197,7 @@ void BM_sgm_gpu_host(benchmark::State& st) {
   const SgmParams p = make_params(D, static_cast<int>(st.range(1)), static_cast<int>(st.range(2)));
   const bool pinned = st.range(3) != 0;
   auto dev = cuda_sgm_device(0);
-  SgmPipeline pl(*dev, p, L.width, L.height, 8, lane_k());
+  SgmPipeline pl(*dev, p, L.width, L.height, 8, SgmTuning::from_env());
   const std::size_t n = static_cast<std::size_t>(L.width) * L.height;
   std::uint8_t *hl = nullptr, *hr = nullptr;
   std::int16_t* ho = nullptr;

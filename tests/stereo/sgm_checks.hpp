@@ -125,7 +125,7 @@ inline void window_cost(SgmDevice& dev) {
 
 // Runs sgm_aggregate for the given directions; returns the volumes [dir][y][x][Dp].
 inline std::vector<int> aggregate_dev(SgmDevice& dev, const CostVolume& c, const SgmParams& p, const SgmLayout& l,
-                               int dir0, int ndirs) {
+                               int dir0, int ndirs, bool staged) {
   const int W = c.width, H = c.height;
   std::vector<std::uint32_t> cr(static_cast<std::size_t>(l.right_pitch) * H, 0u);
   std::vector<std::uint8_t> vol;
@@ -150,11 +150,12 @@ inline std::vector<int> aggregate_dev(SgmDevice& dev, const CostVolume& c, const
   void* crp = c.kind == CostKind::census ? bcr.p : none;
   void* vp = c.kind == CostKind::census ? none : bvol.p;
   void* a[] = {&cl, &crp, &rp, &ro, &vp, &out.p, &w, &h, &dmin, &D, &Dp, &G, &Gs, &P1, &P2, &dir0};
+  staged = staged && c.kind == CostKind::census;
   const std::string name = "sgm_aggregate_k" + std::to_string(l.K) + (l.store16 ? "_u16" : "_u8") +
-                           (c.kind == CostKind::census ? "_census" : "_volume");
+                           (c.kind == CostKind::census ? (staged ? "_staged" : "_census") : "_volume");
   const int lines = SgmLayout::kAggregateThreads / Gs;
   dev.launch(name, {static_cast<unsigned>((std::max(W, H) + lines - 1) / lines), static_cast<unsigned>(ndirs), 1},
-             {SgmLayout::kAggregateThreads, 1, 1}, 0, a);
+             {SgmLayout::kAggregateThreads, 1, 1}, staged ? sgm_staged_smem(l) : 0, a);
   std::vector<int> r(n);
   if (l.store16) {
     std::vector<std::uint16_t> v(n);
@@ -182,6 +183,8 @@ inline void aggregate(SgmDevice& dev) {
       {21, 17, 0, 47, 16, 5, 250, CostKind::sad},       // stored costs, 16-bit volumes, G 3 of Gs 4
       {17, 19, -2, 20, 8, 3, 40, CostKind::ssd},        // stored costs, 8-bit volumes
       {9, 5, 0, 4, 8, 0, 0, CostKind::census},          // P1 = P2 = 0
+      {101, 13, 0, 127, 16, 10, 120, CostKind::census}, // 7 blocks of 16 lines: diagonals wrap inside blocks
+      {70, 9, -20, 9, 8, 10, 120, CostKind::census},    // negative range, 30 disparities on K 8
   };
   std::uint64_t seed = 100;
   for (const Case& cs : cases) {
@@ -195,7 +198,9 @@ inline void aggregate(SgmDevice& dev) {
     p.window = 3;
     const SgmLayout lay = sgm_layout(cs.w, cs.h, p, cs.k);
     CostVolume c = cost_cpu(l, r, p);
-    std::vector<int> got = aggregate_dev(dev, c, p, lay, 0, 8);
+    for (bool staged : {false, true}) {
+    if (!staged && cs.kind != CostKind::census) continue;
+    std::vector<int> got = aggregate_dev(dev, c, p, lay, 0, 8, staged);
     for (int dir = 0; dir < 8; ++dir) {
       std::vector<std::uint16_t> ref = aggregate_naive(c, p, dir);
       long long bad = 0;
@@ -210,7 +215,8 @@ inline void aggregate(SgmDevice& dev) {
                       "): " + std::to_string(g) + " vs " + std::to_string(e);
           }
       EXPECT_EQ(bad, 0) << cs.w << "x" << cs.h << " d " << cs.mind << ".." << cs.maxd << " K " << cs.k
-                        << " direction " << dir << " first " << first;
+                        << " direction " << dir << (staged ? " staged" : " direct") << " first " << first;
+    }
     }
   }
 }
@@ -317,6 +323,7 @@ struct PipeCase {
   CostKind cost;
   PostParams post;
   int bits;
+  bool staged;
 };
 
 inline void pipeline(SgmDevice& dev) {
@@ -332,11 +339,13 @@ inline void pipeline(SgmDevice& dev) {
     return p;
   };
   const PipeCase cases[] = {
-      {37, 23, 0, 31, 8, 10, 120, CostKind::census, post(0, Subpixel::none, -1, 0, 0, false), 8},
-      {37, 23, -4, 27, 4, 10, 120, CostKind::census, post(5, Subpixel::parabola, 1, 3, 20, true), 8},
-      {41, 29, 0, 47, 8, 8, 96, CostKind::census, post(10, Subpixel::equiangular, 0, 3, 0, true), 16},
-      {23, 19, 0, 36, 8, 6, 60, CostKind::sad, post(0, Subpixel::parabola, 2, 0, 4, false), 8},
-      {23, 19, -3, 12, 4, 4, 400, CostKind::ssd, post(3, Subpixel::none, 1, 3, 0, true), 8},
+      {37, 23, 0, 31, 8, 10, 120, CostKind::census, post(0, Subpixel::none, -1, 0, 0, false), 8, true},
+      {37, 23, 0, 31, 8, 10, 120, CostKind::census, post(0, Subpixel::none, -1, 0, 0, false), 8, false},
+      {37, 23, -4, 27, 4, 10, 120, CostKind::census, post(5, Subpixel::parabola, 1, 3, 20, true), 8, true},
+      {41, 29, 0, 47, 8, 8, 96, CostKind::census, post(10, Subpixel::equiangular, 0, 3, 0, true), 16, true},
+      {41, 29, 0, 47, 8, 8, 96, CostKind::census, post(10, Subpixel::equiangular, 0, 3, 0, true), 16, false},
+      {23, 19, 0, 36, 8, 6, 60, CostKind::sad, post(0, Subpixel::parabola, 2, 0, 4, false), 8, true},
+      {23, 19, -3, 12, 4, 4, 400, CostKind::ssd, post(3, Subpixel::none, 1, 3, 0, true), 8, true},
   };
   std::uint64_t seed = 900;
   for (const PipeCase& c : cases) {
@@ -353,7 +362,7 @@ inline void pipeline(SgmDevice& dev) {
     StereoResult ref, got;
     if (c.bits == 8) {
       ref = sgm_cpu(sp.left, sp.right, p);
-      SgmPipeline pl(dev, p, c.w, c.h, 8);
+      SgmPipeline pl(dev, p, c.w, c.h, 8, SgmTuning{0, c.staged});
       pl.poison();
       got = pl.run(sp.left, sp.right);
     } else {
@@ -361,7 +370,7 @@ inline void pipeline(SgmDevice& dev) {
       for (int y = 0; y < c.h; ++y)
         for (int x = 0; x < c.w; ++x) r.pixels[static_cast<std::size_t>(y) * c.w + x] = l.at(std::min(c.w - 1, x + 3), y);
       ref = sgm_cpu(l, r, p);
-      SgmPipeline pl(dev, p, c.w, c.h, 16);
+      SgmPipeline pl(dev, p, c.w, c.h, 16, SgmTuning{0, c.staged});
       pl.poison();
       got = pl.run(l, r);
     }

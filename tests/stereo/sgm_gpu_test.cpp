@@ -40,7 +40,7 @@ TEST(StereoSgmGpu, WholePipelineMatchesSgmCpu) {
 }
 
 namespace {
-void large_case(int w, int h, int mind, int maxd, int paths, int k, const PostParams& post, std::uint64_t seed) {
+void large_case(int w, int h, int mind, int maxd, int paths, SgmTuning tune, const PostParams& post, std::uint64_t seed) {
   SyntheticPair sp = make_synthetic_pair(w, h, std::max(1, maxd / 2), seed);
   SgmParams p;
   p.min_disparity = mind;
@@ -49,11 +49,12 @@ void large_case(int w, int h, int mind, int maxd, int paths, int k, const PostPa
   p.post = post;
   StereoResult ref = sgm_cpu(sp.left, sp.right, p);
   auto dev = gpu();
-  SgmPipeline pl(*dev, p, w, h, 8, k);
+  SgmPipeline pl(*dev, p, w, h, 8, tune);
   pl.poison();
   StereoResult got = pl.run(sp.left, sp.right);
   EXPECT_EQ(sgm_checks::first_diff(got.left, ref.left), "")
-      << w << "x" << h << " d " << mind << ".." << maxd << " paths " << paths << " K " << pl.layout().K;
+      << w << "x" << h << " d " << mind << ".." << maxd << " paths " << paths << " K " << pl.layout().K
+      << (tune.staged ? " staged" : " direct");
   if (post.right) {
     EXPECT_EQ(sgm_checks::first_diff(got.right, ref.right), "") << "right map";
   }
@@ -72,16 +73,18 @@ PostParams full_post() {
 TEST(StereoSgmGpu, EveryLaneWidthBitIdentical) {
   EVK_REQUIRE_GPU();
   std::uint64_t seed = 1;
-  for (int k : {8, 16, 32})
-    for (auto [mind, maxd] : {std::pair{0, 63}, std::pair{-10, 90}, std::pair{5, 5}, std::pair{0, 300}})
-      large_case(203, 157, mind, maxd, 8, k, full_post(), seed++);
+  for (bool staged : {true, false})
+    for (int k : {8, 16, 32})
+      for (auto [mind, maxd] : {std::pair{0, 63}, std::pair{-10, 90}, std::pair{5, 5}, std::pair{0, 300}})
+        large_case(203, 157, mind, maxd, 8, SgmTuning{k, staged}, full_post(), seed++);
 }
 
 TEST(StereoSgmGpu, FullHdBitIdentical) {
   EVK_REQUIRE_GPU();
-  large_case(1920, 1080, 0, 127, 8, 0, full_post(), 11);   // libSGM's main setting (+ our post)
-  large_case(1920, 1080, 0, 255, 4, 0, PostParams{}, 12);  // dense, 4 paths
-  large_case(1920, 1080, -32, 31, 8, 0, PostParams{}, 13); // 64 disparities around 0
+  large_case(1920, 1080, 0, 127, 8, {}, full_post(), 11);    // libSGM's main setting (+ our post)
+  large_case(1920, 1080, 0, 255, 4, {}, PostParams{}, 12);   // dense, 4 paths
+  large_case(1920, 1080, -32, 31, 8, {}, PostParams{}, 13);  // 64 disparities around 0
+  large_case(1920, 1080, 0, 127, 8, {0, false}, PostParams{}, 14);  // direct census loads
 }
 
 namespace {

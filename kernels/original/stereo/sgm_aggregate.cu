@@ -101,24 +101,39 @@ __device__ __forceinline__ void store_line<32, unsigned short>(unsigned short* _
   for (int i = 0; i < 4; ++i) ((uint4*)dst)[i] = make_uint4(v[4 * i], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]);
 }
 
-template <int K, class StoreT, bool CENSUS>
+// Position of entry i of a staged right-census row in shared memory: 5 words of padding per 32
+// keep the lanes' reads at most 2-way bank conflicted for every lane width and K.
+__device__ __forceinline__ int staged_pos(const int i) { return i + 5 * (i >> 5); }
+
+// MODE: COSTS_DIRECT  census, each lane loads its K right codes (L1/L2)
+//       COSTS_STAGED  census; vertical and diagonal lines: the block stages the right-census row
+//                     segment in shared memory (double-buffered, one barrier per step); horizontal
+//                     lines: a sliding window in registers, one new code per segment and step
+//       COSTS_VOLUME  a stored cost volume [y][x][k < Dp] (sad, ssd)
+#define COSTS_DIRECT 0
+#define COSTS_STAGED 1
+#define COSTS_VOLUME 2
+
+template <int K, class StoreT, int MODE>
 __device__ __forceinline__ void aggregate_body(const unsigned* __restrict__ census_left,
                                                const unsigned* __restrict__ census_right, const int right_pitch,
                                                const int right_offset, const unsigned char* __restrict__ volume,
                                                StoreT* __restrict__ out, const int W, const int H, const int dmin,
                                                const int D, const int Dp, const int G, const int Gs, const int P1,
-                                               const int P2, const int dir0) {
+                                               const int P2, const int dir0, unsigned* __restrict__ staged) {
   const int dir = dir0 + blockIdx.y;
   const int dx = (dir == 0 || dir == 4 || dir == 6) ? 1 : ((dir == 1 || dir == 5 || dir == 7) ? -1 : 0);
   const int dy = (dir == 2 || dir == 4 || dir == 5) ? 1 : ((dir == 3 || dir == 6 || dir == 7) ? -1 : 0);
   const int lines_per_block = AGG_THREADS / Gs;
   const int nlines = dy == 0 ? H : W, steps = dy == 0 ? W : H;
-  if ((int)blockIdx.x * lines_per_block >= nlines) return;  // the whole block is beyond this direction's lines
+  const int line0 = blockIdx.x * lines_per_block;
+  if (line0 >= nlines) return;  // the whole block is beyond this direction's lines
   const int lane = threadIdx.x % Gs;
-  const int line_req = blockIdx.x * lines_per_block + threadIdx.x / Gs;
-  const bool store = line_req < nlines && lane < G;
-  const int line = line_req < nlines ? line_req : nlines - 1;  // surplus segments shadow the last line
-  const int cost_lane = lane < G ? lane : G - 1;                 // idle lanes read in-range addresses
+  const int t_req = threadIdx.x / Gs;
+  const bool store = line0 + t_req < nlines && lane < G;
+  const int tl = line0 + t_req < nlines ? t_req : nlines - 1 - line0;  // surplus segments shadow the last line
+  const int line = line0 + tl;
+  const int cost_lane = lane < G ? lane : G - 1;  // idle lanes read in-range addresses
   StoreT* const vol = out + (size_t)blockIdx.y * H * W * Dp;
 
   unsigned padc[K / 2];
@@ -129,6 +144,11 @@ __device__ __forceinline__ void aggregate_body(const unsigned* __restrict__ cens
   }
   const bool padded = Dp != D || G != Gs;
   const unsigned p1x2 = (unsigned)P1 * 0x10001u;
+  // staged mode: row segment of Dp + lines_per_block - 1 codes, twice (A: as is, B: shifted by W
+  // for diagonal lines that wrapped around the right edge), double-buffered
+  const int seg = Dp + lines_per_block - 1;
+  const int seg_pos = staged_pos(seg - 1) + 1;
+  unsigned win[K];  // staged horizontal lines: right codes of x - dmin - lane K - j
 
   unsigned L[K / 2];
   int m = 0;
@@ -142,10 +162,66 @@ __device__ __forceinline__ void aggregate_body(const unsigned* __restrict__ cens
       m = 0;
     }
     unsigned cost[K / 2];
-    if (CENSUS)
+    if (MODE == COSTS_DIRECT) {
       census_costs<K>(census_left, census_right, right_pitch, right_offset, W, x, y, dmin, cost_lane, cost);
-    else
+    } else if (MODE == COSTS_VOLUME) {
       volume_costs<K>(volume, W, Dp, x, y, cost_lane, cost);
+    } else if (dy != 0) {
+      // the block's lines sit at x = base + t (mod W) on row y
+      int base = line0;
+      if (dx != 0) {
+        base = (line0 + dx * (s % W)) % W;
+        if (base < 0) base += W;
+      }
+      unsigned* const a = staged + (s & 1) * 2 * seg_pos;
+      unsigned* const b = a + seg_pos;
+      const unsigned* const row = census_right + (size_t)y * right_pitch + right_offset;
+      const int col0 = base - dmin - Dp + 1;
+      for (int i = threadIdx.x; i < seg; i += AGG_THREADS) {
+        const int c = col0 + i;
+        a[staged_pos(i)] = (c >= -right_offset && c < right_pitch - right_offset) ? __ldg(row + c) : 0u;
+      }
+      if (base + lines_per_block > W) {  // some line of the block wrapped: columns - W
+        for (int i = threadIdx.x; i < seg; i += AGG_THREADS) {
+          const int c = col0 + i - W;
+          b[staged_pos(i)] = (c >= -right_offset && c < right_pitch - right_offset) ? __ldg(row + c) : 0u;
+        }
+      }
+      __syncthreads();
+      const unsigned* const src = base + tl >= W ? b : a;
+      const unsigned cl = __ldg(census_left + (size_t)y * W + x);
+      const int i0 = Dp - 1 + tl - cost_lane * K;
+      unsigned c[K];
+#pragma unroll
+      for (int j = 0; j < K; ++j) c[j] = __popc(cl ^ src[staged_pos(i0 - j)]);
+#pragma unroll
+      for (int i = 0; i < K / 2; ++i) cost[i] = c[2 * i] | (c[2 * i + 1] << 16);
+    } else {
+      // horizontal line: slide the window one column
+      const unsigned* const row = census_right + (size_t)y * right_pitch + right_offset;
+      if (s == 0) {
+#pragma unroll
+        for (int j = 0; j < K; ++j) win[j] = __ldg(row + x - dmin - cost_lane * K - j);
+      } else if (dx > 0) {
+        unsigned in = __shfl_up_sync(FULL_MASK, win[K - 1], 1, Gs);
+        if (lane == 0) in = __ldg(row + x - dmin);
+#pragma unroll
+        for (int j = K - 1; j > 0; --j) win[j] = win[j - 1];
+        win[0] = in;
+      } else {
+        unsigned in = __shfl_down_sync(FULL_MASK, win[0], 1, Gs);
+        if (lane == G - 1) in = __ldg(row + x - dmin - Dp + 1);
+#pragma unroll
+        for (int j = 0; j < K - 1; ++j) win[j] = win[j + 1];
+        win[K - 1] = in;
+      }
+      const unsigned cl = __ldg(census_left + (size_t)y * W + x);
+      unsigned c[K];
+#pragma unroll
+      for (int j = 0; j < K; ++j) c[j] = __popc(cl ^ win[j]);
+#pragma unroll
+      for (int i = 0; i < K / 2; ++i) cost[i] = c[2 * i] | (c[2 * i + 1] << 16);
+    }
     if (padded) {
 #pragma unroll
       for (int i = 0; i < K / 2; ++i) cost[i] += padc[i];
@@ -188,25 +264,37 @@ __device__ __forceinline__ void aggregate_body(const unsigned* __restrict__ cens
   }
 }
 
-#define SGM_AGGREGATE_ENTRY(NAME, K, STORE, CENSUS)                                                                 \
+#ifndef EVK_DYN_SMEM
+#define EVK_DYN_SMEM(type, name) extern __shared__ type name[]
+#endif
+
+#define SGM_AGGREGATE_ENTRY(NAME, K, STORE, MODE)                                                                   \
   extern "C" __global__ void __launch_bounds__(AGG_THREADS)                                                        \
       NAME(const unsigned* __restrict__ census_left, const unsigned* __restrict__ census_right, const int right_pitch, \
            const int right_offset, const unsigned char* __restrict__ volume, STORE* __restrict__ out, const int W,  \
            const int H, const int dmin, const int D, const int Dp, const int G, const int Gs, const int P1,          \
            const int P2, const int dir0) {                                                                          \
-    aggregate_body<K, STORE, CENSUS>(census_left, census_right, right_pitch, right_offset, volume, out, W, H, dmin, \
-                                     D, Dp, G, Gs, P1, P2, dir0);                                                   \
+    EVK_DYN_SMEM(unsigned, staged);                                                                                \
+    aggregate_body<K, STORE, MODE>(census_left, census_right, right_pitch, right_offset, volume, out, W, H, dmin,  \
+                                   D, Dp, G, Gs, P1, P2, dir0, staged);                                            \
   }
 
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k8_u8_census, 8, unsigned char, true)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k16_u8_census, 16, unsigned char, true)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k32_u8_census, 32, unsigned char, true)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k8_u16_census, 8, unsigned short, true)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k16_u16_census, 16, unsigned short, true)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k32_u16_census, 32, unsigned short, true)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k8_u8_volume, 8, unsigned char, false)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k16_u8_volume, 16, unsigned char, false)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k32_u8_volume, 32, unsigned char, false)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k8_u16_volume, 8, unsigned short, false)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k16_u16_volume, 16, unsigned short, false)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k32_u16_volume, 32, unsigned short, false)
+// census costs loaded directly (L1), or staged (shared memory / register window); stored volumes
+SGM_AGGREGATE_ENTRY(sgm_aggregate_k8_u8_census, 8, unsigned char, COSTS_DIRECT)
+SGM_AGGREGATE_ENTRY(sgm_aggregate_k16_u8_census, 16, unsigned char, COSTS_DIRECT)
+SGM_AGGREGATE_ENTRY(sgm_aggregate_k32_u8_census, 32, unsigned char, COSTS_DIRECT)
+SGM_AGGREGATE_ENTRY(sgm_aggregate_k8_u16_census, 8, unsigned short, COSTS_DIRECT)
+SGM_AGGREGATE_ENTRY(sgm_aggregate_k16_u16_census, 16, unsigned short, COSTS_DIRECT)
+SGM_AGGREGATE_ENTRY(sgm_aggregate_k32_u16_census, 32, unsigned short, COSTS_DIRECT)
+SGM_AGGREGATE_ENTRY(sgm_aggregate_k8_u8_staged, 8, unsigned char, COSTS_STAGED)
+SGM_AGGREGATE_ENTRY(sgm_aggregate_k16_u8_staged, 16, unsigned char, COSTS_STAGED)
+SGM_AGGREGATE_ENTRY(sgm_aggregate_k32_u8_staged, 32, unsigned char, COSTS_STAGED)
+SGM_AGGREGATE_ENTRY(sgm_aggregate_k8_u16_staged, 8, unsigned short, COSTS_STAGED)
+SGM_AGGREGATE_ENTRY(sgm_aggregate_k16_u16_staged, 16, unsigned short, COSTS_STAGED)
+SGM_AGGREGATE_ENTRY(sgm_aggregate_k32_u16_staged, 32, unsigned short, COSTS_STAGED)
+SGM_AGGREGATE_ENTRY(sgm_aggregate_k8_u8_volume, 8, unsigned char, COSTS_VOLUME)
+SGM_AGGREGATE_ENTRY(sgm_aggregate_k16_u8_volume, 16, unsigned char, COSTS_VOLUME)
+SGM_AGGREGATE_ENTRY(sgm_aggregate_k32_u8_volume, 32, unsigned char, COSTS_VOLUME)
+SGM_AGGREGATE_ENTRY(sgm_aggregate_k8_u16_volume, 8, unsigned short, COSTS_VOLUME)
+SGM_AGGREGATE_ENTRY(sgm_aggregate_k16_u16_volume, 16, unsigned short, COSTS_VOLUME)
+SGM_AGGREGATE_ENTRY(sgm_aggregate_k32_u16_volume, 32, unsigned short, COSTS_VOLUME)

@@ -42,6 +42,8 @@ const std::map<std::string, std::function<void(void**)>>& emulated_sgm_kernels()
       K(sgm_aggregate_k8_u16_census), K(sgm_aggregate_k16_u16_census), K(sgm_aggregate_k32_u16_census),
       K(sgm_aggregate_k8_u8_volume), K(sgm_aggregate_k16_u8_volume), K(sgm_aggregate_k32_u8_volume),
       K(sgm_aggregate_k8_u16_volume), K(sgm_aggregate_k16_u16_volume), K(sgm_aggregate_k32_u16_volume),
+      K(sgm_aggregate_k8_u8_staged), K(sgm_aggregate_k16_u8_staged), K(sgm_aggregate_k32_u8_staged),
+      K(sgm_aggregate_k8_u16_staged), K(sgm_aggregate_k16_u16_staged), K(sgm_aggregate_k32_u16_staged),
 #undef K
   };
   return k;

@@ -1,5 +1,6 @@
 // The SGM pipeline on an SgmDevice: buffers, launch geometry and the order of the stages.
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "evk/error.hpp"
@@ -41,8 +42,21 @@ SgmLayout sgm_layout(int W, int H, const SgmParams& p, int k) {
   return l;
 }
 
-SgmPipeline::SgmPipeline(SgmDevice& dev, const SgmParams& p, int W, int H, int bits, int k)
-    : dev_(dev), p_(p), layout_(sgm_layout(W, H, p, k)), bits_(bits) {
+SgmTuning SgmTuning::from_env() {
+  SgmTuning t;
+  if (const char* k = std::getenv("EVK_SGM_K")) t.k = std::atoi(k);
+  if (const char* l = std::getenv("EVK_SGM_LOADS")) t.staged = std::string(l) != "direct";
+  return t;
+}
+
+std::size_t sgm_staged_smem(const SgmLayout& l) {
+  const int seg = l.Dp + SgmLayout::kAggregateThreads / l.Gs - 1;
+  const int pos = (seg - 1) + 5 * ((seg - 1) >> 5) + 1;  // staged_pos(seg - 1) + 1 of sgm_aggregate.cu
+  return static_cast<std::size_t>(pos) * 4 * 4;         // A and B, double-buffered
+}
+
+SgmPipeline::SgmPipeline(SgmDevice& dev, const SgmParams& p, int W, int H, int bits, SgmTuning tuning)
+    : dev_(dev), p_(p), layout_(sgm_layout(W, H, p, tuning.k)), bits_(bits), tuning_(tuning) {
   if (bits != 8 && bits != 16) throw std::logic_error("SgmPipeline: bits must be 8 or 16");
   if (bits == 16 && p.cost != CostKind::census) bits_ = 8;  // sad/ssd run on 8-bit pixels
   const SgmLayout& l = layout_;
@@ -115,8 +129,9 @@ void SgmPipeline::enqueue_aggregate() {
   int W = l.width, H = l.height, dmin = l.min_disparity, D = l.count, Dp = l.Dp, G = l.G, Gs = l.Gs;
   int P1 = p_.p1, P2 = p_.p2;
   {
+    const bool census = p_.cost == CostKind::census, staged = census && tuning_.staged;
     const std::string name = "sgm_aggregate_k" + std::to_string(l.K) + (l.store16 ? "_u16" : "_u8") +
-                             (p_.cost == CostKind::census ? "_census" : "_volume");
+                             (census ? (staged ? "_staged" : "_census") : "_volume");
     const int lines = SgmLayout::kAggregateThreads / Gs;
     int rpitch = l.right_pitch, roff = l.right_offset, dir0 = 0;
     void* none = nullptr;
@@ -125,7 +140,7 @@ void SgmPipeline::enqueue_aggregate() {
     void* vol = p_.cost == CostKind::census ? none : cost_;
     void* a[] = {&cl, &cr, &rpitch, &roff, &vol, &paths_, &W, &H, &dmin, &D, &Dp, &G, &Gs, &P1, &P2, &dir0};
     dev_.launch(name, Dim3{ceil_div(std::max(W, H), lines), static_cast<unsigned>(p_.paths), 1},
-                Dim3{SgmLayout::kAggregateThreads, 1, 1}, 0, a);
+                Dim3{SgmLayout::kAggregateThreads, 1, 1}, staged ? sgm_staged_smem(l) : 0, a);
   }
 }
 

@@ -47,11 +47,20 @@ struct SgmLayout {
 // k: disparities per lane, 8, 16 or 32; 0 picks (8 up to 32 disparities, 16 up to 512, else 32).
 SgmLayout sgm_layout(int width, int height, const SgmParams& p, int k = 0);
 
+// Choices that change speed, never results (benchmarks sweep them; EVK_SGM_K / EVK_SGM_LOADS).
+struct SgmTuning {
+  int k = 0;            // disparities per lane (sgm_layout)
+  bool staged = true;   // census codes of the right image staged in shared memory / registers
+  static SgmTuning from_env();  // EVK_SGM_K=8|16|32, EVK_SGM_LOADS=staged|direct
+};
+// Bytes of dynamic shared memory the staged aggregation kernel needs.
+std::size_t sgm_staged_smem(const SgmLayout& l);
+
 // Device buffers for one image size and parameter set; stages are enqueued on the device's queue.
 class SgmPipeline {
  public:
   // bits: 8 or 16 (the pixels upload() takes). k: see sgm_layout.
-  SgmPipeline(SgmDevice& dev, const SgmParams& p, int width, int height, int bits, int k = 0);
+  SgmPipeline(SgmDevice& dev, const SgmParams& p, int width, int height, int bits, SgmTuning tuning = {});
   ~SgmPipeline();
   SgmPipeline(const SgmPipeline&) = delete;
   SgmPipeline& operator=(const SgmPipeline&) = delete;
@@ -88,6 +97,7 @@ class SgmPipeline {
   SgmParams p_;
   SgmLayout layout_;
   int bits_ = 8;
+  SgmTuning tuning_;
   std::size_t bytes_ = 0;
   void* img_[2] = {nullptr, nullptr};
   void* census_[2] = {nullptr, nullptr};
