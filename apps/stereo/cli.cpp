@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <regex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -21,6 +22,7 @@
 #include "evk/stereo/sgm.hpp"
 #include "evk/stereo/sgm_gpu.hpp"
 #include "evk/stereo/ssd.hpp"
+#include "evk/stereo/stream.hpp"
 
 namespace fs = std::filesystem;
 using namespace evk::stereo;
@@ -320,12 +322,6 @@ void run_eval(const EvalCmd& c) {
 }
 
 // ---- batch -------------------------------------------------------------------------------------
-struct BatchCmd {
-  MatchOptions o;
-  std::string input, outdir, format = "pfm";
-  bool color = false;
-};
-
 struct Pair {
   fs::path left, right;
   std::string name;
@@ -376,43 +372,175 @@ std::vector<Pair> list_pairs(const fs::path& in) {
   return pairs;
 }
 
-void run_batch(BatchCmd& c) {
-  c.o.finalize();
+// ---- many frames: batch and video, through the overlapped stream engine -----------------------
+struct FramesCmd {
+  MatchOptions o;
+  std::string outdir, format = "pfm";
+  bool color = false;
+  int streams = 3, readers = 2, writers = 2;
+};
+
+void add_frames_options(CLI::App* c, FramesCmd& f) {
+  c->add_option("-o,--output-dir", f.outdir, "Output directory (must exist)")->required();
+  c->add_option("--format", f.format, "Output format")->check(CLI::IsMember({"pfm", "png", "pgm"}))->capture_default_str();
+  c->add_flag("--color", f.color, "Also write <name>_color.png");
+  c->add_option("--streams", f.streams, "GPU sgm: frames in flight, each on its own CUDA stream")->capture_default_str();
+  c->add_option("--readers", f.readers, "Decoding threads")->capture_default_str();
+  c->add_option("--writers", f.writers, "Encoding threads")->capture_default_str();
+  add_match_options(c, f.o);
+}
+
+struct FrameSource {
+  std::vector<fs::path> left, right;
+  std::vector<std::string> names;
+};
+
+void run_frames(FramesCmd& c, const FrameSource& src, const char* unit) {
   const fs::path outdir(c.outdir);
   std::error_code ec;
-  if (!fs::is_directory(outdir, ec)) evk::input_error(c.outdir, "output directory does not exist");
-  check_disparity_output(outdir / ("x." + c.format), c.o.params.min_disparity, c.o.params.max_disparity, c.o.write);
-  std::vector<Pair> pairs = list_pairs(c.input);
-  Matcher m(c.o);
-  auto t0 = clk::now();
-  double compute_total = 0;
-  nlohmann::json items = nlohmann::json::array();
-  for (const auto& p : pairs) {
-    Pair16 pr = read_pair(p.left.string(), p.right.string());
-    double cms = 0;
-    StereoResult res = m.run(pr, cms);
-    const DisparityQ& d = res.left;
-    compute_total += cms;
-    fs::path out = outdir / (p.name + "." + c.format);
-    write_disparity(out, d, c.o.write);
-    if (c.color) write_color_png(outdir / (p.name + "_color.png"), d, c.o.params.min_disparity, c.o.params.max_disparity);
-    evk::verbose_line(c.o.common, out.string() + ": " + std::to_string(d.width) + "x" + std::to_string(d.height) +
-                                      ", compute " + pct(cms) + " ms");
-    items.push_back({{"left", p.left.string()}, {"right", p.right.string()}, {"output", out.string()},
-                     {"compute_ms", cms}});
+  if (c.streams < 1 || c.readers < 1 || c.writers < 1) evk::input_error("--streams/--readers/--writers", "must be >= 1");
+  // Matching: SGM on the GPU through the slots of the stream engine; anything else one frame at a time.
+  std::unique_ptr<Matcher> sync;
+  std::unique_ptr<FrameMatcher> fm;
+  std::string backend = "cpu", variant;
+  const evk::BackendChoice b = c.o.is_sgm() ? evk::choose_backend(c.o.common) : evk::BackendChoice{};
+  if (c.o.is_sgm() && b.backend == evk::Backend::gpu) {
+    if (c.o.common.kernel != "auto" && c.o.common.kernel != "original")
+      throw evk::InputError("--kernel " + c.o.common.kernel + ": kernel variants apply to --method ssd");
+    fm = sgm_gpu_matcher(c.o.sgm, c.o.common.device, c.streams, SgmTuning::from_env());
+    backend = "gpu";
+    variant = "sgm-original, " + std::to_string(c.streams) + " streams";
+    evk::verbose_line(c.o.common, "backend: " + b.reason);
+  } else {
+    sync = std::make_unique<Matcher>(c.o);
+    backend = sync->backend();
+    variant = sync->variant();
+    fm = sync_matcher([&](const Frame& f) {
+      double ms = 0;
+      return sync->run(Pair16{f.left, f.right}, ms);
+    });
   }
-  const double total_s = ms_since(t0) / 1000.0;
-  const double pps = pairs.size() / total_s;
+  StreamOptions so;
+  so.readers = c.readers;
+  so.writers = c.writers;
+  const int n = static_cast<int>(src.left.size());
+  auto load = [&](int i) {
+    Pair16 p = read_pair(src.left[static_cast<std::size_t>(i)].string(), src.right[static_cast<std::size_t>(i)].string());
+    Frame f;
+    f.left = std::move(p.left);
+    f.right = std::move(p.right);
+    return f;
+  };
+  auto store = [&](int i, StereoResult& r) {
+    const std::string& name = src.names[static_cast<std::size_t>(i)];
+    write_disparity(outdir / (name + "." + c.format), r.left, c.o.write);
+    if (c.color) write_color_png(outdir / (name + "_color.png"), r.left, c.o.params.min_disparity, c.o.params.max_disparity);
+  };
+  const StreamStats st = run_stream(n, load, *fm, store, so);
+  const double f = static_cast<double>(std::max<long long>(1, st.frames));
   if (c.o.common.json) {
-    std::cout << nlohmann::json{{"pairs", items}, {"count", pairs.size()}, {"seconds", total_s},
-                                {"pairs_per_second", pps}, {"compute_ms", compute_total},
-                                {"backend", m.backend()}, {"kernel", m.variant()}}
+    std::cout << nlohmann::json{{"count", st.frames}, {"seconds", st.seconds}, {std::string(unit) + "_per_second", st.fps},
+                                {"backend", backend}, {"kernel", variant}, {"method", c.o.method},
+                                {"bound", st.bound}, {"readers", st.readers}, {"writers", st.writers},
+                                {"per_frame_ms", {{"read", st.read_ms / f}, {"submit", st.submit_ms / f},
+                                                  {"wait", st.wait_ms / f}, {"upload", st.upload_ms / f},
+                                                  {"kernels", st.kernel_ms / f}, {"download", st.download_ms / f},
+                                                  {"write", st.write_ms / f}}}}
                      .dump(2)
               << "\n";
   } else {
-    std::printf("%zu pairs in %.3f s: %.2f pairs/s (%s, %s; compute %.1f ms total)\n", pairs.size(), total_s, pps,
-                m.backend().c_str(), m.variant().c_str(), compute_total);
+    std::printf("%lld %s in %.3f s: %.2f %s/s end to end (%s, %s, %s)\n", st.frames, unit, st.seconds, st.fps, unit,
+                c.o.method.c_str(), backend.c_str(), variant.c_str());
+    std::printf("  per frame: read %.2f ms x %d threads, match %.2f ms (device upload %.3f, kernels %.3f, download "
+                "%.3f ms), write %.2f ms x %d threads; bound by %s\n",
+                st.read_ms / f, st.readers, (st.submit_ms + st.wait_ms) / f, st.upload_ms / f, st.kernel_ms / f,
+                st.download_ms / f, st.write_ms / f, st.writers, st.bound.c_str());
   }
+  (void)ec;
+}
+
+void check_outdir(FramesCmd& c) {
+  c.o.finalize();
+  std::error_code ec;
+  if (!fs::is_directory(fs::path(c.outdir), ec)) evk::input_error(c.outdir, "output directory does not exist");
+  check_disparity_output(fs::path(c.outdir) / ("x." + c.format), c.o.params.min_disparity, c.o.params.max_disparity,
+                         c.o.write);
+}
+
+struct BatchCmd {
+  FramesCmd f;
+  std::string input;
+};
+
+void run_batch(BatchCmd& c) {
+  check_outdir(c.f);
+  FrameSource src;
+  for (const Pair& p : list_pairs(c.input)) {
+    src.left.push_back(p.left);
+    src.right.push_back(p.right);
+    src.names.push_back(p.name);
+  }
+  run_frames(c.f, src, "pairs");
+}
+
+// ---- video: numbered frames or two directories -------------------------------------------------
+struct VideoCmd {
+  FramesCmd f;
+  std::string left, right;
+  int first = -1, count = 0;
+};
+
+// printf-style pattern with one integer conversion (%d, %05d, ...)
+bool is_pattern(const std::string& s) { return s.find('%') != std::string::npos; }
+std::string expand(const std::string& pattern, int i) {
+  char buf[4096];
+  std::snprintf(buf, sizeof buf, pattern.c_str(), i);
+  return buf;
+}
+
+FrameSource video_frames(const VideoCmd& c) {
+  FrameSource src;
+  std::error_code ec;
+  if (is_pattern(c.left) != is_pattern(c.right))
+    evk::input_error(c.left + ", " + c.right, "give two directories or two numbered patterns");
+  if (is_pattern(c.left)) {
+    static const std::regex one_number("^[^%]*%(0[0-9]{1,2})?d[^%]*$");
+    for (const std::string& p : {c.left, c.right})
+      if (!std::regex_match(p, one_number)) evk::input_error(p, "a numbered pattern needs exactly one %d (or %0Nd)");
+    int i = c.first;
+    if (i < 0) i = fs::exists(expand(c.left, 0)) ? 0 : 1;  // frames from 0, else from 1
+    for (; c.count <= 0 || static_cast<int>(src.left.size()) < c.count; ++i) {
+      const fs::path l = expand(c.left, i), r = expand(c.right, i);
+      if (!fs::exists(l, ec)) break;
+      if (!fs::exists(r, ec)) evk::input_error(r.string(), "right frame missing (its left frame exists)");
+      src.left.push_back(l);
+      src.right.push_back(r);
+      src.names.push_back(fs::path(expand(c.left, i)).stem().string());
+    }
+    if (src.left.empty()) evk::input_error(expand(c.left, i), "no such frame");
+    return src;
+  }
+  for (const std::string& d : {c.left, c.right})
+    if (!fs::is_directory(d, ec)) evk::input_error(d, "not a directory (or give numbered patterns with %d)");
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(c.left, ec))
+    if (e.is_regular_file()) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const fs::path& l : files) {
+    if (c.count > 0 && static_cast<int>(src.left.size()) >= c.count) break;
+    const fs::path r = fs::path(c.right) / l.filename();
+    if (!fs::exists(r, ec)) evk::input_error(r.string(), "no right frame of this name");
+    src.left.push_back(l);
+    src.right.push_back(r);
+    src.names.push_back(l.stem().string());
+  }
+  if (src.left.empty()) evk::input_error(c.left, "no frames");
+  return src;
+}
+
+void run_video(VideoCmd& c) {
+  check_outdir(c.f);
+  run_frames(c.f, video_frames(c), "frames");
 }
 
 }  // namespace
@@ -444,14 +572,21 @@ int main(int argc, char** argv) {
   ecmd->callback([&] { run_eval(ec); });
 
   BatchCmd bc;
-  auto* bcmd = app->add_subcommand("batch", "Many pairs in one GPU context: a PAIRS.txt ('LEFT RIGHT [NAME]' per line) "
-                                            "or a DIR with <name>L.<ext>/<name>R.<ext> pairs");
+  auto* bcmd = app->add_subcommand("batch", "Many pairs, overlapped (decode, GPU streams, encode): a PAIRS.txt "
+                                            "('LEFT RIGHT [NAME]' per line) or a DIR with <name>L.<ext>/<name>R.<ext> pairs");
   bcmd->add_option("INPUT", bc.input, "PAIRS.txt or DIR")->required();
-  bcmd->add_option("-o,--output-dir", bc.outdir, "Output directory (must exist)")->required();
-  bcmd->add_option("--format", bc.format, "Output format")->check(CLI::IsMember({"pfm", "png", "pgm"}))->capture_default_str();
-  bcmd->add_flag("--color", bc.color, "Also write <name>_color.png");
-  add_match_options(bcmd, bc.o);
+  add_frames_options(bcmd, bc.f);
   bcmd->callback([&] { run_batch(bc); });
+
+  VideoCmd vc;
+  auto* vcmd = app->add_subcommand("video", "A stereo video: numbered frames (left/%06d.png right/%06d.png) or two "
+                                            "directories of frames paired by name; prints frames/s end to end");
+  vcmd->add_option("LEFT", vc.left, "Left frames: a directory or a pattern with one %d")->required();
+  vcmd->add_option("RIGHT", vc.right, "Right frames: a directory or a pattern with one %d")->required();
+  vcmd->add_option("--first", vc.first, "First frame number of a pattern (default 0, else 1)");
+  vcmd->add_option("--count", vc.count, "At most this many frames (0 = all)")->capture_default_str();
+  add_frames_options(vcmd, vc.f);
+  vcmd->callback([&] { run_video(vc); });
 
   evk::add_devices_command(*app, "stereo", [] { return make_registry(); });
   evk::gi::add_gi_command(*app, [] { return evk::stereo::make_gi_problem(); });

@@ -9,7 +9,10 @@
 
 #include "evk/stereo/sgm.hpp"
 #include "evk/stereo/sgm_gpu.hpp"
+#include "evk/stereo/stream.hpp"
 #include "evk/stereo/synthetic.hpp"
+#include <functional>
+#include <mutex>
 
 namespace sgm_checks {
 using namespace evk::stereo;
@@ -382,6 +385,63 @@ inline void pipeline(SgmDevice& dev) {
     const long long valid = std::count_if(ref.left.q.begin(), ref.left.q.end(), [](std::int16_t q) { return q != kInvalidQ; });
     EXPECT_GT(valid, static_cast<long long>(ref.left.q.size()) / 4) << "degenerate case";
   }
+}
+
+// The overlapped frame engine (stream.hpp) with emulated device slots: every frame, in any order of
+// completion, equals sgm_cpu of its pair; frames of two sizes force pipelines to be rebuilt.
+
+inline void stream_engine(const std::function<std::unique_ptr<SgmDevice>()>& make) {
+  SgmParams p;
+  p.max_disparity = 15;
+  p.post.uniqueness = 5;
+  p.post.subpixel = Subpixel::parabola;
+  p.post.lr_check = 1;
+  p.post.median = 3;
+  p.post.speckle_size = 6;
+  p.post.right = true;
+  const int n = 7;
+  std::vector<SyntheticPair> pairs;
+  for (int i = 0; i < n; ++i) pairs.push_back(make_synthetic_pair(i % 3 == 2 ? 29 : 33, 17, 10, 100 + i));
+  auto m = sgm_device_matcher(p, make, 3);
+  std::mutex mu;
+  std::vector<StereoResult> got(n);
+  StreamOptions o;
+  o.readers = 2;
+  o.writers = 2;
+  o.queue = 2;
+  StreamStats st = run_stream(
+      n,
+      [&](int i) {
+        Frame f;
+        f.left = to_image16(pairs[static_cast<std::size_t>(i)].left);
+        f.right = to_image16(pairs[static_cast<std::size_t>(i)].right);
+        return f;
+      },
+      *m,
+      [&](int i, StereoResult& r) {
+        std::lock_guard<std::mutex> g(mu);
+        got[static_cast<std::size_t>(i)] = r;
+      },
+      o);
+  EXPECT_EQ(st.frames, n);
+  for (int i = 0; i < n; ++i) {
+    const StereoResult ref = sgm_cpu(pairs[static_cast<std::size_t>(i)].left, pairs[static_cast<std::size_t>(i)].right, p);
+    EXPECT_EQ(first_diff(got[static_cast<std::size_t>(i)].left, ref.left), "") << "frame " << i;
+    EXPECT_EQ(first_diff(got[static_cast<std::size_t>(i)].right, ref.right), "") << "frame " << i;
+  }
+  // an exception in a stage stops the run and reaches the caller
+  auto m2 = sgm_device_matcher(p, make, 2);
+  EXPECT_THROW(run_stream(
+                   n,
+                   [&](int i) -> Frame {
+                     if (i == 3) throw std::runtime_error("unreadable frame 3");
+                     Frame f;
+                     f.left = to_image16(pairs[0].left);
+                     f.right = to_image16(pairs[0].right);
+                     return f;
+                   },
+                   *m2, [](int, StereoResult&) {}, o),
+               std::runtime_error);
 }
 
 }  // namespace sgm_checks

@@ -30,3 +30,8 @@ TEST(StereoSgmEmu, WholePipelineMatchesSgmCpu) {
   EmuSgmDevice d(6);
   sgm_checks::pipeline(d);
 }
+
+TEST(StereoSgmEmu, StreamEngineMatchesSgmCpu) {
+  std::uint64_t seed = 50;
+  sgm_checks::stream_engine([&] { return std::make_unique<EmuSgmDevice>(seed++); });
+}

@@ -39,6 +39,11 @@ TEST(StereoSgmGpu, WholePipelineMatchesSgmCpu) {
   sgm_checks::pipeline(*gpu());
 }
 
+TEST(StereoSgmGpu, StreamEngineMatchesSgmCpu) {
+  EVK_REQUIRE_GPU();
+  sgm_checks::stream_engine([] { return cuda_sgm_device(0); });
+}
+
 namespace {
 void large_case(int w, int h, int mind, int maxd, int paths, SgmTuning tune, const PostParams& post, std::uint64_t seed) {
   SyntheticPair sp = make_synthetic_pair(w, h, std::max(1, maxd / 2), seed);

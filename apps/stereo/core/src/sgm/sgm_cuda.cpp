@@ -1,6 +1,8 @@
 // A GPU as an SgmDevice: a non-blocking stream and the embedded SGM kernels (census, cost,
 // aggregate, wta, median, lr_check fatbins), every call checked.
+#include <algorithm>
 #include <map>
+#include <vector>
 
 #include "evk/error.hpp"
 #include "evk/stereo/sgm_gpu.hpp"
@@ -38,6 +40,32 @@ class CudaSgmDevice final : public SgmDevice {
       cudaStreamSynchronize(stream_);
       cudaStreamDestroy(stream_);
     }
+    for (cudaEvent_t e : ev_)
+      if (e) cudaEventDestroy(e);
+  }
+  void* alloc_host(std::size_t n) override {
+    void* p = nullptr;
+    if (cudaMallocHost(&p, n) != cudaSuccess) {  // pinning refused: pageable memory still works
+      cudaGetLastError();
+      return SgmDevice::alloc_host(n);
+    }
+    pinned_.push_back(p);
+    return p;
+  }
+  void release_host(void* p) override {
+    auto it = std::find(pinned_.begin(), pinned_.end(), p);
+    if (it == pinned_.end()) return SgmDevice::release_host(p);
+    pinned_.erase(it);
+    cudaFreeHost(p);
+  }
+  void mark(int i) override {
+    if (!ev_[i]) EVK_CUDA(cudaEventCreate(&ev_[i]));
+    EVK_CUDA(cudaEventRecord(ev_[i], stream_));
+  }
+  double elapsed_ms(int a, int b) override {
+    float ms = 0;
+    if (ev_[a] && ev_[b]) EVK_CUDA(cudaEventElapsedTime(&ms, ev_[a], ev_[b]));
+    return ms;
   }
   void* alloc(std::size_t n) override {
     EVK_CUDA(cudaSetDevice(device_));
@@ -90,6 +118,8 @@ class CudaSgmDevice final : public SgmDevice {
   }
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
+  cudaEvent_t ev_[4] = {nullptr, nullptr, nullptr, nullptr};
+  std::vector<void*> pinned_;
   std::map<std::string, CudaLibrary> libs_;
   std::map<std::string, cudaKernel_t> kernels_;
 };

@@ -28,6 +28,12 @@ class SgmDevice {
   virtual void fill(void* dst, int byte, std::size_t n) = 0;
   virtual void launch(const std::string& kernel, Dim3 grid, Dim3 block, std::size_t smem, void** args) = 0;
   virtual void synchronize() = 0;  // waits for everything issued so far
+  // Page-locked host memory where the device has it (faster, truly asynchronous copies).
+  virtual void* alloc_host(std::size_t bytes) { return ::operator new(bytes); }
+  virtual void release_host(void* p) { ::operator delete(p); }
+  // Timing marks on the queue: mark(i) records mark i (0..3); elapsed_ms(a, b) after synchronize().
+  virtual void mark(int) {}
+  virtual double elapsed_ms(int, int) { return 0; }
 };
 
 // The work split every SGM kernel agrees on (a pure function of the size and the parameters).
