@@ -54,6 +54,34 @@ timeout 300 bench_stereo_sgm --benchmark_filter='BM_sgm_gpu' --benchmark_out="$o
   --benchmark_out_format=json --benchmark_counters_tabular=true > "$out/bench_sgm_synthetic.log" 2>&1
 echo "bench_stereo_sgm (synthetic): exit $?" >> "$log"
 
+# ---- tuning sweep: disparities per lane and census loads (same results, speed only) -----------------
+: > "$out/tuning.txt"
+for loads in staged direct; do
+  for k in 8 16 32; do
+    EVK_SGM_K=$k EVK_SGM_LOADS=$loads timeout 120 bench_stereo_sgm --benchmark_filter='BM_sgm_gpu/(64|128|256)/8/1/' \
+      --benchmark_format=console > "$W/tune.log" 2>&1
+    sed -n "s/^BM_sgm_gpu\/\([0-9]*\)\/8\/1\/.* \([0-9.]*\) us .*/$loads K $k: \1 disparities \2 us/p" "$W/tune.log" >> "$out/tuning.txt"
+  done
+done
+
+# ---- video: end to end from PGM files (30 frames of the synthetic pair) -----------------------------
+if [ -f "$W/syn_L.pgm" ]; then
+  mkdir -p "$W/vid/l" "$W/vid/r" "$W/vid/out"
+  for i in $(seq -w 0 29); do
+    cp "$W/syn_L.pgm" "$W/vid/l/f$i.pgm"
+    cp "$W/syn_R.pgm" "$W/vid/r/f$i.pgm"
+  done
+  : > "$out/video.txt"
+  for fmt in pfm png; do
+    for streams in 1 3; do
+      echo "== 1920x1080, 128 disparities, 8 paths, default setting, --streams $streams --format $fmt" >> "$out/video.txt"
+      timeout 120 stereo video "$W/vid/l" "$W/vid/r" -o "$W/vid/out" --method sgm --max-disparity 127 --backend gpu \
+        --median 3 --uniqueness 5 --lr-check 1 --streams $streams --format $fmt >> "$out/video.txt" 2>&1
+      rm -f "$W/vid/out"/*
+    done
+  done
+fi
+
 # ---- speed: the real pairs at the default setting -----------------------------------------------
 pairs=("Tsukuba $SH/Tsukuba/imL.pgm $SH/Tsukuba/imR.pgm 64" "Venus $SH/Venus/imL.pgm $SH/Venus/imR.pgm 64"
        "aloe $PD/aloeL.pgm $PD/aloeR.pgm 256")
@@ -163,6 +191,8 @@ for k, bm in sorted((k, v) for k, v in ours.items() if len(k) == 4):
         k[0], k[1], k[2], bm["census_ms"], bm["aggregate_ms"], bm["wta_ms"], bm["post_ms"], bm["aggregate_GBps"], bm["wta_GBps"]))
 PY
 column -t -s $'\t' "$acc" > "$out/accuracy.txt" 2> /dev/null || cp "$acc" "$out/accuracy.txt"
-{ echo; cat "$out/ratios.txt"; echo; echo "Accuracy (%)"; cat "$out/accuracy.txt"; } >> "$log"
+{ echo; cat "$out/ratios.txt"; echo; echo "Tuning sweep (BM_sgm_gpu median)"; cat "$out/tuning.txt"
+  echo; echo "Video end to end"; cat "$out/video.txt" 2> /dev/null
+  echo; echo "Accuracy (%)"; cat "$out/accuracy.txt"; } >> "$log"
 cat "$log"
 rm -rf "$W"
