@@ -60,7 +60,7 @@ for loads in staged direct; do
   for k in 8 16 32; do
     EVK_SGM_K=$k EVK_SGM_LOADS=$loads timeout 120 bench_stereo_sgm --benchmark_filter='BM_sgm_gpu/(64|128|256)/8/1/' \
       --benchmark_format=console > "$W/tune.log" 2>&1
-    sed -n "s/^BM_sgm_gpu\/\([0-9]*\)\/8\/1\/.* \([0-9.]*\) us .*/$loads K $k: \1 disparities \2 us/p" "$W/tune.log" >> "$out/tuning.txt"
+    sed -n "s/^BM_sgm_gpu\/\([0-9]*\)\/8\/1\/[^ ]* *\([0-9.]*\) us.*/$loads K $k: \1 disparities \2 us/p" "$W/tune.log" >> "$out/tuning.txt"
   done
 done
 
