@@ -16,7 +16,12 @@
 #include "evk/stereo/gpu_frame.hpp"
 #endif
 #if defined(EVK_BENCH_OPENCV)
+#include <cstdlib>
+#include <filesystem>
 #include <opencv2/calib3d.hpp>
+
+#include "evk/stereo/eval.hpp"
+#include "evk/stereo/io.hpp"
 #endif
 
 using namespace evk::stereo;
@@ -119,6 +124,53 @@ void BM_opencv_stereobm(benchmark::State& st) {
   st.counters["threads"] = cv::getNumThreads();
   st.counters["D_opencv"] = nd;
 }
+
+// OpenCV StereoSGBM as the accuracy peer of our SGM on the real pairs (bench/stereo/sgm_vs_libsgm.sh
+// measures libSGM on the GPU host, which has no OpenCV): 8 paths (MODE_HH), block 3, the documented
+// P1 = 8 cn block^2 = 72, P2 = 32 cn block^2 = 288, dense (no uniqueness, speckle, LR check), or
+// with its LR check (disp12MaxDiff 1) and uniqueness 5. Counters: bad-1/bad-2 (%) non-occluded
+// (aloe: all known pixels), invalid counted as bad, the same rule as `stereo eval`.
+void BM_opencv_sgbm_accuracy(benchmark::State& st) {
+  namespace fs = std::filesystem;
+  const char* env = std::getenv("EVK_SHARED_DATA");
+  const fs::path shared = env ? fs::path(env) : fs::path(EVK_SOURCE_DIR) / ".." / "shared" / "data";
+  const fs::path project = std::getenv("EVK_DATA_DIR") ? fs::path(std::getenv("EVK_DATA_DIR")) : fs::path(EVK_SOURCE_DIR) / "data";
+  struct Scene {
+    fs::path l, r, gt, mask;
+    double scale;
+    int nd;
+  } scenes[] = {{shared / "stereo/Tsukuba/imL.png", shared / "stereo/Tsukuba/imR.png", shared / "stereo/Tsukuba/groundtruth.png",
+                 shared / "stereo/Tsukuba/nonocc.png", 16, 64},
+                {shared / "stereo/Venus/imL.png", shared / "stereo/Venus/imR.png", shared / "stereo/Venus/groundtruth.png",
+                 shared / "stereo/Venus/nonocc.png", 8, 64},
+                {project / "stereo/aloeL.jpg", project / "stereo/aloeR.jpg", project / "stereo/aloeGT.png", {}, 1, 256}};
+  const Scene& sc = scenes[st.range(0)];
+  if (!fs::exists(sc.l)) {
+    st.SkipWithError(("absent: " + sc.l.string()).c_str());
+    return;
+  }
+  const Image8 L = read_gray(sc.l), R = read_gray(sc.r);
+  cv::Mat ml(L.height, L.width, CV_8U, const_cast<std::uint8_t*>(L.pixels.data()));
+  cv::Mat mr(R.height, R.width, CV_8U, const_cast<std::uint8_t*>(R.pixels.data()));
+  const bool lr = st.range(1) != 0;
+  auto sgbm = cv::StereoSGBM::create(0, sc.nd, 3, 72, 288, lr ? 1 : -1, 0, lr ? 5 : 0, 0, 0, cv::StereoSGBM::MODE_HH);
+  cv::Mat disp;
+  for (auto _ : st) sgbm->compute(ml, mr, disp);
+  FloatMap d{L.width, L.height, std::vector<float>(L.pixels.size())};
+  for (int y = 0; y < L.height; ++y)
+    for (int x = 0; x < L.width; ++x) {
+      const short v = disp.at<short>(y, x);
+      d.v[static_cast<std::size_t>(y) * L.width + x] = v < 0 ? std::numeric_limits<float>::infinity() : v / 16.0f;
+    }
+  const FloatMap gt = read_disparity(sc.gt, sc.scale);
+  Image8 mask;
+  if (!sc.mask.empty()) mask = read_mask(sc.mask);
+  const EvalResult e = evaluate(d, gt, sc.mask.empty() ? nullptr : &mask, {1.0, 2.0});
+  st.counters["bad1"] = e.percent(e.bad[0]);
+  st.counters["bad2"] = e.percent(e.bad[1]);
+  st.counters["invalid"] = e.percent(e.invalid);
+  st.SetLabel(sc.l.parent_path().filename().string() + "/" + sc.l.filename().string() + (lr ? " lr" : " dense"));
+}
 #endif
 
 }  // namespace
@@ -132,6 +184,7 @@ BENCHMARK(BM_gpu_original)
     ->Iterations(3);
 #endif
 #if defined(EVK_BENCH_OPENCV)
+BENCHMARK(BM_opencv_sgbm_accuracy)->ArgsProduct({{0, 1, 2}, {0, 1}})->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_opencv_stereobm)->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(1.0);
 #endif
 
