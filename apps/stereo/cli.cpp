@@ -22,6 +22,7 @@
 #include "evk/stereo/sgm.hpp"
 #include "evk/stereo/sgm_gpu.hpp"
 #include "evk/stereo/ssd.hpp"
+#include "evk/stereo/ssd_expert.hpp"
 #include "evk/stereo/stream.hpp"
 
 namespace fs = std::filesystem;
@@ -122,7 +123,8 @@ class Matcher {
   explicit Matcher(const MatchOptions& o) : o_(o) {
     // A genome file is checked before anything else, so a bad one is reported as such with or
     // without a GPU (reading and applying a genome needs no device).
-    if (!o.is_sgm() && is_genome_file_choice(o.common.kernel))
+    const bool expert = !o.is_sgm() && o.common.kernel == "expert";
+    if (!o.is_sgm() && !expert && is_genome_file_choice(o.common.kernel))
       make_kernel_variant(select_variant(o.common.kernel, evk::DeviceInfo{}).variant);
     if (o.is_sgm() && o.common.kernel != "auto" && o.common.kernel != "original")
       throw evk::InputError("--kernel " + o.common.kernel + ": kernel variants apply to --method ssd");
@@ -137,7 +139,13 @@ class Matcher {
       } else {
         if (o.post.uniqueness > 0 || o.post.subpixel != Subpixel::none)
           throw evk::InputError("--method ssd --backend gpu: --uniqueness and --subpixel need the SSD costs, which "
-                                "Stam's kernel does not keep; use --backend cpu or --method sgm");
+                                "the SSD kernels do not keep; use --backend cpu or --method sgm");
+        if (expert) {
+          sgm_dev_ = cuda_sgm_device(o.common.device);
+          variant_ = "ssd-expert";
+          evk::verbose_line(o.common, "kernel: the expert SSD kernel (kernels/original/stereo/ssd_expert.cu)");
+          return;
+        }
         evk::Selection s = select_variant(o.common.kernel, b.device);
         KernelVariant kv = make_kernel_variant(s.variant);
         evk::verbose_line(o.common, "kernel stereo: " + s.variant.id + " (" + s.rule + ")" +
@@ -166,7 +174,7 @@ class Matcher {
   StereoResult run_ssd(const Pair16& pr) {
     const Image8 l = pr.left8(), r = pr.right8();
     validate_pair(l, r);
-    if (!gpu_) return ssd_cpu(l, r, o_.params, o_.post);
+    if (!gpu_ && !sgm_dev_) return ssd_cpu(l, r, o_.params, o_.post);
     StereoResult res;
     res.left = to_q(run_ssd_gpu(l, r));
     if (o_.post.needs_right()) res.right = ssd_right_map(run_ssd_gpu(mirror(r), mirror(l)));
@@ -175,6 +183,13 @@ class Matcher {
     return res;
   }
   DisparityMap run_ssd_gpu(const Image8& l, const Image8& r) {
+    if (sgm_dev_) {  // the expert kernel
+      if (!expert_ || expert_->width() != l.width || expert_->height() != l.height) {
+        expert_.reset();
+        expert_ = std::make_unique<SsdExpert>(*sgm_dev_, l.width, l.height);
+      }
+      return expert_->run(l, r, o_.params);
+    }
     GpuTimes gt;
     DisparityMap d = gpu_->run(l, r, o_.params, &gt);
     evk::verbose_line(o_.common, "gpu: " + gpu_->describe());
@@ -204,6 +219,7 @@ class Matcher {
   std::unique_ptr<GpuBackend> gpu_;
   std::unique_ptr<SgmDevice> sgm_dev_;
   std::unique_ptr<SgmPipeline> pipeline_;
+  std::unique_ptr<SsdExpert> expert_;
   std::string backend_ = "cpu", variant_ = "cpu-reference", device_;
   double kernel_ms_ = 0;
 };

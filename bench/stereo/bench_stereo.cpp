@@ -14,6 +14,8 @@
 #include "evk/cuda_check.hpp"
 #include "evk/gpu_timer.hpp"
 #include "evk/stereo/gpu_frame.hpp"
+#include "evk/stereo/sgm_gpu.hpp"
+#include "evk/stereo/ssd_expert.hpp"
 #endif
 #if defined(EVK_BENCH_OPENCV)
 #include <cstdlib>
@@ -30,11 +32,11 @@ namespace {
 struct Size {
   int w, h, maxd;
 };
-const Size kSizes[] = {{320, 240, 50}, {1282, 1110, 50}, {1920, 1080, 63}};
+const Size kSizes[] = {{320, 240, 50}, {1282, 1110, 50}, {1920, 1080, 63}, {1920, 1080, 127}};
 
 const SyntheticPair& pair_for(int i) {
-  static SyntheticPair p[3] = {make_synthetic_pair(320, 240, 50, 1), make_synthetic_pair(1282, 1110, 50, 2),
-                               make_synthetic_pair(1920, 1080, 63, 3)};
+  static SyntheticPair p[4] = {make_synthetic_pair(320, 240, 50, 1), make_synthetic_pair(1282, 1110, 50, 2),
+                               make_synthetic_pair(1920, 1080, 63, 3), make_synthetic_pair(1920, 1080, 127, 4)};
   return p[i];
 }
 
@@ -102,6 +104,38 @@ void BM_gpu_original(benchmark::State& st) {
   st.counters["spread"] = last.spread();
   st.counters["repeats"] = last.repeats;
   st.SetLabel(evk::gpu_environment().devices[0].name + " " + k.origin);
+}
+
+// The expert SSD kernel (kernels/original/stereo/ssd_expert.cu), same results as the original.
+void BM_gpu_expert(benchmark::State& st) {
+  if (!evk::gpu_environment().usable()) {
+    st.SkipWithError("no usable GPU");
+    return;
+  }
+  const Size& s = kSizes[st.range(0)];
+  const SyntheticPair& p = pair_for(static_cast<int>(st.range(0)));
+  Params prm;
+  prm.max_disparity = s.maxd;
+  auto dev = cuda_sgm_device(0);
+  SsdExpert k(*dev, s.w, s.h);
+  k.poison();
+  if (k.run(p.left, p.right, prm).d != disparity_cpu(p.left, p.right, prm).d) {
+    st.SkipWithError("GPU output differs from the CPU reference");
+    return;
+  }
+  auto stream = static_cast<cudaStream_t>(cuda_sgm_stream(*dev));
+  evk::TimingStats last;
+  for (auto _ : st) {
+    last = evk::time_gpu([&](cudaStream_t) { k.compute(prm); }, stream);
+    st.SetIterationTime(last.median_ms / 1000.0);
+  }
+  counters(st, s, last.median_ms / 1000.0);
+  st.counters["median_ms"] = last.median_ms;
+  st.counters["min_ms"] = last.min_ms;
+  st.counters["max_ms"] = last.max_ms;
+  st.counters["spread"] = last.spread();
+  st.counters["repeats"] = last.repeats;
+  st.SetLabel(evk::gpu_environment().devices[0].name + " expert");
 }
 #endif
 
@@ -178,10 +212,11 @@ void BM_opencv_sgbm_accuracy(benchmark::State& st) {
 BENCHMARK(BM_cpu_reference)->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(1.0);
 #if defined(EVK_HAVE_CUDA)
 BENCHMARK(BM_gpu_original)
-    ->ArgsProduct({{0, 1, 2}, {40, 5}})
+    ->ArgsProduct({{0, 1, 2, 3}, {40, 5}})
     ->Unit(benchmark::kMicrosecond)
     ->UseManualTime()
     ->Iterations(3);
+BENCHMARK(BM_gpu_expert)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond)->UseManualTime()->Iterations(3);
 #endif
 #if defined(EVK_BENCH_OPENCV)
 BENCHMARK(BM_opencv_sgbm_accuracy)->ArgsProduct({{0, 1, 2}, {0, 1}})->Unit(benchmark::kMillisecond)->Iterations(1);

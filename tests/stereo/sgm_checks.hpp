@@ -8,7 +8,9 @@
 #include <random>
 
 #include "evk/stereo/sgm.hpp"
+#include "evk/stereo/reference.hpp"
 #include "evk/stereo/sgm_gpu.hpp"
+#include "evk/stereo/ssd_expert.hpp"
 #include "evk/stereo/stream.hpp"
 #include "evk/stereo/synthetic.hpp"
 #include <functional>
@@ -442,6 +444,45 @@ inline void stream_engine(const std::function<std::unique_ptr<SgmDevice>()>& mak
                    },
                    *m2, [](int, StereoResult&) {}, o),
                std::runtime_error);
+}
+
+// The expert SSD kernel against disparity_cpu (Stam's definition): odd sizes, windows 3..21,
+// ranges with and without a minimum, min_ssd binding or not, structured and noise pairs.
+inline void ssd_expert(SgmDevice& dev) {
+  constexpr int kNo = 2000000000;
+  struct Case {
+    int w, h, mind, maxd, window, min_ssd;
+    bool noise;
+  } cases[] = {{37, 23, 0, 20, 11, 500000, false}, {101, 67, 0, 50, 11, 500000, false}, {65, 33, 3, 3, 5, kNo, true},
+               {130, 70, 2, 38, 7, kNo, false},     {17, 5, 0, 50, 11, kNo, true},       {64, 32, 0, 63, 21, 2000000, false},
+               {1, 1, 0, 9, 3, kNo, true},          {200, 9, 10, 17, 9, 300000, false}};
+  std::uint64_t seed = 70;
+  for (const Case& c : cases) {
+    Image8 l, r;
+    if (c.noise) {
+      l = random_image(c.w, c.h, seed++);
+      r = random_image(c.w, c.h, seed++);
+    } else {
+      SyntheticPair sp = make_synthetic_pair(c.w, c.h, std::max(1, c.maxd), seed++);
+      l = sp.left;
+      r = sp.right;
+    }
+    const Params p{c.mind, c.maxd, c.window, c.min_ssd};
+    const DisparityMap ref = disparity_cpu(l, r, p);
+    SsdExpert k(dev, c.w, c.h);
+    k.poison();
+    const DisparityMap got = k.run(l, r, p);
+    long long bad = 0;
+    std::string first;
+    for (std::size_t i = 0; i < ref.d.size(); ++i)
+      if (got.d[i] != ref.d[i] && bad++ == 0)
+        first = "(" + std::to_string(i % c.w) + "," + std::to_string(i / c.w) + "): " + std::to_string(got.d[i]) +
+                " vs " + std::to_string(ref.d[i]);
+    EXPECT_EQ(bad, 0) << c.w << "x" << c.h << " d " << c.mind << ".." << c.maxd << " window " << c.window << " first "
+                      << first;
+    const long long valid = std::count_if(ref.d.begin(), ref.d.end(), [](int v) { return v >= 0; });
+    EXPECT_GT(valid, 0) << "degenerate case";
+  }
 }
 
 }  // namespace sgm_checks

@@ -35,3 +35,7 @@ TEST(StereoSgmEmu, StreamEngineMatchesSgmCpu) {
   std::uint64_t seed = 50;
   sgm_checks::stream_engine([&] { return std::make_unique<EmuSgmDevice>(seed++); });
 }
+TEST(StereoSsdExpertEmu, MatchesDisparityCpu) {
+  EmuSgmDevice d(7);
+  sgm_checks::ssd_expert(d);
+}

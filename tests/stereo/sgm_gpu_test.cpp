@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "evk_testing.hpp"
+#include "test_util.hpp"
 #include "sgm_checks.hpp"
 
 using namespace evk::stereo;
@@ -37,6 +38,24 @@ TEST(StereoSgmGpu, MedianAndLrCheckMatchCpu) {
 TEST(StereoSgmGpu, WholePipelineMatchesSgmCpu) {
   EVK_REQUIRE_GPU();
   sgm_checks::pipeline(*gpu());
+}
+
+TEST(StereoSsdExpertGpu, MatchesDisparityCpu) {
+  EVK_REQUIRE_GPU();
+  sgm_checks::ssd_expert(*gpu());
+}
+
+TEST(StereoSsdExpertGpu, FullHdBitIdentical) {
+  EVK_REQUIRE_GPU();
+  for (int maxd : {63, 127}) {
+    SyntheticPair sp = make_synthetic_pair(1920, 1080, maxd, 21);
+    const Params p{0, maxd, 11, 500000};
+    auto dev = gpu();
+    SsdExpert k(*dev, 1920, 1080);
+    k.poison();
+    EXPECT_EQ(stereo_test::first_difference(k.run(sp.left, sp.right, p), disparity_cpu(sp.left, sp.right, p)), "")
+        << "0.." << maxd;
+  }
 }
 
 TEST(StereoSgmGpu, StreamEngineMatchesSgmCpu) {

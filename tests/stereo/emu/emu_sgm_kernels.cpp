@@ -18,6 +18,7 @@
 #include "../../../apps/stereo/core/src/sgm/median.cu"
 #include "../../../apps/stereo/core/src/sgm/wta.cu"
 #include "../../../kernels/original/stereo/sgm_aggregate.cu"
+#include "../../../kernels/original/stereo/ssd_expert.cu"
 
 namespace stereo_test {
 
@@ -35,7 +36,7 @@ std::function<void(void**)> adapt(void (*f)(A...)) {
 const std::map<std::string, std::function<void(void**)>>& emulated_sgm_kernels() {
   static const std::map<std::string, std::function<void(void**)>> k = {
 #define K(name) {#name, adapt(&name)}
-      K(sgm_census_u8), K(sgm_census_u16), K(sgm_cost_window), K(sgm_median3), K(sgm_lr_check),
+      K(ssd_expert), K(sgm_census_u8), K(sgm_census_u16), K(sgm_cost_window), K(sgm_median3), K(sgm_lr_check),
       K(sgm_wta_k8_u8), K(sgm_wta_k16_u8), K(sgm_wta_k32_u8), K(sgm_wta_k8_u16), K(sgm_wta_k16_u16),
       K(sgm_wta_k32_u16),
       K(sgm_aggregate_k8_u8_census), K(sgm_aggregate_k16_u8_census), K(sgm_aggregate_k32_u8_census),
