@@ -455,7 +455,8 @@ inline void ssd_expert(SgmDevice& dev) {
     bool noise;
   } cases[] = {{37, 23, 0, 20, 11, 500000, false}, {101, 67, 0, 50, 11, 500000, false}, {65, 33, 3, 3, 5, kNo, true},
                {130, 70, 2, 38, 7, kNo, false},     {17, 5, 0, 50, 11, kNo, true},       {64, 32, 0, 63, 21, 2000000, false},
-               {1, 1, 0, 9, 3, kNo, true},          {200, 9, 10, 17, 9, 300000, false}};
+               {1, 1, 0, 9, 3, kNo, true},          {200, 9, 10, 17, 9, 300000, false},
+               {70, 40, 0, 30, 19, kNo, false},      {45, 20, 1, 12, 23, kNo, true}};  // r 9 and 11: the run-time radius
   std::uint64_t seed = 70;
   for (const Case& c : cases) {
     Image8 l, r;

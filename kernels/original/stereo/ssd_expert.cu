@@ -31,10 +31,14 @@
 //   rt  (TY + 2r) rows of rp bytes (rp = TX + 2r + DC - 1 rounded up to 16)
 //   v   DC * TY rows of vp ints (vp = TX + 2r rounded up to 4, + 4: the vector loads of phase 2 read
 //       XR + 2r rounded up to 4 values)
-extern "C" __global__ void __launch_bounds__(EX_THREADS)
-    ssd_expert(const unsigned char* __restrict__ left, const unsigned char* __restrict__ right, int* __restrict__ out,
-               const int W, const int H, const int dmin, const int dmax, const int r, const int min_ssd) {
-  EVK_DYN_SMEM(unsigned char, smem);
+// R > 0: the radius at compile time (phase 2 reads its V run with 16-byte loads into registers);
+// R == 0: any radius r at run time (scalar loads).
+template <int R>
+__device__ __forceinline__ void ssd_expert_body(const unsigned char* __restrict__ left,
+                                                const unsigned char* __restrict__ right, int* __restrict__ out,
+                                                const int W, const int H, const int dmin, const int dmax, const int r_arg,
+                                                const int min_ssd, unsigned char* __restrict__ smem) {
+  const int r = R > 0 ? R : r_arg;
   const int win = 2 * r + 1;
   const int hw = EX_TX + 2 * r;  // halo width
   const int lp = (hw + 15) / 16 * 16, rp = (hw + EX_DC - 1 + 15) / 16 * 16;
@@ -107,15 +111,38 @@ extern "C" __global__ void __launch_bounds__(EX_THREADS)
     // phase 2: window sums along the run, V columns px .. px + XR - 1 + 2r
     const int nd = min(EX_DC, dmax - d0 + 1);
     for (int j = 0; j < nd; ++j) {
-      const int* row = v + (j * EX_TY + py) * vp + px;
+      const int* row = v + (j * EX_TY + py) * vp + px;  // 16-byte aligned: px % 8 == 0, vp % 4 == 0
       int sum = 0;
-      for (int t = 0; t < win; ++t) sum += row[t];
+      if (R > 0) {
+        constexpr int n4 = (EX_XR + 2 * R + 3) / 4;  // inside the padded row (vp = hw rounded up + 4)
+        int q[4 * n4];
 #pragma unroll
-      for (int k = 0; k < EX_XR; ++k) {
-        if (k > 0) sum += row[k + 2 * r] - row[k - 1];
-        if (sum < best[k]) {
-          best[k] = sum;
-          bestd[k] = d0 + j;
+        for (int i = 0; i < n4; ++i) {
+          const int4 t4 = ((const int4*)row)[i];
+          q[4 * i] = t4.x;
+          q[4 * i + 1] = t4.y;
+          q[4 * i + 2] = t4.z;
+          q[4 * i + 3] = t4.w;
+        }
+#pragma unroll
+        for (int t = 0; t < 2 * R + 1; ++t) sum += q[t];
+#pragma unroll
+        for (int k = 0; k < EX_XR; ++k) {
+          if (k > 0) sum += q[k + 2 * R] - q[k - 1];
+          if (sum < best[k]) {
+            best[k] = sum;
+            bestd[k] = d0 + j;
+          }
+        }
+      } else {
+        for (int t = 0; t < win; ++t) sum += row[t];
+#pragma unroll
+        for (int k = 0; k < EX_XR; ++k) {
+          if (k > 0) sum += row[k + 2 * r] - row[k - 1];
+          if (sum < best[k]) {
+            best[k] = sum;
+            bestd[k] = d0 + j;
+          }
         }
       }
     }
@@ -131,3 +158,21 @@ extern "C" __global__ void __launch_bounds__(EX_THREADS)
     }
   }
 }
+
+#define SSD_EXPERT_ENTRY(NAME, R)                                                                                  \
+  extern "C" __global__ void __launch_bounds__(EX_THREADS)                                                       \
+      NAME(const unsigned char* __restrict__ left, const unsigned char* __restrict__ right, int* __restrict__ out, \
+           const int W, const int H, const int dmin, const int dmax, const int r, const int min_ssd) {            \
+    EVK_DYN_SMEM(unsigned char, smem);                                                                           \
+    ssd_expert_body<R>(left, right, out, W, H, dmin, dmax, r, min_ssd, smem);                                    \
+  }
+
+SSD_EXPERT_ENTRY(ssd_expert, 0)
+SSD_EXPERT_ENTRY(ssd_expert_r1, 1)
+SSD_EXPERT_ENTRY(ssd_expert_r2, 2)
+SSD_EXPERT_ENTRY(ssd_expert_r3, 3)
+SSD_EXPERT_ENTRY(ssd_expert_r4, 4)
+SSD_EXPERT_ENTRY(ssd_expert_r5, 5)
+SSD_EXPERT_ENTRY(ssd_expert_r6, 6)
+SSD_EXPERT_ENTRY(ssd_expert_r7, 7)
+SSD_EXPERT_ENTRY(ssd_expert_r8, 8)

@@ -42,7 +42,8 @@ void SsdExpert::compute(const Params& p) {
     input_error("--window", "the expert SSD kernel takes windows up to " + std::to_string(2 * kSsdExpertMaxRadius + 1));
   int W = w_, H = h_, dmin = p.min_disparity, dmax = p.max_disparity, min_ssd = p.min_ssd;
   void* a[] = {&img_[0], &img_[1], &out_, &W, &H, &dmin, &dmax, &r, &min_ssd};
-  dev_.launch("ssd_expert", Dim3{static_cast<unsigned>((W + kTx - 1) / kTx), static_cast<unsigned>((H + kTy - 1) / kTy), 1},
+  const std::string name = r <= 8 ? "ssd_expert_r" + std::to_string(r) : std::string("ssd_expert");
+  dev_.launch(name, Dim3{static_cast<unsigned>((W + kTx - 1) / kTx), static_cast<unsigned>((H + kTy - 1) / kTy), 1},
               Dim3{kThreads, 1, 1}, ssd_expert_smem(r), a);
 }
 

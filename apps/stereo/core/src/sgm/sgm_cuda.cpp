@@ -111,7 +111,7 @@ class CudaSgmDevice final : public SgmDevice {
                              : name.rfind("sgm_wta", 0) == 0      ? &sgm_wta_kernels()
                              : name.rfind("sgm_median", 0) == 0   ? &sgm_median_kernels()
                              : name.rfind("sgm_lr_check", 0) == 0 ? &sgm_lr_check_kernels()
-                             : name == "ssd_expert"               ? &ssd_expert_original()
+                             : name.rfind("ssd_expert", 0) == 0   ? &ssd_expert_original()
                                                                   : nullptr;
     if (!img) throw std::logic_error("no SGM kernel " + name);
     auto lit = libs_.find(img->symbol);
