@@ -120,6 +120,8 @@ for pr in "${accpairs[@]}"; do
   run "ours SSD 11x11" lr --method ssd --lr-check 1
   run "ours SGM" dense --method sgm --subpixel parabola --median 3
   run "ours SGM" lr --method sgm --subpixel parabola --median 3 --uniqueness 5 --lr-check 1
+  run "ours SGM" lr-no-uniq --method sgm --subpixel parabola --median 3 --lr-check 1
+  run "ours SSD expert" dense --method ssd --kernel expert
   if [ -n "$lib" ]; then
     for mode in dense lr; do
       flags="--lr -1"
