@@ -17,12 +17,47 @@
 // Ranges (host-checked): cost_max + P2 <= 8191, P1 <= P2; every value stays below 2^15, and
 // t + C - m never carries or borrows between the two halves of a pair.
 //
+// Configuration (-D options; the fatbin holds every combination, aggregate_variants.cu):
+//   SGM_K        disparities per lane: 8, 16, 32
+//   SGM_STORE16  path volumes in 16 bits (1) or 8 (0)
+//   SGM_MODE     0 census, direct L1 loads of the right codes; 1 census, staged (vertical and
+//                diagonal lines: the block's right-census row segment in shared memory, bank-skewed,
+//                double-buffered, one barrier per step; horizontal lines: a sliding register
+//                window, one new code per segment and step); 2 a stored cost volume (sad, ssd)
+// Stereo's second evolvable kernel: the region between //@gi begin and //@gi end is what GI edits
+// (SgmAggregateProblem, apps/stereo/core/src/sgm/gi_problem.cpp); the default configuration is
+// SGM_K 16, SGM_STORE16 0, SGM_MODE 1.
+//
 // Self-contained (no includes): the GI engine compiles this text with NVRTC.
+#ifndef SGM_K
+#define SGM_K 16
+#endif
+#ifndef SGM_STORE16
+#define SGM_STORE16 0
+#endif
+#ifndef SGM_MODE
+#define SGM_MODE 1
+#endif
+#undef SGM_STORE_T
+#if SGM_STORE16
+#define SGM_STORE_T unsigned short
+#else
+#define SGM_STORE_T unsigned char
+#endif
 #define AGG_THREADS 128
 #define BIG 0x4000u
 #define BIG2 0x40004000u
 #define FULL_MASK 0xffffffffu
+#define COSTS_DIRECT 0
+#define COSTS_STAGED 1
+#define COSTS_VOLUME 2
 
+#ifndef EVK_DYN_SMEM
+#define EVK_DYN_SMEM(type, name) extern __shared__ type name[]
+#endif
+
+#ifndef SGM_AGGREGATE_HELPERS  // the helpers once, however often the file is included
+#define SGM_AGGREGATE_HELPERS
 template <int K>
 __device__ __forceinline__ void census_costs(const unsigned* __restrict__ census_left,
                                              const unsigned* __restrict__ census_right, const int right_pitch,
@@ -104,198 +139,211 @@ __device__ __forceinline__ void store_line<32, unsigned short>(unsigned short* _
 // Position of entry i of a staged right-census row in shared memory: 5 words of padding per 32
 // keep the lanes' reads at most 2-way bank conflicted for every lane width and K.
 __device__ __forceinline__ int staged_pos(const int i) { return i + 5 * (i >> 5); }
+#endif  // SGM_AGGREGATE_HELPERS
 
-// MODE: COSTS_DIRECT  census, each lane loads its K right codes (L1/L2)
-//       COSTS_STAGED  census; vertical and diagonal lines: the block stages the right-census row
-//                     segment in shared memory (double-buffered, one barrier per step); horizontal
-//                     lines: a sliding window in registers, one new code per segment and step
-//       COSTS_VOLUME  a stored cost volume [y][x][k < Dp] (sad, ssd)
-#define COSTS_DIRECT 0
-#define COSTS_STAGED 1
-#define COSTS_VOLUME 2
+// K <= 16: at most 80 registers (6 blocks of 128 threads per SM), spill-free with ptxas 13.0.
+#undef SGM_MIN_BLOCKS
+#if SGM_K <= 16
+#define SGM_MIN_BLOCKS 6
+#else
+#define SGM_MIN_BLOCKS 1
+#endif
 
-template <int K, class StoreT, int MODE>
-__device__ __forceinline__ void aggregate_body(const unsigned* __restrict__ census_left,
-                                               const unsigned* __restrict__ census_right, const int right_pitch,
-                                               const int right_offset, const unsigned char* __restrict__ volume,
-                                               StoreT* __restrict__ out, const int W, const int H, const int dmin,
-                                               const int D, const int Dp, const int G, const int Gs, const int P1,
-                                               const int P2, const int dir0, unsigned* __restrict__ staged) {
-  const int dir = dir0 + blockIdx.y;
-  const int dx = (dir == 0 || dir == 4 || dir == 6) ? 1 : ((dir == 1 || dir == 5 || dir == 7) ? -1 : 0);
-  const int dy = (dir == 2 || dir == 4 || dir == 5) ? 1 : ((dir == 3 || dir == 6 || dir == 7) ? -1 : 0);
-  const int lines_per_block = AGG_THREADS / Gs;
-  const int nlines = dy == 0 ? H : W, steps = dy == 0 ? W : H;
-  const int line0 = blockIdx.x * lines_per_block;
-  if (line0 >= nlines) return;  // the whole block is beyond this direction's lines
-  const int lane = threadIdx.x % Gs;
-  const int t_req = threadIdx.x / Gs;
-  const bool store = line0 + t_req < nlines && lane < G;
-  const int tl = line0 + t_req < nlines ? t_req : nlines - 1 - line0;  // surplus segments shadow the last line
-  const int line = line0 + tl;
-  const int cost_lane = lane < G ? lane : G - 1;  // idle lanes read in-range addresses
-  StoreT* const vol = out + (size_t)blockIdx.y * H * W * Dp;
-
-  unsigned padc[K / 2];
-#pragma unroll
-  for (int i = 0; i < K / 2; ++i) {
-    const int k = lane * K + 2 * i;
+// Launch: grid (ceil(max(W, H) / (AGG_THREADS / Gs)), number of directions), AGG_THREADS threads,
+// dynamic shared memory (SGM_MODE 1) 16 (staged_pos(Dp + AGG_THREADS / Gs - 2) + 1) bytes.
+// Directions dir0 + blockIdx.y: 0 ->, 1 <-, 2 down, 3 up, 4 down-right, 5 down-left, 6 up-right,
+// 7 up-left; out holds one volume [y][x][k < Dp] per launched direction.
+extern "C" __global__ void __launch_bounds__(AGG_THREADS, SGM_MIN_BLOCKS)
+    sgm_aggregate(const unsigned* __restrict__ census_left, const unsigned* __restrict__ census_right,
+                  const int right_pitch, const int right_offset, const unsigned char* __restrict__ volume,
+                  SGM_STORE_T* __restrict__ out, const int W, const int H, const int dmin, const int D,
+                  const int Dp, const int G, const int Gs, const int P1, const int P2, const int dir0) {
+  EVK_DYN_SMEM(unsigned, staged);
+  int dir, dx, dy, lines_per_block, nlines, steps, line0, lane, t_req, tl, line, cost_lane, seg, seg_pos;
+  int x, y, m, s, i, j, k, base, col0, cc, i0, mi, o;
+  bool store, padded, fresh;
+  unsigned p1x2, up, dn, thr, mm, lo, hi, u, t, mn, cl, in;
+  unsigned padc[SGM_K / 2], L[SGM_K / 2], n[SGM_K / 2], cost[SGM_K / 2], c[SGM_K], win[SGM_K];
+  SGM_STORE_T* vol;
+  const unsigned* row;
+  const unsigned* src;
+  unsigned* sa;
+  unsigned* sb;
+//@gi begin
+  dir = dir0 + blockIdx.y;
+  dx = (dir == 0 || dir == 4 || dir == 6) ? 1 : ((dir == 1 || dir == 5 || dir == 7) ? -1 : 0);
+  dy = (dir == 2 || dir == 4 || dir == 5) ? 1 : ((dir == 3 || dir == 6 || dir == 7) ? -1 : 0);
+  lines_per_block = AGG_THREADS / Gs;
+  nlines = dy == 0 ? H : W;
+  steps = dy == 0 ? W : H;
+  line0 = blockIdx.x * lines_per_block;
+  if (line0 >= nlines) {
+    return;  // the whole block is beyond this direction's lines
+  }
+  lane = threadIdx.x % Gs;
+  t_req = threadIdx.x / Gs;
+  store = line0 + t_req < nlines && lane < G;
+  tl = line0 + t_req < nlines ? t_req : nlines - 1 - line0;  // surplus segments shadow the last line
+  line = line0 + tl;
+  cost_lane = lane < G ? lane : G - 1;  // idle lanes read in-range addresses
+  vol = out + (size_t)blockIdx.y * H * W * Dp;
+  for (i = 0; i < SGM_K / 2; i++) {
+    k = lane * SGM_K + 2 * i;
     padc[i] = (k >= D ? BIG : 0u) | (k + 1 >= D ? (BIG << 16) : 0u);
   }
-  const bool padded = Dp != D || G != Gs;
-  const unsigned p1x2 = (unsigned)P1 * 0x10001u;
-  // staged mode: row segment of Dp + lines_per_block - 1 codes, twice (A: as is, B: shifted by W
-  // for diagonal lines that wrapped around the right edge), double-buffered
-  const int seg = Dp + lines_per_block - 1;
-  const int seg_pos = staged_pos(seg - 1) + 1;
-  unsigned win[K];  // staged horizontal lines: right codes of x - dmin - lane K - j
-
-  unsigned L[K / 2];
-  int m = 0;
-  int x = dy == 0 ? (dx > 0 ? 0 : W - 1) : line;
-  int y = dy == 0 ? line : (dy > 0 ? 0 : H - 1);
-  for (int s = 0; s < steps; ++s) {
-    const bool fresh = s == 0 || (dy != 0 && dx != 0 && (x - dx < 0 || x - dx >= W));
+  padded = Dp != D || G != Gs;
+  p1x2 = (unsigned)P1 * 0x10001u;
+  // staged: a row segment of Dp + lines_per_block - 1 codes, twice (sa: as is; sb: shifted by W for
+  // diagonal lines that wrapped around the right edge), double-buffered
+  seg = Dp + lines_per_block - 1;
+  seg_pos = staged_pos(seg - 1) + 1;
+  m = 0;
+  x = dy == 0 ? (dx > 0 ? 0 : W - 1) : line;
+  y = dy == 0 ? line : (dy > 0 ? 0 : H - 1);
+  for (s = 0; s < steps; s++) {
+    fresh = s == 0 || (dy != 0 && dx != 0 && (x - dx < 0 || x - dx >= W));
     if (fresh) {
 #pragma unroll
-      for (int i = 0; i < K / 2; ++i) L[i] = padc[i];
+      for (i = 0; i < SGM_K / 2; i++) {
+        L[i] = padc[i];
+      }
       m = 0;
     }
-    unsigned cost[K / 2];
-    if (MODE == COSTS_DIRECT) {
-      census_costs<K>(census_left, census_right, right_pitch, right_offset, W, x, y, dmin, cost_lane, cost);
-    } else if (MODE == COSTS_VOLUME) {
-      volume_costs<K>(volume, W, Dp, x, y, cost_lane, cost);
+    if (SGM_MODE == COSTS_DIRECT) {
+      census_costs<SGM_K>(census_left, census_right, right_pitch, right_offset, W, x, y, dmin, cost_lane, cost);
+    } else if (SGM_MODE == COSTS_VOLUME) {
+      volume_costs<SGM_K>(volume, W, Dp, x, y, cost_lane, cost);
     } else if (dy != 0) {
       // the block's lines sit at x = base + t (mod W) on row y
-      int base = line0;
+      base = line0;
       if (dx != 0) {
         base = (line0 + dx * (s % W)) % W;
-        if (base < 0) base += W;
       }
-      unsigned* const a = staged + (s & 1) * 2 * seg_pos;
-      unsigned* const b = a + seg_pos;
-      const unsigned* const row = census_right + (size_t)y * right_pitch + right_offset;
-      const int col0 = base - dmin - Dp + 1;
-      for (int i = threadIdx.x; i < seg; i += AGG_THREADS) {
-        const int c = col0 + i;
-        a[staged_pos(i)] = (c >= -right_offset && c < right_pitch - right_offset) ? __ldg(row + c) : 0u;
+      if (base < 0) {
+        base += W;
       }
-      if (base + lines_per_block > W) {  // some line of the block wrapped: columns - W
-        for (int i = threadIdx.x; i < seg; i += AGG_THREADS) {
-          const int c = col0 + i - W;
-          b[staged_pos(i)] = (c >= -right_offset && c < right_pitch - right_offset) ? __ldg(row + c) : 0u;
+      sa = staged + (s & 1) * 2 * seg_pos;
+      sb = sa + seg_pos;
+      row = census_right + (size_t)y * right_pitch + right_offset;
+      col0 = base - dmin - Dp + 1;
+      for (i = threadIdx.x; i < seg; i += AGG_THREADS) {
+        cc = col0 + i;
+        sa[staged_pos(i)] = (cc >= -right_offset && cc < right_pitch - right_offset) ? __ldg(row + cc) : 0u;
+      }
+      if (base + lines_per_block > W) {
+        for (i = threadIdx.x; i < seg; i += AGG_THREADS) {
+          cc = col0 + i - W;
+          sb[staged_pos(i)] = (cc >= -right_offset && cc < right_pitch - right_offset) ? __ldg(row + cc) : 0u;
         }
       }
       __syncthreads();
-      const unsigned* const src = base + tl >= W ? b : a;
-      const unsigned cl = __ldg(census_left + (size_t)y * W + x);
-      const int i0 = Dp - 1 + tl - cost_lane * K;
-      unsigned c[K];
+      src = base + tl >= W ? sb : sa;
+      cl = __ldg(census_left + (size_t)y * W + x);
+      i0 = Dp - 1 + tl - cost_lane * SGM_K;
 #pragma unroll
-      for (int j = 0; j < K; ++j) c[j] = __popc(cl ^ src[staged_pos(i0 - j)]);
+      for (j = 0; j < SGM_K; j++) {
+        c[j] = __popc(cl ^ src[staged_pos(i0 - j)]);
+      }
 #pragma unroll
-      for (int i = 0; i < K / 2; ++i) cost[i] = c[2 * i] | (c[2 * i + 1] << 16);
+      for (i = 0; i < SGM_K / 2; i++) {
+        cost[i] = c[2 * i] | (c[2 * i + 1] << 16);
+      }
     } else {
       // horizontal line: slide the window one column
-      const unsigned* const row = census_right + (size_t)y * right_pitch + right_offset;
+      row = census_right + (size_t)y * right_pitch + right_offset;
       if (s == 0) {
 #pragma unroll
-        for (int j = 0; j < K; ++j) win[j] = __ldg(row + x - dmin - cost_lane * K - j);
+        for (j = 0; j < SGM_K; j++) {
+          win[j] = __ldg(row + x - dmin - cost_lane * SGM_K - j);
+        }
       } else if (dx > 0) {
-        unsigned in = __shfl_up_sync(FULL_MASK, win[K - 1], 1, Gs);
-        if (lane == 0) in = __ldg(row + x - dmin);
+        in = __shfl_up_sync(FULL_MASK, win[SGM_K - 1], 1, Gs);
+        if (lane == 0) {
+          in = __ldg(row + x - dmin);
+        }
 #pragma unroll
-        for (int j = K - 1; j > 0; --j) win[j] = win[j - 1];
+        for (j = SGM_K - 1; j > 0; j--) {
+          win[j] = win[j - 1];
+        }
         win[0] = in;
       } else {
-        unsigned in = __shfl_down_sync(FULL_MASK, win[0], 1, Gs);
-        if (lane == G - 1) in = __ldg(row + x - dmin - Dp + 1);
+        in = __shfl_down_sync(FULL_MASK, win[0], 1, Gs);
+        if (lane == G - 1) {
+          in = __ldg(row + x - dmin - Dp + 1);
+        }
 #pragma unroll
-        for (int j = 0; j < K - 1; ++j) win[j] = win[j + 1];
-        win[K - 1] = in;
+        for (j = 0; j < SGM_K - 1; j++) {
+          win[j] = win[j + 1];
+        }
+        win[SGM_K - 1] = in;
       }
-      const unsigned cl = __ldg(census_left + (size_t)y * W + x);
-      unsigned c[K];
+      cl = __ldg(census_left + (size_t)y * W + x);
 #pragma unroll
-      for (int j = 0; j < K; ++j) c[j] = __popc(cl ^ win[j]);
+      for (j = 0; j < SGM_K; j++) {
+        c[j] = __popc(cl ^ win[j]);
+      }
 #pragma unroll
-      for (int i = 0; i < K / 2; ++i) cost[i] = c[2 * i] | (c[2 * i + 1] << 16);
+      for (i = 0; i < SGM_K / 2; i++) {
+        cost[i] = c[2 * i] | (c[2 * i + 1] << 16);
+      }
     }
     if (padded) {
 #pragma unroll
-      for (int i = 0; i < K / 2; ++i) cost[i] += padc[i];
+      for (i = 0; i < SGM_K / 2; i++) {
+        cost[i] += padc[i];
+      }
     }
-    // L(k - 1) of the first pair and L(k + 1) of the last come from the neighbouring lanes.
-    unsigned up = __shfl_up_sync(FULL_MASK, L[K / 2 - 1], 1, Gs);
-    unsigned dn = __shfl_down_sync(FULL_MASK, L[0], 1, Gs);
-    if (lane == 0) up = BIG2;
-    if (lane == Gs - 1) dn = BIG2;
-    const unsigned thr = (unsigned)(m + P2 - P1) * 0x10001u;
-    const unsigned mm = (unsigned)m * 0x10001u;
-    unsigned n[K / 2];
-#pragma unroll
-    for (int i = 0; i < K / 2; ++i) {
-      const unsigned lo = __byte_perm(i == 0 ? up : L[i - 1], L[i], 0x5432);          // L(k - 1)
-      const unsigned hi = __byte_perm(L[i], i == K / 2 - 1 ? dn : L[i + 1], 0x5432);  // L(k + 1)
-      const unsigned u = __vimin3_s16x2(lo, hi, thr);      // min(L(k-1), L(k+1), m + P2 - P1)
-      const unsigned t = __viaddmin_s16x2(u, p1x2, L[i]);  // min(L(k), that + P1)
-      n[i] = t + cost[i] - mm;                             // per half: C + t - m (no carries)
+    // L(k - 1) of the first pair and L(k + 1) of the last come from the neighbouring lanes
+    up = __shfl_up_sync(FULL_MASK, L[SGM_K / 2 - 1], 1, Gs);
+    dn = __shfl_down_sync(FULL_MASK, L[0], 1, Gs);
+    if (lane == 0) {
+      up = BIG2;
     }
-    unsigned mn = n[0];
+    if (lane == Gs - 1) {
+      dn = BIG2;
+    }
+    thr = (unsigned)(m + P2 - P1) * 0x10001u;
+    mm = (unsigned)m * 0x10001u;
 #pragma unroll
-    for (int i = 1; i < K / 2; ++i) mn = __vmins2(mn, n[i]);
-    int mi = min((int)(mn & 0xffffu), (int)(mn >> 16));
-    for (int o = Gs / 2; o > 0; o /= 2) mi = min(mi, __shfl_xor_sync(FULL_MASK, mi, o, Gs));
-    if (store) store_line<K, StoreT>(vol + ((size_t)y * W + x) * Dp + lane * K, n);
+    for (i = 0; i < SGM_K / 2; i++) {
+      lo = __byte_perm(i == 0 ? up : L[i - 1], L[i], 0x5432);          // L(k - 1)
+      hi = __byte_perm(L[i], i == SGM_K / 2 - 1 ? dn : L[i + 1], 0x5432);  // L(k + 1)
+      u = __vimin3_s16x2(lo, hi, thr);     // min(L(k-1), L(k+1), m + P2 - P1)
+      t = __viaddmin_s16x2(u, p1x2, L[i]);  // min(L(k), that + P1)
+      n[i] = t + cost[i] - mm;              // per half: C + t - m (no carries)
+    }
+    mn = n[0];
 #pragma unroll
-    for (int i = 0; i < K / 2; ++i) L[i] = n[i];
+    for (i = 1; i < SGM_K / 2; i++) {
+      mn = __vmins2(mn, n[i]);
+    }
+    mi = min((int)(mn & 0xffffu), (int)(mn >> 16));
+    for (o = Gs / 2; o > 0; o /= 2) {
+      mi = min(mi, __shfl_xor_sync(FULL_MASK, mi, o, Gs));
+    }
+    if (store) {
+      store_line<SGM_K, SGM_STORE_T>(vol + ((size_t)y * W + x) * Dp + lane * SGM_K, n);
+    }
+#pragma unroll
+    for (i = 0; i < SGM_K / 2; i++) {
+      L[i] = n[i];
+    }
     m = mi;
     // next cell of the line
     if (dy == 0) {
       x += dx;
     } else {
       y += dy;
-      if (dx != 0) {
-        x += dx;
-        x = x < 0 ? x + W : (x >= W ? x - W : x);
-      }
+    }
+    if (dy != 0 && dx != 0) {
+      x += dx;
+    }
+    if (x < 0 && dy != 0) {
+      x += W;
+    }
+    if (x >= W && dy != 0) {
+      x -= W;
     }
   }
+//@gi end
 }
-
-#ifndef EVK_DYN_SMEM
-#define EVK_DYN_SMEM(type, name) extern __shared__ type name[]
-#endif
-
-// K <= 16: at most 80 registers (6 blocks of 128 threads per SM), measured spill-free with ptxas.
-#define SGM_AGGREGATE_ENTRY(NAME, K, STORE, MODE)                                                                   \
-  extern "C" __global__ void __launch_bounds__(AGG_THREADS, (K) <= 16 ? 6 : 1)                                     \
-      NAME(const unsigned* __restrict__ census_left, const unsigned* __restrict__ census_right, const int right_pitch, \
-           const int right_offset, const unsigned char* __restrict__ volume, STORE* __restrict__ out, const int W,  \
-           const int H, const int dmin, const int D, const int Dp, const int G, const int Gs, const int P1,          \
-           const int P2, const int dir0) {                                                                          \
-    EVK_DYN_SMEM(unsigned, staged);                                                                                \
-    aggregate_body<K, STORE, MODE>(census_left, census_right, right_pitch, right_offset, volume, out, W, H, dmin,  \
-                                   D, Dp, G, Gs, P1, P2, dir0, staged);                                            \
-  }
-
-// census costs loaded directly (L1), or staged (shared memory / register window); stored volumes
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k8_u8_census, 8, unsigned char, COSTS_DIRECT)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k16_u8_census, 16, unsigned char, COSTS_DIRECT)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k32_u8_census, 32, unsigned char, COSTS_DIRECT)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k8_u16_census, 8, unsigned short, COSTS_DIRECT)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k16_u16_census, 16, unsigned short, COSTS_DIRECT)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k32_u16_census, 32, unsigned short, COSTS_DIRECT)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k8_u8_staged, 8, unsigned char, COSTS_STAGED)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k16_u8_staged, 16, unsigned char, COSTS_STAGED)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k32_u8_staged, 32, unsigned char, COSTS_STAGED)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k8_u16_staged, 8, unsigned short, COSTS_STAGED)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k16_u16_staged, 16, unsigned short, COSTS_STAGED)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k32_u16_staged, 32, unsigned short, COSTS_STAGED)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k8_u8_volume, 8, unsigned char, COSTS_VOLUME)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k16_u8_volume, 16, unsigned char, COSTS_VOLUME)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k32_u8_volume, 32, unsigned char, COSTS_VOLUME)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k8_u16_volume, 8, unsigned short, COSTS_VOLUME)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k16_u16_volume, 16, unsigned short, COSTS_VOLUME)
-SGM_AGGREGATE_ENTRY(sgm_aggregate_k32_u16_volume, 32, unsigned short, COSTS_VOLUME)

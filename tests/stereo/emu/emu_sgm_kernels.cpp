@@ -17,7 +17,7 @@
 #include "../../../apps/stereo/core/src/sgm/lr_check.cu"
 #include "../../../apps/stereo/core/src/sgm/median.cu"
 #include "../../../apps/stereo/core/src/sgm/wta.cu"
-#include "../../../kernels/original/stereo/sgm_aggregate.cu"
+#include "../../../apps/stereo/core/src/sgm/aggregate_variants.cu"
 #include "../../../kernels/original/stereo/ssd_expert.cu"
 
 namespace stereo_test {
