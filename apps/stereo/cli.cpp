@@ -14,6 +14,7 @@
 #include "evk/cli.hpp"
 #include "evk/gi/cli.hpp"
 #include "evk/stereo/gi_problem.hpp"
+#include "evk/stereo/sgm_gi_problem.hpp"
 #include "evk/error.hpp"
 #include "evk/stereo/eval.hpp"
 #include "evk/stereo/gpu.hpp"
@@ -605,6 +606,7 @@ int main(int argc, char** argv) {
   vcmd->callback([&] { run_video(vc); });
 
   evk::add_devices_command(*app, "stereo", [] { return make_registry(); });
-  evk::gi::add_gi_command(*app, [] { return evk::stereo::make_gi_problem(); });
+  // EVK_STEREO_GI_KERNEL=sgm: the SGM aggregation kernel (the worker inherits the environment)
+  evk::gi::add_gi_command(*app, [] { return evk::stereo::make_gi_problem_from_env(); });
   return evk::run_cli(*app, argc, argv);
 }

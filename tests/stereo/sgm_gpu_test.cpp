@@ -152,3 +152,52 @@ TEST(StereoSgmGpu, TsukubaVenusAloeBitIdentical) {
   fs::path d = evk::testing::project_data_dir() / "stereo";
   real_pair(d / "aloeL.pgm", d / "aloeR.pgm", 255);
 }
+
+// Stereo's second evolvable kernel through the GI engine's path: genome -> apply -> NVRTC -> the
+// problem's case on the GPU. The original and config-only variants have no penalty; deleting the
+// line-minimum update is caught.
+#include <sstream>
+
+#include "evk/cuda_check.hpp"
+#include "evk/cuda_library.hpp"
+#include "evk/gi/genome.hpp"
+#include "evk/stereo/sgm_gi_problem.hpp"
+
+TEST(StereoSgmGpuGi, OriginalHasNoPenaltyAndABreakingEditIsCaught) {
+  EVK_REQUIRE_GPU();
+  auto p = make_sgm_gi_problem();
+  const int cc = evk::gpu_environment().devices[0].cc();
+  auto penalty = [&](const std::string& genome) {
+    const evk::gi::Variant v = evk::gi::apply_genome(*p, genome);
+    evk::NvrtcRequest req;
+    req.source = v.source;
+    req.options = p->compile_options(v.config);
+    for (const auto& o : v.options) req.options.push_back(o);
+    req.cc = cc;
+    const evk::NvrtcResult r = evk::CompileCache().compile(req);
+    if (!r.ok) {
+      ADD_FAILURE() << genome << ": " << r.log.substr(0, 2000);
+      return -1.0;
+    }
+    evk::CudaLibrary lib(r.cubin.data());
+    auto e = p->make_evaluation(3, false);
+    cudaStream_t s = nullptr;
+    EVK_CUDA(cudaStreamCreate(&s));
+    e->poison(s);
+    e->launch(lib.kernel("sgm_aggregate"), v.config, s);
+    EVK_CUDA_LAST();
+    const evk::gi::Check c = e->check(s);
+    EVK_CUDA(cudaStreamDestroy(s));
+    return c.penalty;
+  };
+  EXPECT_EQ(penalty(""), 0.0);
+  EXPECT_EQ(penalty("SGM_K=8 SGM_MODE=0"), 0.0);
+  EXPECT_EQ(penalty("SGM_K=32"), 0.0);
+  int n = 0;
+  std::istringstream in(p->kernel_source());
+  std::string l;
+  for (int i = 1; std::getline(in, l); ++i)
+    if (l.find("m = mi;") != std::string::npos) n = i;
+  ASSERT_GT(n, 0);
+  EXPECT_GT(penalty("<_K_" + std::to_string(n) + ">"), 0.0);
+}

@@ -141,6 +141,13 @@ TEST(StereoSgm, AggregationMatchesNaive) {
   }
 }
 
+TEST(StereoSgm, EachDirectionMatchesNaive) {
+  Image8 l = random_image(29, 17, 5), r = random_image(29, 17, 6);
+  SgmParams p = params(-3, 20);
+  CostVolume c = cost_cpu(l, r, p);
+  for (int dir = 0; dir < 8; ++dir) EXPECT_EQ(aggregate_direction_cpu(c, p, dir, 2), aggregate_naive(c, p, dir)) << dir;
+}
+
 TEST(StereoSgm, WtaPicksTheFirstMinimumAndTheRightMap) {
   // 3x1 image, 3 disparities 1..3 (min_disparity 1). S per pixel:
   const std::vector<std::uint16_t> S = {5, 2, 2,    // x0: tie -> k 1

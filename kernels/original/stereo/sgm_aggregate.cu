@@ -153,11 +153,11 @@ __device__ __forceinline__ int staged_pos(const int i) { return i + 5 * (i >> 5)
 // dynamic shared memory (SGM_MODE 1) 16 (staged_pos(Dp + AGG_THREADS / Gs - 2) + 1) bytes.
 // Directions dir0 + blockIdx.y: 0 ->, 1 <-, 2 down, 3 up, 4 down-right, 5 down-left, 6 up-right,
 // 7 up-left; out holds one volume [y][x][k < Dp] per launched direction.
-extern "C" __global__ void __launch_bounds__(AGG_THREADS, SGM_MIN_BLOCKS)
-    sgm_aggregate(const unsigned* __restrict__ census_left, const unsigned* __restrict__ census_right,
-                  const int right_pitch, const int right_offset, const unsigned char* __restrict__ volume,
-                  SGM_STORE_T* __restrict__ out, const int W, const int H, const int dmin, const int D,
-                  const int Dp, const int G, const int Gs, const int P1, const int P2, const int dir0) {
+extern "C" __global__ void __launch_bounds__(AGG_THREADS, SGM_MIN_BLOCKS) sgm_aggregate(
+    const unsigned* __restrict__ census_left, const unsigned* __restrict__ census_right, const int right_pitch,
+    const int right_offset, const unsigned char* __restrict__ volume, SGM_STORE_T* __restrict__ out, const int W,
+    const int H, const int dmin, const int D, const int Dp, const int G, const int Gs, const int P1, const int P2,
+    const int dir0) {
   EVK_DYN_SMEM(unsigned, staged);
   int dir, dx, dy, lines_per_block, nlines, steps, line0, lane, t_req, tl, line, cost_lane, seg, seg_pos;
   int x, y, m, s, i, j, k, base, col0, cc, i0, mi, o;

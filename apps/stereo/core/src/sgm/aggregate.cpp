@@ -42,44 +42,67 @@ struct Line {
 };
 }  // namespace
 
+namespace {
+// One direction's recurrence over all its lines (in parallel); sink(x, y, L) receives each cell's
+// path costs L[0..D-1]. Cells of a direction are disjoint, so sinks may write without locks.
+template <class Sink>
+void run_direction(const CostVolume& c, const SgmParams& p, int dir, int threads, const Sink& sink) {
+  const int W = c.width, H = c.height, D = c.count;
+  const Line line{W, H, sgm_directions()[dir]};
+  parallel_for(static_cast<std::size_t>(line.count()), [&](std::size_t j0, std::size_t j1) {
+    // prev/next with a sentinel on each side: index k + 1 holds disparity index k
+    std::vector<int> prev(static_cast<std::size_t>(D) + 2, kBig), next(prev), cost(static_cast<std::size_t>(D));
+    for (int j = static_cast<int>(j0); j < static_cast<int>(j1); ++j) {
+      int m = 0;
+      for (int s = 0; s < line.steps(); ++s) {
+        int x, y;
+        bool fresh;
+        line.cell(j, s, x, y, fresh);
+        if (fresh) {
+          std::fill(prev.begin() + 1, prev.end() - 1, 0);
+          m = 0;
+        }
+        for (int k = 0; k < D; ++k) cost[static_cast<std::size_t>(k)] = c.at(x, y, k);
+        int mn = kBig;
+        const int* pv = prev.data() + 1;
+        int* nx = next.data() + 1;
+        for (int k = 0; k < D; ++k) {
+          const int t = std::min(std::min(pv[k], std::min(pv[k - 1], pv[k + 1]) + p.p1), m + p.p2);
+          const int v = cost[static_cast<std::size_t>(k)] + t - m;
+          nx[k] = v;
+          mn = std::min(mn, v);
+        }
+        sink(x, y, nx);
+        std::swap(prev, next);
+        m = mn;
+      }
+    }
+  }, threads);
+}
+}  // namespace
+
 std::vector<std::uint16_t> aggregate_cpu(const CostVolume& c, const SgmParams& p, int threads) {
   validate(p);
   const int W = c.width, H = c.height, D = c.count;
   std::vector<std::uint16_t> S(static_cast<std::size_t>(W) * H * D, 0);
-  for (int dir = 0; dir < p.paths; ++dir) {
-    const Line line{W, H, sgm_directions()[dir]};
-    parallel_for(static_cast<std::size_t>(line.count()), [&](std::size_t j0, std::size_t j1) {
-      // prev/next with a sentinel on each side: index k + 1 holds disparity index k
-      std::vector<int> prev(static_cast<std::size_t>(D) + 2, kBig), next(prev), cost(static_cast<std::size_t>(D));
-      for (int j = static_cast<int>(j0); j < static_cast<int>(j1); ++j) {
-        int m = 0;
-        for (int s = 0; s < line.steps(); ++s) {
-          int x, y;
-          bool fresh;
-          line.cell(j, s, x, y, fresh);
-          if (fresh) {
-            std::fill(prev.begin() + 1, prev.end() - 1, 0);
-            m = 0;
-          }
-          for (int k = 0; k < D; ++k) cost[static_cast<std::size_t>(k)] = c.at(x, y, k);
-          std::uint16_t* out = &S[(static_cast<std::size_t>(y) * W + x) * D];
-          int mn = kBig;
-          const int* pv = prev.data() + 1;
-          int* nx = next.data() + 1;
-          for (int k = 0; k < D; ++k) {
-            const int t = std::min(std::min(pv[k], std::min(pv[k - 1], pv[k + 1]) + p.p1), m + p.p2);
-            const int v = cost[static_cast<std::size_t>(k)] + t - m;
-            nx[k] = v;
-            mn = std::min(mn, v);
-            out[k] = static_cast<std::uint16_t>(out[k] + v);
-          }
-          std::swap(prev, next);
-          m = mn;
-        }
-      }
-    }, threads);
-  }
+  for (int dir = 0; dir < p.paths; ++dir)
+    run_direction(c, p, dir, threads, [&](int x, int y, const int* L) {
+      std::uint16_t* out = &S[(static_cast<std::size_t>(y) * W + x) * D];
+      for (int k = 0; k < D; ++k) out[k] = static_cast<std::uint16_t>(out[k] + L[k]);
+    });
   return S;
+}
+
+std::vector<std::uint16_t> aggregate_direction_cpu(const CostVolume& c, const SgmParams& p, int dir, int threads) {
+  validate(p);
+  if (dir < 0 || dir >= 8) throw std::logic_error("aggregate_direction_cpu: direction 0..7");
+  const int W = c.width, D = c.count;
+  std::vector<std::uint16_t> L(static_cast<std::size_t>(W) * c.height * D);
+  run_direction(c, p, dir, threads, [&](int x, int y, const int* v) {
+    std::uint16_t* out = &L[(static_cast<std::size_t>(y) * W + x) * D];
+    for (int k = 0; k < D; ++k) out[k] = static_cast<std::uint16_t>(v[k]);
+  });
+  return L;
 }
 
 std::vector<std::uint16_t> aggregate_naive(const CostVolume& c, const SgmParams& p, int only_direction) {

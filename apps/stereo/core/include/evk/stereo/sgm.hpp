@@ -112,6 +112,8 @@ const Direction* sgm_directions();
 // S(x, y, k) = sum over the first `paths` directions of L_r, [y][x][k]; rows of lines split over
 // threads (threads <= 0: all cores).
 std::vector<std::uint16_t> aggregate_cpu(const CostVolume& c, const SgmParams& p, int threads = 0);
+// One direction's path costs L_r(x, y, k) alone ([y][x][k]; what the GPU kernel writes per direction).
+std::vector<std::uint16_t> aggregate_direction_cpu(const CostVolume& c, const SgmParams& p, int dir, int threads = 0);
 // The recurrence evaluated literally, one full L_r volume per direction (tests only);
 // only_direction >= 0: that direction's L_r alone.
 std::vector<std::uint16_t> aggregate_naive(const CostVolume& c, const SgmParams& p, int only_direction = -1);
