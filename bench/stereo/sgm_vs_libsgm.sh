@@ -82,6 +82,11 @@ if [ -f "$W/syn_L.pgm" ]; then
   done
 fi
 
+# ---- SSD: Stam's kernel (original, ROWSperTHREAD 40 and 5) and the expert kernel at 1920x1080 ----
+timeout 180 bench_stereo --benchmark_filter='BM_gpu_(original|expert)/(2|3)' --benchmark_counters_tabular=true \
+  --benchmark_out="$out/bench_ssd.json" --benchmark_out_format=json > "$out/bench_ssd.log" 2>&1
+echo "bench_stereo (SSD kernels): exit $?" >> "$log"
+
 # ---- speed: the real pairs at the default setting -----------------------------------------------
 pairs=("Tsukuba $SH/Tsukuba/imL.pgm $SH/Tsukuba/imR.pgm 64" "Venus $SH/Venus/imL.pgm $SH/Venus/imR.pgm 64"
        "aloe $PD/aloeL.pgm $PD/aloeR.pgm 256")
@@ -193,7 +198,8 @@ for k, bm in sorted((k, v) for k, v in ours.items() if len(k) == 4):
         k[0], k[1], k[2], bm["census_ms"], bm["aggregate_ms"], bm["wta_ms"], bm["post_ms"], bm["aggregate_GBps"], bm["wta_GBps"]))
 PY
 column -t -s $'\t' "$acc" > "$out/accuracy.txt" 2> /dev/null || cp "$acc" "$out/accuracy.txt"
-{ echo; cat "$out/ratios.txt"; echo; echo "Tuning sweep (BM_sgm_gpu median)"; cat "$out/tuning.txt"
+{ echo; cat "$out/ratios.txt"; echo; echo "SSD kernels"; grep -E "^BM_gpu" "$out/bench_ssd.log"
+  echo; echo "Tuning sweep (BM_sgm_gpu median)"; cat "$out/tuning.txt"
   echo; echo "Video end to end"; cat "$out/video.txt" 2> /dev/null
   echo; echo "Accuracy (%)"; cat "$out/accuracy.txt"; } >> "$log"
 cat "$log"
