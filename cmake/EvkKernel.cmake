@@ -1,4 +1,5 @@
-# evk_add_kernel(<target> SYMBOL <symbol> SOURCE <file.cu> [NVCC_OPTIONS <opt>...])
+# evk_add_kernel(<target> SYMBOL <symbol> SOURCE <file.cu> [NVCC_OPTIONS <opt>...] [DEPENDS <file>...])
+# (DEPENDS: files the source #includes, so that editing them rebuilds the fatbin)
 #
 # Embeds one self-contained kernel source file into the static library <target> (created on first
 # use) as an evk::KernelImage: the source text (for NVRTC and the GI engine) and, when CUDA is
@@ -24,7 +25,7 @@ function(evk_cuda_gencode_flags out)
 endfunction()
 
 function(evk_add_kernel target)
-  cmake_parse_arguments(K "" "SYMBOL;SOURCE" "NVCC_OPTIONS" ${ARGN})
+  cmake_parse_arguments(K "" "SYMBOL;SOURCE" "NVCC_OPTIONS;DEPENDS" ${ARGN})
   get_filename_component(src ${K_SOURCE} ABSOLUTE)
   file(RELATIVE_PATH relsrc ${CMAKE_SOURCE_DIR} ${src})
   set(gen ${CMAKE_BINARY_DIR}/evk_kernels)
@@ -35,7 +36,7 @@ function(evk_add_kernel target)
     set(fatbin ${gen}/${K_SYMBOL}.fatbin)
     add_custom_command(OUTPUT ${fatbin}
       COMMAND ${CMAKE_CUDA_COMPILER} -fatbin -std=c++17 ${gencode} ${K_NVCC_OPTIONS} -o ${fatbin} ${src}
-      DEPENDS ${src}
+      DEPENDS ${src} ${K_DEPENDS}
       COMMENT "nvcc -fatbin ${relsrc} (${CMAKE_CUDA_ARCHITECTURES})" VERBATIM)
   endif()
   add_custom_command(OUTPUT ${gen}/${K_SYMBOL}.cpp ${gen}/${K_SYMBOL}.hpp

@@ -14,9 +14,16 @@
 #include "evk/cuda_check.hpp"
 #include "evk/gpu_timer.hpp"
 #include "evk/stereo/gpu_frame.hpp"
+#include "evk/stereo/sgm_gpu.hpp"
+#include "evk/stereo/ssd_expert.hpp"
 #endif
 #if defined(EVK_BENCH_OPENCV)
+#include <cstdlib>
+#include <filesystem>
 #include <opencv2/calib3d.hpp>
+
+#include "evk/stereo/eval.hpp"
+#include "evk/stereo/io.hpp"
 #endif
 
 using namespace evk::stereo;
@@ -25,11 +32,11 @@ namespace {
 struct Size {
   int w, h, maxd;
 };
-const Size kSizes[] = {{320, 240, 50}, {1282, 1110, 50}, {1920, 1080, 63}};
+const Size kSizes[] = {{320, 240, 50}, {1282, 1110, 50}, {1920, 1080, 63}, {1920, 1080, 127}};
 
 const SyntheticPair& pair_for(int i) {
-  static SyntheticPair p[3] = {make_synthetic_pair(320, 240, 50, 1), make_synthetic_pair(1282, 1110, 50, 2),
-                               make_synthetic_pair(1920, 1080, 63, 3)};
+  static SyntheticPair p[4] = {make_synthetic_pair(320, 240, 50, 1), make_synthetic_pair(1282, 1110, 50, 2),
+                               make_synthetic_pair(1920, 1080, 63, 3), make_synthetic_pair(1920, 1080, 127, 4)};
   return p[i];
 }
 
@@ -98,6 +105,38 @@ void BM_gpu_original(benchmark::State& st) {
   st.counters["repeats"] = last.repeats;
   st.SetLabel(evk::gpu_environment().devices[0].name + " " + k.origin);
 }
+
+// The expert SSD kernel (kernels/original/stereo/ssd_expert.cu), same results as the original.
+void BM_gpu_expert(benchmark::State& st) {
+  if (!evk::gpu_environment().usable()) {
+    st.SkipWithError("no usable GPU");
+    return;
+  }
+  const Size& s = kSizes[st.range(0)];
+  const SyntheticPair& p = pair_for(static_cast<int>(st.range(0)));
+  Params prm;
+  prm.max_disparity = s.maxd;
+  auto dev = cuda_sgm_device(0);
+  SsdExpert k(*dev, s.w, s.h);
+  k.poison();
+  if (k.run(p.left, p.right, prm).d != disparity_cpu(p.left, p.right, prm).d) {
+    st.SkipWithError("GPU output differs from the CPU reference");
+    return;
+  }
+  auto stream = static_cast<cudaStream_t>(cuda_sgm_stream(*dev));
+  evk::TimingStats last;
+  for (auto _ : st) {
+    last = evk::time_gpu([&](cudaStream_t) { k.compute(prm); }, stream);
+    st.SetIterationTime(last.median_ms / 1000.0);
+  }
+  counters(st, s, last.median_ms / 1000.0);
+  st.counters["median_ms"] = last.median_ms;
+  st.counters["min_ms"] = last.min_ms;
+  st.counters["max_ms"] = last.max_ms;
+  st.counters["spread"] = last.spread();
+  st.counters["repeats"] = last.repeats;
+  st.SetLabel(evk::gpu_environment().devices[0].name + " expert");
+}
 #endif
 
 #if defined(EVK_BENCH_OPENCV)
@@ -119,6 +158,53 @@ void BM_opencv_stereobm(benchmark::State& st) {
   st.counters["threads"] = cv::getNumThreads();
   st.counters["D_opencv"] = nd;
 }
+
+// OpenCV StereoSGBM as the accuracy peer of our SGM on the real pairs (bench/stereo/sgm_vs_libsgm.sh
+// measures libSGM on the GPU host, which has no OpenCV): 8 paths (MODE_HH), block 3, the documented
+// P1 = 8 cn block^2 = 72, P2 = 32 cn block^2 = 288, dense (no uniqueness, speckle, LR check), or
+// with its LR check (disp12MaxDiff 1) and uniqueness 5. Counters: bad-1/bad-2 (%) non-occluded
+// (aloe: all known pixels), invalid counted as bad, the same rule as `stereo eval`.
+void BM_opencv_sgbm_accuracy(benchmark::State& st) {
+  namespace fs = std::filesystem;
+  const char* env = std::getenv("EVK_SHARED_DATA");
+  const fs::path shared = env ? fs::path(env) : fs::path(EVK_SOURCE_DIR) / ".." / "shared" / "data";
+  const fs::path project = std::getenv("EVK_DATA_DIR") ? fs::path(std::getenv("EVK_DATA_DIR")) : fs::path(EVK_SOURCE_DIR) / "data";
+  struct Scene {
+    fs::path l, r, gt, mask;
+    double scale;
+    int nd;
+  } scenes[] = {{shared / "stereo/Tsukuba/imL.png", shared / "stereo/Tsukuba/imR.png", shared / "stereo/Tsukuba/groundtruth.png",
+                 shared / "stereo/Tsukuba/nonocc.png", 16, 64},
+                {shared / "stereo/Venus/imL.png", shared / "stereo/Venus/imR.png", shared / "stereo/Venus/groundtruth.png",
+                 shared / "stereo/Venus/nonocc.png", 8, 64},
+                {project / "stereo/aloeL.jpg", project / "stereo/aloeR.jpg", project / "stereo/aloeGT.png", {}, 1, 256}};
+  const Scene& sc = scenes[st.range(0)];
+  if (!fs::exists(sc.l)) {
+    st.SkipWithError(("absent: " + sc.l.string()).c_str());
+    return;
+  }
+  const Image8 L = read_gray(sc.l), R = read_gray(sc.r);
+  cv::Mat ml(L.height, L.width, CV_8U, const_cast<std::uint8_t*>(L.pixels.data()));
+  cv::Mat mr(R.height, R.width, CV_8U, const_cast<std::uint8_t*>(R.pixels.data()));
+  const bool lr = st.range(1) != 0;
+  auto sgbm = cv::StereoSGBM::create(0, sc.nd, 3, 72, 288, lr ? 1 : -1, 0, lr ? 5 : 0, 0, 0, cv::StereoSGBM::MODE_HH);
+  cv::Mat disp;
+  for (auto _ : st) sgbm->compute(ml, mr, disp);
+  FloatMap d{L.width, L.height, std::vector<float>(L.pixels.size())};
+  for (int y = 0; y < L.height; ++y)
+    for (int x = 0; x < L.width; ++x) {
+      const short v = disp.at<short>(y, x);
+      d.v[static_cast<std::size_t>(y) * L.width + x] = v < 0 ? std::numeric_limits<float>::infinity() : v / 16.0f;
+    }
+  const FloatMap gt = read_disparity(sc.gt, sc.scale);
+  Image8 mask;
+  if (!sc.mask.empty()) mask = read_mask(sc.mask);
+  const EvalResult e = evaluate(d, gt, sc.mask.empty() ? nullptr : &mask, {1.0, 2.0});
+  st.counters["bad1"] = e.percent(e.bad[0]);
+  st.counters["bad2"] = e.percent(e.bad[1]);
+  st.counters["invalid"] = e.percent(e.invalid);
+  st.SetLabel(sc.l.parent_path().filename().string() + "/" + sc.l.filename().string() + (lr ? " lr" : " dense"));
+}
 #endif
 
 }  // namespace
@@ -126,12 +212,14 @@ void BM_opencv_stereobm(benchmark::State& st) {
 BENCHMARK(BM_cpu_reference)->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(1.0);
 #if defined(EVK_HAVE_CUDA)
 BENCHMARK(BM_gpu_original)
-    ->ArgsProduct({{0, 1, 2}, {40, 5}})
+    ->ArgsProduct({{0, 1, 2, 3}, {40, 5}})
     ->Unit(benchmark::kMicrosecond)
     ->UseManualTime()
     ->Iterations(3);
+BENCHMARK(BM_gpu_expert)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond)->UseManualTime()->Iterations(3);
 #endif
 #if defined(EVK_BENCH_OPENCV)
+BENCHMARK(BM_opencv_sgbm_accuracy)->ArgsProduct({{0, 1, 2}, {0, 1}})->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_opencv_stereobm)->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(1.0);
 #endif
 

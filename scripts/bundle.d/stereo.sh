@@ -15,13 +15,16 @@ convert() {  # IN OUT: the first converter that reads IN
   for c in "${convs[@]}"; do "$c" "$1" "$2" 2>/dev/null && { n=$((n + 1)); return 0; }; done
   echo "bundle.d/stereo: no converter reads $1 (OpenCV-free build?); its GPU test will skip"
 }
+# Ground truth and masks too (all 8-bit), so `stereo eval` runs on the GPU host
+# (bench/stereo/sgm_vs_libsgm.sh's accuracy table).
 for scene in Tsukuba Venus; do
   d="$DEST/data/shared/stereo/$scene"
   [ -f "$d/imL.png" ] || continue
-  for s in L R; do convert "$d/im$s.png" "$d/im$s.pgm"; done
+  for s in imL imR groundtruth nonocc; do [ -f "$d/$s.png" ] && convert "$d/$s.png" "$d/$s.pgm"; done
 done
 d="$DEST/data/project/stereo"
 if [ -f "$d/aloeL.jpg" ]; then
   for s in L R; do convert "$d/aloe$s.jpg" "$d/aloe$s.pgm"; done
+  [ -f "$d/aloeGT.png" ] && convert "$d/aloeGT.png" "$d/aloeGT.pgm"
 fi
 echo "bundle.d/stereo: $n images converted to PGM"

@@ -42,6 +42,12 @@ Image8 read_gray(const fs::path& p) {
   return im;
 }
 
+Image16 read_gray16(const fs::path& p) {
+  Gray g = read_any(p, true);
+  if (g.width <= 0 || g.height <= 0) input_error(p.string(), "empty image");
+  return Image16{g.width, g.height, g.maxval, std::move(g.v)};
+}
+
 FloatMap read_disparity(const fs::path& p, double scale) {
   if (!(scale > 0)) input_error("scale", "must be > 0");
   check_readable(p);
@@ -96,6 +102,52 @@ void write_disparity(const fs::path& p, const DisparityMap& d, const WriteOption
     }
   }
   out.commit();
+}
+
+void check_disparity_output(const fs::path& p, int min_disparity, int max_disparity, const WriteOptions& opt) {
+  check_disparity_output(p, std::max(0, max_disparity), opt);
+  if (detail::lower_ext(p) != ".pfm" && min_disparity < 0)
+    input_error(p.string(), "16-bit PNG/PGM cannot hold negative disparities (--min-disparity " +
+                                std::to_string(min_disparity) + "); write .pfm");
+}
+
+void write_disparity(const fs::path& p, const DisparityQ& d, const WriteOptions& opt) {
+  const std::string e = detail::lower_ext(p);
+  int qmin = 0, qmax = 0;
+  for (std::int16_t q : d.q)
+    if (q != kInvalidQ) {
+      qmin = std::min<int>(qmin, q);
+      qmax = std::max<int>(qmax, q);
+    }
+  check_disparity_output(p, (qmax + kDispScale - 1) / kDispScale, opt);
+  if (e != ".pfm" && qmin < 0) input_error(p.string(), "16-bit PNG/PGM cannot hold negative disparities; write .pfm");
+  AtomicOutput out(p);
+  if (e == ".pfm") {
+    detail::write_pfm(out.temp_path(), d.width, d.height, to_float(d).v);
+  } else {
+    std::vector<std::uint16_t> v(d.q.size());
+    for (std::size_t i = 0; i < v.size(); ++i)
+      v[i] = d.q[i] == kInvalidQ ? 0 : static_cast<std::uint16_t>(std::lround(d.q[i] * opt.png_scale / kDispScale));
+    if (e == ".pgm") {
+      detail::write_pgm16(out.temp_path(), d.width, d.height, v);
+    } else {
+      std::vector<unsigned char> s(v.size() * 2);
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        s[2 * i] = static_cast<unsigned char>(v[i] >> 8);
+        s[2 * i + 1] = static_cast<unsigned char>(v[i] & 255);
+      }
+      write_png(out.temp_path(), d.width, d.height, 1, 16, s);
+    }
+  }
+  out.commit();
+}
+
+void write_color_png(const fs::path& p, const DisparityQ& d, int mind, int maxd) {
+  // Colours of whole pixels: the map scaled so that min..max spans the colour map.
+  DisparityMap m{d.width, d.height, std::vector<int>(d.q.size())};
+  for (std::size_t i = 0; i < d.q.size(); ++i)
+    m.d[i] = d.q[i] == kInvalidQ ? -1 : std::max(0, d.q[i] - mind * kDispScale);
+  write_color_png(p, m, 0, (maxd - mind) * kDispScale);
 }
 
 void write_color_png(const fs::path& p, const DisparityMap& d, int mind, int maxd) {

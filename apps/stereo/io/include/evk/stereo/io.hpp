@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "evk/png.hpp"
+#include "evk/stereo/sgm.hpp"
 #include "evk/stereo/types.hpp"
 
 namespace evk::stereo {
@@ -17,6 +18,9 @@ bool have_opencv();  // whether this build reads non-Netpbm images
 
 // 8-bit grey (colour converted with the ITU-R 601 weights; 16-bit scaled to 8 bit).
 Image8 read_gray(const std::filesystem::path& path);
+
+// Grey at the file's own depth (8 or 16 bit; maxval kept); colour converted as read_gray does.
+Image16 read_gray16(const std::filesystem::path& path);
 
 // Ground truth / disparity as numbers: PFM values as stored (negative or non-finite = unknown);
 // PNG/PGM/other grey images at their full depth, divided by scale, 0 = unknown (+inf).
@@ -33,6 +37,12 @@ void write_disparity(const std::filesystem::path& path, const DisparityMap& d, c
 // Checks that the extension is known and the scale fits (max_disparity * scale <= 65535) before any work.
 void check_disparity_output(const std::filesystem::path& path, int max_disparity, const WriteOptions& opt = {});
 void write_color_png(const std::filesystem::path& path, const DisparityMap& d, int min_disparity, int max_disparity);
+// Maps in 1/16 pixel: .pfm keeps the fractions; .png/.pgm store round(d x png_scale) and cannot hold
+// negative disparities (checked before anything is written, as is the 16-bit range).
+void write_disparity(const std::filesystem::path& path, const DisparityQ& d, const WriteOptions& opt = {});
+void check_disparity_output(const std::filesystem::path& path, int min_disparity, int max_disparity,
+                            const WriteOptions& opt);
+void write_color_png(const std::filesystem::path& path, const DisparityQ& d, int min_disparity, int max_disparity);
 
 // Low-level writers (also used by tests and tools).
 void write_pgm8(const std::filesystem::path& path, const Image8& im);

@@ -1,0 +1,124 @@
+// The SGM pipeline on a device: census (or the sad/ssd cost volume), path aggregation, winner-take-
+// all with uniqueness, sub-pixel and the right map, median, LR check on the device; speckle on the
+// host. Written against SgmDevice (memory, copies, launches in order on one queue), so the same
+// pipeline code drives a GPU (cuda_sgm_device) and, in tests, the CUDA emulator that runs the kernel
+// sources on the CPU. Results are bit-identical to sgm_cpu.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "evk/stereo/sgm.hpp"
+
+namespace evk::stereo {
+
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+
+class SgmDevice {
+ public:
+  virtual ~SgmDevice() = default;
+  virtual void* alloc(std::size_t bytes) = 0;
+  virtual void release(void* p) = 0;
+  // Copies, fills and launches run in the order they are issued (one queue).
+  virtual void to_device(void* dst, const void* src, std::size_t n) = 0;
+  virtual void to_host(void* dst, const void* src, std::size_t n) = 0;
+  virtual void fill(void* dst, int byte, std::size_t n) = 0;
+  virtual void launch(const std::string& kernel, Dim3 grid, Dim3 block, std::size_t smem, void** args) = 0;
+  virtual void synchronize() = 0;  // waits for everything issued so far
+  // Page-locked host memory where the device has it (faster, truly asynchronous copies).
+  virtual void* alloc_host(std::size_t bytes) { return ::operator new(bytes); }
+  virtual void release_host(void* p) { ::operator delete(p); }
+  // Timing marks on the queue: mark(i) records mark i (0..3); elapsed_ms(a, b) after synchronize().
+  virtual void mark(int) {}
+  virtual double elapsed_ms(int, int) { return 0; }
+};
+
+// The work split every SGM kernel agrees on (a pure function of the size and the parameters).
+struct SgmLayout {
+  int width = 0, height = 0, count = 0, min_disparity = 0;
+  int K = 16;             // disparities per lane
+  int G = 8;              // active lanes per cell (G K >= count)
+  int Gs = 8;             // lanes per cell: G rounded up to a power of two
+  int Dp = 128;           // G K: volume entries per cell
+  bool store16 = false;   // path volumes in 16 bits (cost_max + P2 > 255), else 8
+  int right_offset = 0;   // census of the right image: padded rows (zeros outside the image)
+  int right_pitch = 0;
+  static constexpr int kAggregateThreads = 128;  // AGG_THREADS of sgm_aggregate.cu
+  static constexpr int kWtaThreads = 256;        // WTA_THREADS of wta.cu
+  std::size_t volume_bytes(int paths) const;     // all path volumes
+};
+// k: disparities per lane, 8, 16 or 32; 0 picks (8 up to 32 disparities, 16 up to 512, else 32).
+SgmLayout sgm_layout(int width, int height, const SgmParams& p, int k = 0);
+
+// Choices that change speed, never results (benchmarks sweep them; EVK_SGM_K / EVK_SGM_LOADS).
+struct SgmTuning {
+  int k = 0;            // disparities per lane (sgm_layout)
+  bool staged = true;   // census codes of the right image staged in shared memory / registers
+  static SgmTuning from_env();  // EVK_SGM_K=8|16|32, EVK_SGM_LOADS=staged|direct
+};
+// Bytes of dynamic shared memory the staged aggregation kernel needs.
+std::size_t sgm_staged_smem(const SgmLayout& l);
+
+// Device buffers for one image size and parameter set; stages are enqueued on the device's queue.
+class SgmPipeline {
+ public:
+  // bits: 8 or 16 (the pixels upload() takes). k: see sgm_layout.
+  SgmPipeline(SgmDevice& dev, const SgmParams& p, int width, int height, int bits, SgmTuning tuning = {});
+  ~SgmPipeline();
+  SgmPipeline(const SgmPipeline&) = delete;
+  SgmPipeline& operator=(const SgmPipeline&) = delete;
+
+  const SgmLayout& layout() const { return layout_; }
+  const SgmParams& params() const { return p_; }
+  int bits() const { return bits_; }
+  std::size_t device_bytes() const { return bytes_; }
+
+  // Enqueues the pair's upload: width*height pixels of bits/8 bytes each (sad/ssd costs need
+  // 8-bit pixels: 16-bit pipelines take them through run()).
+  void upload(const void* left, const void* right);
+  // Enqueues every device stage on the uploaded pair: the four below in order.
+  void compute();
+  void enqueue_cost();       // census codes (or the sad/ssd volume)
+  void enqueue_aggregate();  // path volumes
+  void enqueue_wta();        // left map (+ right map): wta, uniqueness, sub-pixel
+  void enqueue_post();       // median, LR check
+  // Enqueues the download of the left map (and the right one when right != nullptr and the
+  // parameters compute it); width*height int16 each.
+  void download(std::int16_t* left, std::int16_t* right);
+  // Fills the path volumes and the maps with bytes no stage writes by accident (tests).
+  void poison();
+  // Speckle filter (host side) on a downloaded left map, when the parameters ask for it.
+  void finish_host(DisparityQ& left) const;
+
+  // The whole pipeline, synchronously.
+  StereoResult run(const Image8& left, const Image8& right);
+  StereoResult run(const Image16& left, const Image16& right);
+
+ private:
+  void* image(int i) const { return img_[i]; }
+  SgmDevice& dev_;
+  SgmParams p_;
+  SgmLayout layout_;
+  int bits_ = 8;
+  SgmTuning tuning_;
+  std::size_t bytes_ = 0;
+  void* img_[2] = {nullptr, nullptr};
+  void* census_[2] = {nullptr, nullptr};
+  void* cost_ = nullptr;
+  void* paths_ = nullptr;
+  void* map_[4] = {nullptr, nullptr, nullptr, nullptr};  // left, right, scratch, scratch
+  int left_ = 0, right_ = 1;                            // which map_ holds the current left/right
+};
+
+// A GPU as an SgmDevice: its own non-blocking stream, the embedded SGM kernels (fatbins).
+// Throws InputError when no usable GPU (or a build without CUDA).
+std::unique_ptr<SgmDevice> cuda_sgm_device(int device = 0);
+#if defined(EVK_HAVE_CUDA)
+// The stream a device made by cuda_sgm_device issues its work on (cudaStream_t), for timing.
+void* cuda_sgm_stream(SgmDevice& dev);
+#endif
+
+}  // namespace evk::stereo

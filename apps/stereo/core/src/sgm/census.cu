@@ -1,0 +1,47 @@
+// SGM stage census on the GPU (support kernel): 9x7 centre-symmetric census, bit k set when
+// I(p + o_k) > I(p - o_k) for the 31 offsets o_k of the half window in raster order (dy -3..0,
+// dx -4..4, dy < 0 or dx < 0), reads clamped to the image. Bit-identical to census_cpu().
+// Block 32x8 threads; the 40x14 tile around it is staged in shared memory.
+#define CENSUS_BX 32
+#define CENSUS_BY 8
+
+template <class T>
+__device__ __forceinline__ void census_body(const T* __restrict__ img, const int W, const int H,
+                                            unsigned* __restrict__ out, const int pitch, const int offset) {
+  __shared__ T tile[CENSUS_BY + 6][CENSUS_BX + 8];
+  const int x0 = blockIdx.x * CENSUS_BX - 4, y0 = blockIdx.y * CENSUS_BY - 3;
+  for (int i = threadIdx.y * CENSUS_BX + threadIdx.x; i < (CENSUS_BY + 6) * (CENSUS_BX + 8); i += CENSUS_BX * CENSUS_BY) {
+    const int ty = i / (CENSUS_BX + 8), tx = i % (CENSUS_BX + 8);
+    const int x = min(max(x0 + tx, 0), W - 1), y = min(max(y0 + ty, 0), H - 1);
+    tile[ty][tx] = img[(size_t)y * W + x];
+  }
+  __syncthreads();
+  const int x = blockIdx.x * CENSUS_BX + threadIdx.x, y = blockIdx.y * CENSUS_BY + threadIdx.y;
+  if (x >= W || y >= H) return;
+  // p +- o stays inside the tile, whose entries are the clamped reads.
+  const int tx = x - x0, ty = y - y0;
+  unsigned v = 0;
+  int k = 0;
+#pragma unroll
+  for (int dy = -3; dy <= 0; ++dy)
+#pragma unroll
+    for (int dx = -4; dx <= 4; ++dx) {
+      if (dy < 0 || dx < 0) {
+        if (tile[ty + dy][tx + dx] > tile[ty - dy][tx - dx]) v |= 1u << k;
+        ++k;
+      }
+    }
+  out[(size_t)y * pitch + x + offset] = v;
+}
+
+extern "C" __global__ void __launch_bounds__(CENSUS_BX * CENSUS_BY)
+    sgm_census_u8(const unsigned char* __restrict__ img, const int W, const int H, unsigned* __restrict__ out,
+                  const int pitch, const int offset) {
+  census_body(img, W, H, out, pitch, offset);
+}
+
+extern "C" __global__ void __launch_bounds__(CENSUS_BX * CENSUS_BY)
+    sgm_census_u16(const unsigned short* __restrict__ img, const int W, const int H, unsigned* __restrict__ out,
+                   const int pitch, const int offset) {
+  census_body(img, W, H, out, pitch, offset);
+}

@@ -1,0 +1,183 @@
+// SGM path aggregation as a gi::Problem (evk/stereo/sgm_gi_problem.hpp).
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#include "evk/error.hpp"
+#include "evk/stereo/gi_problem.hpp"
+#include "evk/stereo/sgm.hpp"
+#include "evk/stereo/sgm_gi_problem.hpp"
+#include "evk/stereo/sgm_gpu.hpp"
+#include "evk/stereo/synthetic.hpp"
+#include "evk_kernels/sgm_aggregate_original.hpp"
+
+#if defined(EVK_HAVE_CUDA)
+#include <cuda_runtime.h>
+
+#include "evk/cuda_check.hpp"
+#include "evk/cuda_library.hpp"
+#endif
+
+namespace evk::stereo {
+
+namespace {
+constexpr int kW = 384, kH = 288, kMaxD = 63;
+constexpr unsigned char kPoison = 0xA5;  // 165: above every 8-bit path cost (cost_max 31 + P2 120)
+
+SgmParams case_params() {
+  SgmParams p;
+  p.min_disparity = 0;
+  p.max_disparity = kMaxD;
+  p.paths = 8;
+  p.cost = CostKind::census;
+  p.p1 = 10;
+  p.p2 = 120;
+  return p;
+}
+
+int config_int(const gi::Config& cfg, const std::string& key, int dflt) {
+  auto it = cfg.find(key);
+  return it == cfg.end() ? dflt : std::atoi(it->second.c_str());
+}
+
+#if defined(EVK_HAVE_CUDA)
+class SgmAggregateEvaluation final : public gi::Evaluation {
+ public:
+  SgmAggregateEvaluation(std::uint64_t seed, bool holdout) : p_(case_params()) {
+    const std::uint64_t pair_seed = 2 * seed + (holdout ? 1 : 0);  // training even, hold-out odd
+    SyntheticPair s = make_synthetic_pair(kW, kH, 40, pair_seed);
+    const CostVolume c = cost_cpu(s.left, s.right, p_);
+    for (int dir = 0; dir < 8; ++dir) ref_[dir] = aggregate_direction_cpu(c, p_, dir);
+    // Every SGM_K gives Dp = 64 for 64 disparities, so the buffers suit every configuration.
+    const SgmLayout l = sgm_layout(kW, kH, p_, 16);
+    dp_ = l.Dp;
+    pitch_ = l.right_pitch;
+    offset_ = l.right_offset;
+    std::vector<std::uint32_t> cr(static_cast<std::size_t>(pitch_) * kH, 0u);
+    for (int y = 0; y < kH; ++y)
+      for (int x = 0; x < kW; ++x)
+        cr[static_cast<std::size_t>(y) * pitch_ + offset_ + x] = c.census_right[static_cast<std::size_t>(y) * kW + x];
+    bytes_ = static_cast<std::size_t>(8) * kW * kH * dp_;
+    EVK_CUDA(cudaMalloc(&cl_, c.census_left.size() * 4));
+    EVK_CUDA(cudaMalloc(&cr_, cr.size() * 4));
+    EVK_CUDA(cudaMalloc(&out_, bytes_));
+    EVK_CUDA(cudaMemcpy(cl_, c.census_left.data(), c.census_left.size() * 4, cudaMemcpyHostToDevice));
+    EVK_CUDA(cudaMemcpy(cr_, cr.data(), cr.size() * 4, cudaMemcpyHostToDevice));
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%s pair %dx%d seed %llu, 64 disparities, 8 paths", holdout ? "hold-out" : "training",
+                  kW, kH, static_cast<unsigned long long>(seed));
+    describe_ = buf;
+  }
+  ~SgmAggregateEvaluation() override {
+    cudaFree(cl_);
+    cudaFree(cr_);
+    cudaFree(out_);
+  }
+  std::string describe() const override { return describe_; }
+  double work_items() const override { return 8.0 * kW * kH * p_.count(); }  // path cost evaluations
+  void poison(cudaStream_t s) override { EVK_CUDA(cudaMemsetAsync(out_, kPoison, bytes_, s)); }
+  void launch(cudaKernel_t k, const gi::Config& cfg, cudaStream_t s) override {
+    const SgmLayout l = sgm_layout(kW, kH, p_, config_int(cfg, "SGM_K", 16));
+    if (l.Dp != dp_) throw std::logic_error("sgm gi case: unexpected Dp");
+    const bool staged = config_int(cfg, "SGM_MODE", 1) == 1;
+    int W = kW, H = kH, dmin = 0, D = p_.count(), Dp = l.Dp, G = l.G, Gs = l.Gs, P1 = p_.p1, P2 = p_.p2, dir0 = 0;
+    int pitch = pitch_, offset = offset_;
+    void* none = nullptr;
+    void* args[] = {&cl_, &cr_, &pitch, &offset, &none, &out_, &W, &H, &dmin, &D, &Dp, &G, &Gs, &P1, &P2, &dir0};
+    const unsigned lines = static_cast<unsigned>(SgmLayout::kAggregateThreads / Gs);
+    evk::launch(k, dim3((std::max(kW, kH) + lines - 1) / lines, 8), dim3(SgmLayout::kAggregateThreads), args,
+                staged ? sgm_staged_smem(l) : 0, s);
+  }
+  gi::Check check(cudaStream_t s) override {
+    std::vector<unsigned char> got(bytes_);
+    EVK_CUDA(cudaMemcpyAsync(got.data(), out_, bytes_, cudaMemcpyDeviceToHost, s));
+    EVK_CUDA(cudaStreamSynchronize(s));
+    gi::Check c;
+    long long n = 0, bad = 0, unset = 0;
+    double total = 0;
+    const int D = p_.count();
+    for (int dir = 0; dir < 8; ++dir)
+      for (std::size_t cell = 0; cell < static_cast<std::size_t>(kW) * kH; ++cell)
+        for (int k = 0; k < D; ++k) {
+          const unsigned char g = got[(static_cast<std::size_t>(dir) * kW * kH + cell) * dp_ + k];
+          const int ref = ref_[dir][cell * D + k];
+          double pen;
+          if (g == kPoison) {
+            pen = 200;
+            ++unset;
+          } else {
+            pen = std::min(100.0, std::fabs(static_cast<double>(g) - ref));
+            c.max_error = std::max(c.max_error, pen);
+          }
+          ++n;
+          if (pen > 0) ++bad;
+          total += pen;
+        }
+    c.penalty = n ? total / n : 0;
+    c.bad_fraction = n ? static_cast<double>(bad) / n : 0;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%lld/%lld path costs differ (%lld unset), max err %.3g, total penalty %.0f", bad, n,
+                  unset, c.max_error, total);
+    c.summary = buf;
+    return c;
+  }
+
+ private:
+  SgmParams p_;
+  std::vector<std::uint16_t> ref_[8];
+  int dp_ = 0, pitch_ = 0, offset_ = 0;
+  std::size_t bytes_ = 0;
+  void* cl_ = nullptr;
+  void* cr_ = nullptr;
+  void* out_ = nullptr;
+  std::string describe_;
+};
+#endif
+
+class SgmAggregateProblem final : public gi::Problem {
+ public:
+  std::string name() const override { return "stereo_sgm"; }
+  std::string kernel_source() const override { return std::string(sgm_aggregate_original().text()); }
+  std::string kernel_entry() const override { return "sgm_aggregate"; }
+  std::vector<gi::ConfigParam> config_params() const override {
+    gi::ConfigParam k{"SGM_K", gi::ConfigParam::Kind::number, {"8", "16", "32"}, "16",
+                      "disparities per lane (K/2 signed 16-bit pairs in registers)"};
+    gi::ConfigParam m{"SGM_MODE", gi::ConfigParam::Kind::choice, {"0", "1"}, "1",
+                      "right census codes: 0 direct L1 loads, 1 staged (shared memory / register window)"};
+    return {k, m};
+  }
+  std::vector<std::string> compile_options(const gi::Config& cfg) const override {
+    const int k = config_int(cfg, "SGM_K", 16), m = config_int(cfg, "SGM_MODE", 1);
+    if (k != 8 && k != 16 && k != 32) input_error("SGM_K", "must be 8, 16 or 32");
+    if (m != 0 && m != 1) input_error("SGM_MODE", "must be 0 or 1 (census cases)");
+    return {"-DSGM_K=" + std::to_string(k), "-DSGM_MODE=" + std::to_string(m), "-DSGM_STORE16=0"};
+  }
+  std::unique_ptr<gi::Evaluation> make_evaluation(std::uint64_t seed, bool holdout) const override {
+#if defined(EVK_HAVE_CUDA)
+    return std::make_unique<SgmAggregateEvaluation>(seed, holdout);
+#else
+    (void)seed;
+    (void)holdout;
+    throw std::runtime_error("stereo sgm gi evaluation needs a CUDA build");
+#endif
+  }
+  int default_population() const override { return 100; }
+  int default_generations() const override { return 50; }
+  // The signature carries __launch_bounds__(AGG_THREADS, ...): no launch-bounds rule. The longest
+  // loop is the step loop, max(W, H) = 384 iterations per line, under the engine's 65536.
+};
+}  // namespace
+
+std::unique_ptr<gi::Problem> make_sgm_gi_problem() { return std::make_unique<SgmAggregateProblem>(); }
+
+std::unique_ptr<gi::Problem> make_gi_problem_from_env() {
+  const char* k = std::getenv("EVK_STEREO_GI_KERNEL");
+  const std::string v = k ? k : "ssd";
+  if (v == "sgm") return make_sgm_gi_problem();
+  if (v != "ssd") input_error("EVK_STEREO_GI_KERNEL", "must be ssd or sgm (got '" + v + "')");
+  return make_gi_problem();
+}
+
+}  // namespace evk::stereo

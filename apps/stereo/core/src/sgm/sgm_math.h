@@ -1,0 +1,55 @@
+// Exact integer helpers shared by the CPU stages and the GPU kernels of the SGM pipeline (so both
+// sides evaluate literally the same expressions). Plain C++ that nvcc and host compilers accept.
+#pragma once
+
+#if defined(__CUDACC__)
+#define SGM_HD __host__ __device__ __forceinline__
+#else
+#define SGM_HD inline
+#endif
+
+namespace sgm_math {
+
+// Sub-pixel modes (values of evk::stereo::Subpixel).
+enum { kSubNone = 0, kSubParabola = 1, kSubEquiangular = 2 };
+
+// floor(a / b) for b > 0 (C++ division truncates towards zero).
+SGM_HD long long floor_div(long long a, long long b) {
+  const long long q = a / b;
+  return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+// Offset of the minimum in 1/16 pixel, floor(16 n / den + 1/2), in -8..8:
+//   parabola     n = s_prev - s_next, den = 2 (s_prev - 2 s0 + s_next)
+//   equiangular  n = s_prev - s_next, den = 2 (max(s_prev, s_next) - s0)
+// s0 is the first minimum, so s_prev > s0 and s_next >= s0: den >= 2. 64-bit intermediates: SSD
+// costs reach 2^31.
+SGM_HD int subpixel_offset(long long s_prev, long long s0, long long s_next, int mode) {
+  const long long n = s_prev - s_next;
+  long long den;
+  if (mode == kSubParabola) {
+    den = 2 * (s_prev - 2 * s0 + s_next);
+  } else if (mode == kSubEquiangular) {
+    den = 2 * ((s_prev > s_next ? s_prev : s_next) - s0);
+  } else {
+    return 0;
+  }
+  if (den <= 0) return 0;
+  const long long q = floor_div(32 * n + den, 2 * den);
+  return q < -8 ? -8 : (q > 8 ? 8 : (int)q);
+}
+
+// Largest r with r * r <= v.
+SGM_HD unsigned isqrt(unsigned v) {
+  unsigned r = 0;
+  for (unsigned bit = 1u << 15; bit != 0; bit >>= 1) {
+    const unsigned t = r | bit;
+    if (t * t <= v) r = t;
+  }
+  return r;
+}
+
+// Rounds a disparity in 1/16 pixel to whole pixels, halves up: floor((q + 8) / 16).
+SGM_HD int round_q(int q) { return (int)floor_div(q + 8, 16); }
+
+}  // namespace sgm_math

@@ -1,0 +1,259 @@
+// The SGM pipeline on an SgmDevice: buffers, launch geometry and the order of the stages.
+#include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "evk/error.hpp"
+#include "evk/stereo/sgm_gpu.hpp"
+
+namespace evk::stereo {
+
+namespace {
+int pow2ceil(int v) {
+  int p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+unsigned ceil_div(long long a, long long b) { return static_cast<unsigned>((a + b - 1) / b); }
+}  // namespace
+
+std::size_t SgmLayout::volume_bytes(int paths) const {
+  return static_cast<std::size_t>(paths) * width * height * Dp * (store16 ? 2 : 1);
+}
+
+SgmLayout sgm_layout(int W, int H, const SgmParams& p, int k) {
+  validate(p);
+  if (W <= 0 || H <= 0) input_error("images", "empty image");
+  SgmLayout l;
+  l.width = W;
+  l.height = H;
+  l.count = p.count();
+  l.min_disparity = p.min_disparity;
+  if (k == 0) k = l.count <= 32 ? 8 : (l.count <= 512 ? 16 : 32);
+  if (k != 8 && k != 16 && k != 32) input_error("sgm layout", "disparities per lane must be 8, 16 or 32");
+  if ((l.count + k - 1) / k > 32) k = 32;  // at most 32 lanes per cell
+  l.K = k;
+  l.G = (l.count + k - 1) / k;
+  l.Gs = pow2ceil(l.G);
+  l.Dp = l.G * k;
+  l.store16 = p.cost_max() + p.p2 > 255;
+  l.right_offset = std::max(0, p.min_disparity + l.Dp - 1);
+  l.right_pitch = l.right_offset + W + std::max(0, -p.min_disparity);
+  return l;
+}
+
+SgmTuning SgmTuning::from_env() {
+  SgmTuning t;
+  if (const char* k = std::getenv("EVK_SGM_K")) t.k = std::atoi(k);
+  if (const char* l = std::getenv("EVK_SGM_LOADS")) t.staged = std::string(l) != "direct";
+  return t;
+}
+
+std::size_t sgm_staged_smem(const SgmLayout& l) {
+  const int seg = l.Dp + SgmLayout::kAggregateThreads / l.Gs - 1;
+  const int pos = (seg - 1) + 5 * ((seg - 1) >> 5) + 1;  // staged_pos(seg - 1) + 1 of sgm_aggregate.cu
+  return static_cast<std::size_t>(pos) * 4 * 4;         // A and B, double-buffered
+}
+
+SgmPipeline::SgmPipeline(SgmDevice& dev, const SgmParams& p, int W, int H, int bits, SgmTuning tuning)
+    : dev_(dev), p_(p), layout_(sgm_layout(W, H, p, tuning.k)), bits_(bits), tuning_(tuning) {
+  if (bits != 8 && bits != 16) throw std::logic_error("SgmPipeline: bits must be 8 or 16");
+  if (bits == 16 && p.cost != CostKind::census) bits_ = 8;  // sad/ssd run on 8-bit pixels
+  const SgmLayout& l = layout_;
+  const std::size_t npx = static_cast<std::size_t>(W) * H;
+  auto grab = [&](std::size_t n) {
+    void* q = dev_.alloc(n);
+    bytes_ += n;
+    return q;
+  };
+  try {
+    for (int i = 0; i < 2; ++i) img_[i] = grab(npx * (bits_ / 8));
+    if (p.cost == CostKind::census) {
+      census_[0] = grab(npx * 4);
+      const std::size_t nr = static_cast<std::size_t>(l.right_pitch) * H * 4;
+      census_[1] = grab(nr);
+      dev_.fill(census_[1], 0, nr);  // padding columns stay 0 (census of pixels outside the image)
+    } else {
+      cost_ = grab(npx * l.Dp);
+    }
+    paths_ = grab(l.volume_bytes(p.paths));
+    for (int i = 0; i < 4; ++i) map_[i] = grab(npx * 2);
+  } catch (...) {
+    for (void* q : {img_[0], img_[1], census_[0], census_[1], cost_, paths_, map_[0], map_[1], map_[2], map_[3]})
+      if (q) dev_.release(q);
+    throw;
+  }
+}
+
+SgmPipeline::~SgmPipeline() {
+  for (void* q : {img_[0], img_[1], census_[0], census_[1], cost_, paths_, map_[0], map_[1], map_[2], map_[3]})
+    if (q) dev_.release(q);
+}
+
+void SgmPipeline::upload(const void* left, const void* right) {
+  const std::size_t n = static_cast<std::size_t>(layout_.width) * layout_.height * (bits_ / 8);
+  dev_.to_device(img_[0], left, n);
+  dev_.to_device(img_[1], right, n);
+}
+
+void SgmPipeline::compute() {
+  enqueue_cost();
+  enqueue_aggregate();
+  enqueue_wta();
+  enqueue_post();
+}
+
+void SgmPipeline::enqueue_cost() {
+  const SgmLayout& l = layout_;
+  int W = l.width, H = l.height, dmin = l.min_disparity, D = l.count, Dp = l.Dp;
+  if (p_.cost == CostKind::census) {
+    const char* name = bits_ == 8 ? "sgm_census_u8" : "sgm_census_u16";
+    const Dim3 grid{ceil_div(W, 32), ceil_div(H, 8), 1}, block{32, 8, 1};
+    int pitch = W, off = 0;
+    void* a0[] = {&img_[0], &W, &H, &census_[0], &pitch, &off};
+    dev_.launch(name, grid, block, 0, a0);
+    int rpitch = l.right_pitch, roff = l.right_offset;
+    void* a1[] = {&img_[1], &W, &H, &census_[1], &rpitch, &roff};
+    dev_.launch(name, grid, block, 0, a1);
+  } else {
+    int radius = p_.window / 2, squared = p_.cost == CostKind::ssd ? 1 : 0;
+    void* a[] = {&img_[0], &img_[1], &cost_, &W, &H, &dmin, &D, &Dp, &radius, &squared};
+    dev_.launch("sgm_cost_window", Dim3{ceil_div(static_cast<long long>(W) * Dp, 256), static_cast<unsigned>(H), 1},
+                Dim3{256, 1, 1}, 0, a);
+  }
+}
+
+void SgmPipeline::enqueue_aggregate() {
+  // every direction in one launch (blockIdx.y = direction)
+  const SgmLayout& l = layout_;
+  int W = l.width, H = l.height, dmin = l.min_disparity, D = l.count, Dp = l.Dp, G = l.G, Gs = l.Gs;
+  int P1 = p_.p1, P2 = p_.p2;
+  {
+    const bool census = p_.cost == CostKind::census, staged = census && tuning_.staged;
+    const std::string name = "sgm_aggregate_k" + std::to_string(l.K) + (l.store16 ? "_u16" : "_u8") +
+                             (census ? (staged ? "_staged" : "_census") : "_volume");
+    const int lines = SgmLayout::kAggregateThreads / Gs;
+    int rpitch = l.right_pitch, roff = l.right_offset, dir0 = 0;
+    void* none = nullptr;
+    void* cl = p_.cost == CostKind::census ? census_[0] : none;
+    void* cr = p_.cost == CostKind::census ? census_[1] : none;
+    void* vol = p_.cost == CostKind::census ? none : cost_;
+    void* a[] = {&cl, &cr, &rpitch, &roff, &vol, &paths_, &W, &H, &dmin, &D, &Dp, &G, &Gs, &P1, &P2, &dir0};
+    dev_.launch(name, Dim3{ceil_div(std::max(W, H), lines), static_cast<unsigned>(p_.paths), 1},
+                Dim3{SgmLayout::kAggregateThreads, 1, 1}, staged ? sgm_staged_smem(l) : 0, a);
+  }
+}
+
+void SgmPipeline::enqueue_wta() {
+  // wta + uniqueness + sub-pixel (+ the right map)
+  const SgmLayout& l = layout_;
+  int W = l.width, H = l.height, dmin = l.min_disparity, D = l.count, Dp = l.Dp, G = l.G, Gs = l.Gs;
+  left_ = 0;
+  right_ = 1;
+  {
+    const bool want_right = p_.post.needs_right();
+    const std::string name = "sgm_wta_k" + std::to_string(l.K) + (l.store16 ? "_u16" : "_u8");
+    int paths = p_.paths, uniq = p_.post.uniqueness, sub = static_cast<int>(p_.post.subpixel);
+    void* none = nullptr;
+    void* right = want_right ? map_[right_] : none;
+    void* a[] = {&paths_, &paths, &W, &H, &dmin, &D, &Dp, &G, &Gs, &uniq, &sub, &map_[left_], &right};
+    dev_.launch(name, Dim3{static_cast<unsigned>(H), 1, 1}, Dim3{SgmLayout::kWtaThreads, 1, 1},
+                want_right ? static_cast<std::size_t>(W) * 4 : 0, a);
+  }
+}
+
+void SgmPipeline::enqueue_post() {
+  int W = layout_.width, H = layout_.height;
+  const Dim3 pgrid{ceil_div(W, 256), static_cast<unsigned>(H), 1}, pblock{256, 1, 1};
+  if (p_.post.median == 3) {
+    void* a[] = {&map_[left_], &map_[2], &W, &H};
+    dev_.launch("sgm_median3", pgrid, pblock, 0, a);
+    std::swap(map_[left_], map_[2]);
+    if (p_.post.needs_right()) {
+      void* b[] = {&map_[right_], &map_[3], &W, &H};
+      dev_.launch("sgm_median3", pgrid, pblock, 0, b);
+      std::swap(map_[right_], map_[3]);
+    }
+  }
+  if (p_.post.lr_check >= 0) {
+    int maxd = p_.post.lr_check;
+    void* a[] = {&map_[left_], &map_[right_], &map_[2], &W, &H, &maxd};
+    dev_.launch("sgm_lr_check", pgrid, pblock, 0, a);
+    std::swap(map_[left_], map_[2]);
+  }
+}
+
+void SgmPipeline::download(std::int16_t* left, std::int16_t* right) {
+  const std::size_t n = static_cast<std::size_t>(layout_.width) * layout_.height * 2;
+  dev_.to_host(left, map_[left_], n);
+  if (right && p_.post.needs_right()) dev_.to_host(right, map_[right_], n);
+}
+
+void SgmPipeline::poison() {
+  const std::size_t npx = static_cast<std::size_t>(layout_.width) * layout_.height;
+  dev_.fill(paths_, 0xA5, layout_.volume_bytes(p_.paths));
+  for (void* m : map_) dev_.fill(m, 0xA5, npx * 2);
+  if (cost_) dev_.fill(cost_, 0xA5, npx * layout_.Dp);
+}
+
+void SgmPipeline::finish_host(DisparityQ& left) const {
+  if (p_.post.speckle_size > 0) speckle_cpu(left, p_.post.speckle_size, p_.post.speckle_range);
+}
+
+namespace {
+template <class Img>
+StereoResult run_impl(SgmPipeline& pl, const Img& L, const Img& R) {
+  const SgmLayout& l = pl.layout();
+  if (L.width != l.width || L.height != l.height || R.width != l.width || R.height != l.height)
+    input_error("images", "pair size differs from the pipeline's");
+  StereoResult r;
+  r.left = {l.width, l.height, std::vector<std::int16_t>(static_cast<std::size_t>(l.width) * l.height)};
+  const bool right = pl.params().post.right;
+  if (right) r.right = r.left;
+  pl.compute();
+  pl.download(r.left.q.data(), right ? r.right.q.data() : nullptr);
+  return r;
+}
+}  // namespace
+
+StereoResult SgmPipeline::run(const Image8& L, const Image8& R) {
+  validate_pair(L, R);
+  if (bits_ != 8) {
+    Image16 l16 = to_image16(L), r16 = to_image16(R);
+    return run(l16, r16);
+  }
+  upload(L.pixels.data(), R.pixels.data());
+  StereoResult r = run_impl(*this, L, R);
+  dev_.synchronize();
+  finish_host(r.left);
+  return r;
+}
+
+StereoResult SgmPipeline::run(const Image16& L, const Image16& R) {
+  if (bits_ == 8) {
+    // 8-bit pipeline: sad/ssd costs (read_gray's scaling) or an 8-bit census pipeline given
+    // 16-bit images of maxval 255.
+    auto to8 = [&](const Image16& im) {
+      Image8 o{im.width, im.height, std::vector<std::uint8_t>(im.pixels.size())};
+      const unsigned m = static_cast<unsigned>(im.maxval);
+      for (std::size_t i = 0; i < im.pixels.size(); ++i)
+        o.pixels[i] = static_cast<std::uint8_t>((im.pixels[i] * 255u + m / 2) / m);
+      return o;
+    };
+    if (p_.cost == CostKind::census && (L.maxval > 255 || R.maxval > 255))
+      throw std::logic_error("SgmPipeline: 16-bit census needs a 16-bit pipeline");
+    Image8 l8 = to8(L), r8 = to8(R);
+    upload(l8.pixels.data(), r8.pixels.data());
+    StereoResult r = run_impl(*this, L, R);
+    dev_.synchronize();
+    finish_host(r.left);
+    return r;
+  }
+  upload(L.pixels.data(), R.pixels.data());
+  StereoResult r = run_impl(*this, L, R);
+  dev_.synchronize();
+  finish_host(r.left);
+  return r;
+}
+
+}  // namespace evk::stereo

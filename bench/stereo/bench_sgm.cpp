@@ -1,0 +1,292 @@
+// SGM throughput: disparity evaluations per second (W x H x D / time) and frames per second of the
+// GPU pipeline (device-resident: CUDA events, warm-up, L2 flushed before every repeat, median), per
+// stage, host-to-host (pageable and pinned buffers, wall clock) and the CPU reference.
+//
+// Settings (third argument) mirror libSGM's, so bench/stereo/sgm_vs_libsgm.sh can set ratios:
+//   0 dense     median 3x3 only              (libsgm_bench --lr -1 --uniq 1.0)
+//   1 default   uniqueness 5 %, median, LR 1 (libsgm_bench defaults: uniq 0.95, LR 1)
+//   2 subpixel  default + parabola           (libsgm_bench --subpixel)
+// Input: a synthetic 1920x1080 pair, or EVK_BENCH_LEFT / EVK_BENCH_RIGHT (8-bit binary PGM, e.g.
+// libsgm_bench --save-pair) of any size. EVK_SGM_K (8, 16, 32) forces the disparities per lane,
+// EVK_SGM_LOADS=direct the L1 census loads instead of the staged ones (SgmTuning::from_env).
+// Every GPU configuration's output is checked once against the CPU reference at 640x360
+// (SkipWithError when it differs).
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+
+#include "evk/device.hpp"
+#include "evk/parallel.hpp"
+#include "evk/stereo/sgm.hpp"
+#include "evk/stereo/sgm_gpu.hpp"
+#include "evk/stereo/stream.hpp"
+#include "evk/stereo/synthetic.hpp"
+
+#if defined(EVK_HAVE_CUDA)
+#include <cuda_runtime.h>
+
+#include "evk/cuda_check.hpp"
+#include "evk/gpu_timer.hpp"
+#endif
+
+using namespace evk::stereo;
+
+namespace {
+
+const char* kSetting[] = {"dense", "default", "subpixel"};
+
+SgmParams make_params(int D, int paths, int setting) {
+  SgmParams p;
+  p.min_disparity = 0;
+  p.max_disparity = D - 1;
+  p.paths = paths;
+  p.post.median = 3;
+  if (setting >= 1) {
+    p.post.uniqueness = 5;
+    p.post.lr_check = 1;
+  }
+  if (setting == 2) p.post.subpixel = Subpixel::parabola;
+  return p;
+}
+
+Image8 read_pgm8(const char* path) {
+  std::FILE* f = std::fopen(path, "rb");
+  int w = 0, h = 0, mx = 0;
+  Image8 im;
+  if (f && std::fscanf(f, "P5 %d %d %d", &w, &h, &mx) == 3 && mx == 255) {
+    std::fgetc(f);
+    im = Image8{w, h, std::vector<std::uint8_t>(static_cast<std::size_t>(w) * h)};
+    if (std::fread(im.pixels.data(), 1, im.pixels.size(), f) != im.pixels.size()) im = Image8{};
+  }
+  if (f) std::fclose(f);
+  return im;
+}
+
+// The benchmark pair: EVK_BENCH_LEFT/RIGHT when set, else a synthetic 1920x1080 pair.
+const std::pair<Image8, Image8>& bench_pair() {
+  static const std::pair<Image8, Image8> p = [] {
+    const char* l = std::getenv("EVK_BENCH_LEFT");
+    const char* r = std::getenv("EVK_BENCH_RIGHT");
+    if (l && r) {
+      Image8 L = read_pgm8(l), R = read_pgm8(r);
+      if (L.width > 0 && L.width == R.width && L.height == R.height) return std::pair{L, R};
+      std::fprintf(stderr, "bench_sgm: cannot read EVK_BENCH_LEFT/RIGHT as 8-bit PGM; using a synthetic pair\n");
+    }
+    SyntheticPair s = make_synthetic_pair(1920, 1080, 100, 5);
+    return std::pair{s.left, s.right};
+  }();
+  return p;
+}
+
+
+void rate_counters(benchmark::State& st, int w, int h, int d, double seconds) {
+  st.counters["disp_evals_per_s"] = benchmark::Counter(double(w) * h * d / seconds);
+  st.counters["fps"] = benchmark::Counter(1.0 / seconds);
+  st.counters["W"] = w;
+  st.counters["H"] = h;
+  st.counters["D"] = d;
+}
+
+void BM_sgm_cpu(benchmark::State& st) {
+  const auto& [L, R] = bench_pair();
+  const SgmParams p = make_params(static_cast<int>(st.range(0)), static_cast<int>(st.range(1)), static_cast<int>(st.range(2)));
+  for (auto _ : st) benchmark::DoNotOptimize(sgm_cpu(L, R, p));
+  st.counters["disp_evals_per_s"] = benchmark::Counter(double(L.width) * L.height * p.count(),
+                                                       benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["fps"] = benchmark::Counter(1, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["threads"] = evk::default_threads();
+  st.SetLabel(kSetting[st.range(2)]);
+}
+
+#if defined(EVK_HAVE_CUDA)
+bool gpu_ok(benchmark::State& st) {
+  if (!evk::gpu_environment().usable()) {
+    st.SkipWithError("no usable GPU");
+    return false;
+  }
+  return true;
+}
+
+// Once per configuration: the GPU output on a 640x360 crop equals sgm_cpu.
+bool identical_once(const SgmParams& p, const SgmTuning& tune) {
+  static std::map<std::string, bool> seen;
+  const std::string key = std::to_string(p.count()) + "/" + std::to_string(p.paths) + "/" +
+                          std::to_string(p.post.lr_check) + std::to_string(static_cast<int>(p.post.subpixel)) + "/" +
+                          std::to_string(tune.k) + (tune.staged ? "s" : "d");
+  if (auto it = seen.find(key); it != seen.end()) return it->second;
+  SyntheticPair s = make_synthetic_pair(640, 360, p.count() / 2, 9);
+  auto dev = cuda_sgm_device(0);
+  SgmPipeline pl(*dev, p, 640, 360, 8, tune);
+  pl.poison();
+  const bool ok = pl.run(s.left, s.right).left.q == sgm_cpu(s.left, s.right, p).left.q;
+  return seen[key] = ok;
+}
+
+void timing_counters(benchmark::State& st, const evk::TimingStats& t) {
+  st.counters["median_ms"] = t.median_ms;
+  st.counters["min_ms"] = t.min_ms;
+  st.counters["max_ms"] = t.max_ms;
+  st.counters["spread"] = t.spread();
+  st.counters["repeats"] = t.repeats;
+}
+
+// Device-resident: the pair uploaded once, all stages timed together.
+void BM_sgm_gpu(benchmark::State& st) {
+  if (!gpu_ok(st)) return;
+  const auto& [L, R] = bench_pair();
+  const int D = static_cast<int>(st.range(0));
+  const SgmParams p = make_params(D, static_cast<int>(st.range(1)), static_cast<int>(st.range(2)));
+  if (!identical_once(p, SgmTuning::from_env())) {
+    st.SkipWithError("GPU output differs from the CPU reference");
+    return;
+  }
+  auto dev = cuda_sgm_device(0);
+  SgmPipeline pl(*dev, p, L.width, L.height, 8, SgmTuning::from_env());
+  pl.upload(L.pixels.data(), R.pixels.data());
+  auto stream = static_cast<cudaStream_t>(cuda_sgm_stream(*dev));
+  evk::TimingStats t;
+  for (auto _ : st) {
+    t = evk::time_gpu([&](cudaStream_t) { pl.compute(); }, stream);
+    st.SetIterationTime(t.median_ms / 1000.0);
+  }
+  rate_counters(st, L.width, L.height, D, t.median_ms / 1000.0);
+  timing_counters(st, t);
+  st.counters["K"] = pl.layout().K;
+  st.counters["staged"] = SgmTuning::from_env().staged;
+  st.counters["device_MiB"] = static_cast<double>(pl.device_bytes() >> 20);
+  st.SetLabel(std::string(kSetting[st.range(2)]) + " " + evk::gpu_environment().devices[0].name);
+}
+
+// Each device stage alone (median of repeats, L2 flushed): where the time goes.
+void BM_sgm_gpu_stages(benchmark::State& st) {
+  if (!gpu_ok(st)) return;
+  const auto& [L, R] = bench_pair();
+  const int D = static_cast<int>(st.range(0));
+  const SgmParams p = make_params(D, static_cast<int>(st.range(1)), static_cast<int>(st.range(2)));
+  auto dev = cuda_sgm_device(0);
+  SgmPipeline pl(*dev, p, L.width, L.height, 8, SgmTuning::from_env());
+  pl.upload(L.pixels.data(), R.pixels.data());
+  pl.compute();
+  auto stream = static_cast<cudaStream_t>(cuda_sgm_stream(*dev));
+  evk::TimingStats c, a, w, q;
+  for (auto _ : st) {
+    c = evk::time_gpu([&](cudaStream_t) { pl.enqueue_cost(); }, stream);
+    a = evk::time_gpu([&](cudaStream_t) { pl.enqueue_aggregate(); }, stream);
+    w = evk::time_gpu([&](cudaStream_t) { pl.enqueue_wta(); }, stream);
+    q = evk::time_gpu([&](cudaStream_t) { pl.enqueue_post(); }, stream);
+    st.SetIterationTime((c.median_ms + a.median_ms + w.median_ms + q.median_ms) / 1000.0);
+  }
+  st.counters["census_ms"] = c.median_ms;
+  st.counters["aggregate_ms"] = a.median_ms;
+  st.counters["wta_ms"] = w.median_ms;
+  st.counters["post_ms"] = q.median_ms;
+  const double vol = static_cast<double>(pl.layout().volume_bytes(p.paths));
+  st.counters["aggregate_GBps"] = vol / (a.median_ms / 1000.0) / 1e9;  // path volumes written
+  st.counters["wta_GBps"] = vol / (w.median_ms / 1000.0) / 1e9;        // path volumes read
+  st.SetLabel(kSetting[st.range(2)]);
+}
+
+// Host to host: upload, all stages, download, synchronise (wall clock). range(3): 1 = pinned buffers.
+void BM_sgm_gpu_host(benchmark::State& st) {
+  if (!gpu_ok(st)) return;
+  const auto& [L, R] = bench_pair();
+  const int D = static_cast<int>(st.range(0));
+  const SgmParams p = make_params(D, static_cast<int>(st.range(1)), static_cast<int>(st.range(2)));
+  const bool pinned = st.range(3) != 0;
+  auto dev = cuda_sgm_device(0);
+  SgmPipeline pl(*dev, p, L.width, L.height, 8, SgmTuning::from_env());
+  const std::size_t n = static_cast<std::size_t>(L.width) * L.height;
+  std::uint8_t *hl = nullptr, *hr = nullptr;
+  std::int16_t* ho = nullptr;
+  std::vector<std::int16_t> out(n);
+  if (pinned) {
+    EVK_CUDA(cudaMallocHost(&hl, n));
+    EVK_CUDA(cudaMallocHost(&hr, n));
+    EVK_CUDA(cudaMallocHost(&ho, n * 2));
+    std::copy(L.pixels.begin(), L.pixels.end(), hl);
+    std::copy(R.pixels.begin(), R.pixels.end(), hr);
+  }
+  auto once = [&] {
+    pl.upload(pinned ? hl : L.pixels.data(), pinned ? hr : R.pixels.data());
+    pl.compute();
+    pl.download(pinned ? ho : out.data(), nullptr);
+    dev->synchronize();
+  };
+  for (int i = 0; i < 3; ++i) once();
+  std::vector<double> ms;
+  for (auto _ : st) {
+    ms.clear();
+    for (int i = 0; i < 21; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      once();
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    const evk::TimingStats t = evk::summarize(ms);
+    st.SetIterationTime(t.median_ms / 1000.0);
+    rate_counters(st, L.width, L.height, D, t.median_ms / 1000.0);
+    timing_counters(st, t);
+  }
+  if (pinned) {
+    cudaFreeHost(hl);
+    cudaFreeHost(hr);
+    cudaFreeHost(ho);
+  }
+  st.SetLabel(std::string(kSetting[st.range(2)]) + (pinned ? " pinned" : " pageable"));
+}
+
+// The overlapped frame engine (stream.hpp) on in-memory frames: range(3) slots (CUDA streams),
+// frames decoded and stored as no-ops, so this is the device pipeline's frame rate with pinned
+// copies overlapping kernels (1 slot: no overlap).
+void BM_sgm_gpu_stream(benchmark::State& st) {
+  if (!gpu_ok(st)) return;
+  const auto& [L, R] = bench_pair();
+  const int D = static_cast<int>(st.range(0));
+  const SgmParams p = make_params(D, static_cast<int>(st.range(1)), static_cast<int>(st.range(2)));
+  const int slots = static_cast<int>(st.range(3)), n = 60;
+  auto m = sgm_gpu_matcher(p, 0, slots, SgmTuning::from_env());
+  Frame proto;
+  proto.left = to_image16(L);
+  proto.right = to_image16(R);
+  m->prepare(proto);
+  auto load = [&](int) { return proto; };
+  auto store = [](int, StereoResult&) {};
+  run_stream(6, load, *m, store);  // warm-up: pipelines and pinned buffers
+  StreamStats s;
+  for (auto _ : st) {
+    s = run_stream(n, load, *m, store);
+    st.SetIterationTime(s.seconds);
+  }
+  const double f = static_cast<double>(s.frames);
+  rate_counters(st, L.width, L.height, D, s.seconds / f);
+  st.counters["upload_ms"] = s.upload_ms / f;
+  st.counters["kernels_ms"] = s.kernel_ms / f;
+  st.counters["download_ms"] = s.download_ms / f;
+  st.counters["slots"] = slots;
+  st.SetLabel(std::string(kSetting[st.range(2)]) + ", bound: " + s.bound);
+}
+#endif
+
+}  // namespace
+
+// args: disparities, paths, setting
+BENCHMARK(BM_sgm_cpu)->Args({64, 8, 0})->Args({128, 8, 1})->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+#if defined(EVK_HAVE_CUDA)
+BENCHMARK(BM_sgm_gpu)
+    ->ArgsProduct({{64, 128, 256}, {4, 8}, {0, 1, 2}})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseManualTime()
+    ->Iterations(1);
+BENCHMARK(BM_sgm_gpu_stages)->ArgsProduct({{64, 128, 256}, {4, 8}, {1}})->Unit(benchmark::kMicrosecond)->UseManualTime()->Iterations(1);
+BENCHMARK(BM_sgm_gpu_host)
+    ->ArgsProduct({{64, 128, 256}, {8}, {1}, {0, 1}})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseManualTime()
+    ->Iterations(1);
+BENCHMARK(BM_sgm_gpu_stream)->ArgsProduct({{128}, {8}, {1}, {1, 2, 3, 4}})->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(1);
+#endif
+
+BENCHMARK_MAIN();
