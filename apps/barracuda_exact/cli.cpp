@@ -138,6 +138,6 @@ int main(int argc, char** argv) {
   evk::add_devices_command(*app, "barracuda_exact", make_registry);
   add_index_command(*app);
   add_map_command(*app, join_args(argc, argv));
-  evk::gi::add_gi_command(*app, [] { return evk::barracuda_exact::make_gi_problem(); });
+  evk::gi::add_gi_command(*app, [] { return evk::barracuda_exact::make_gi_problem(); }, make_registry);
   return evk::run_cli(*app, argc, argv);
 }

@@ -320,6 +320,6 @@ int main(int argc, char** argv) {
   bcmd->callback([&] { run_batch(bc); });
 
   evk::add_devices_command(*app, "stereo", [] { return make_registry(); });
-  evk::gi::add_gi_command(*app, [] { return evk::stereo::make_gi_problem(); });
+  evk::gi::add_gi_command(*app, [] { return evk::stereo::make_gi_problem(); }, [] { return make_registry(); });
   return evk::run_cli(*app, argc, argv);
 }

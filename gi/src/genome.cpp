@@ -191,7 +191,9 @@ Genome parse_genome(const Grammar& g, const std::string& txt, const std::string&
 Variant apply_genome(const Problem& p, const std::string& genome_text) {
   if (text::trim(genome_body(genome_text)).empty()) return {p.kernel_source(), p.default_config()};
   Grammar g = make_grammar(p);
-  return apply(g, parse_genome(g, genome_text));
+  ApplyOptions o;
+  o.engine = false;
+  return apply(g, parse_genome(g, genome_text), o);
 }
 
 }  // namespace evk::gi

@@ -45,7 +45,7 @@ TEST(GiWorker, SlowCrashingAndHangingCandidatesAreIsolated) {
   Worker w(self_worker());
   DeviceSummary d = w.device();
   ASSERT_GT(d.cc, 0);
-  w.set_case(1, false);
+  w.set_case(1, false, "large");
   std::string src = p->kernel_source();
   std::vector<std::string> sources = {
       src,
@@ -89,7 +89,7 @@ TEST(GiWorker, TicksArePlausibleAndRunawayLoopsEndAtTheDeadline) {
   Worker w(self_worker());
   DeviceSummary d = w.device();
   ASSERT_GT(d.clock_khz, 0);
-  w.set_case(1, false);
+  w.set_case(1, false, "large");
   const std::string src = apply(g, empty_genome(g)).source;  // instrumented, guards
   // ~1 us per iteration, 65536 iterations per thread allowed by the guard: seconds without a deadline
   const std::string runaway = with_body_suffix(

@@ -203,10 +203,19 @@ TEST(RegGi, ApplyEmptyGenomeReproducesTheOriginal) {
   ASSERT_EQ(a.exit_code, 0) << a.err;
   const auto j = nlohmann::json::parse(a.out);
   EXPECT_EQ(j.at("options"), (nlohmann::json{"-DRemX=1", "-DBLOCK_SIZE=64"}));
-  // config only: the engine's prelude, but no edit touches a loop, so no loop carries a guard
+  // config only: no edit touches a loop, so the source a person reads is the kernel file itself (no
+  // engine prelude, no loop guard); the config travels as options
   const std::string cfg_src = slurp((tmp / "cfg.cu").string());
-  EXPECT_NE(cfg_src.find("evk_gi_stamp"), std::string::npos);
-  EXPECT_EQ(cfg_src.find("EVK_GI_OK(evk_gi_guard_"), std::string::npos);
+  EXPECT_TRUE(cfg_src == want);
+  EXPECT_EQ(cfg_src.find("evk_gi_stamp"), std::string::npos);
+  EXPECT_EQ(cfg_src.find("EVK_GI_OK"), std::string::npos);
+  // --as-searched: the engine's prelude in front, still no guard
+  const auto b = evk::testing::run_tool("reg_deform", "gi apply " + (tmp / "cfg.genome").string() + " --as-searched -o " +
+                                                          (tmp / "searched.cu").string());
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const std::string searched = slurp((tmp / "searched.cu").string());
+  EXPECT_NE(searched.find("evk_gi_stamp"), std::string::npos);
+  EXPECT_EQ(searched.find("EVK_GI_OK(evk_gi_guard_"), std::string::npos);
 }
 
 TEST(RegGi, EveryMacroCompilesWithNvrtc) {

@@ -1,12 +1,17 @@
-// `<tool> gi ...`: grammar, apply, run, minimize, tune, validate, report (and the hidden worker).
+// `<tool> gi ...`: grammar, apply, run, minimize, tune, validate, evolve, install, list, remove,
+// report (and the hidden worker).
 #pragma once
 #include <functional>
 #include <memory>
 
 #include <CLI/CLI.hpp>
 
+#include "evk/dispatch.hpp"
 #include "evk/gi/problem.hpp"
 
 namespace evk::gi {
-void add_gi_command(CLI::App& app, std::function<std::unique_ptr<Problem>()> make_problem);
+// make_registry: the tool's registry with its built-in variants (for `gi list` / `gi remove`); none:
+// only the overlay directory is listed.
+void add_gi_command(CLI::App& app, std::function<std::unique_ptr<Problem>()> make_problem,
+                    std::function<evk::Registry()> make_registry = {});
 }  // namespace evk::gi
