@@ -10,6 +10,7 @@
 #include <random>
 #include <sstream>
 #include <stdexcept>
+#include <unordered_set>
 
 #include "evk/error.hpp"
 #include "evk/parallel.hpp"
@@ -208,23 +209,32 @@ RandomBwt make_random_bwt(const RandomBwtOptions& o) {
   idx.primary = 1 + m.below(n);  // the '$' row
   // Repeats: chains of rows i_0 -> LF(i_0) -> ... whose next copies-1 rows carry the same base at
   // every step, so the walk's pattern occurs `copies` times. A missing base is brought next to the
-  // chain by rotating a few stored bases (counts outside the rotated span do not change).
+  // chain by rotating a few stored bases: that changes the base and LF of the rotated rows only
+  // (counts outside the span do not change), so rotations never touch a row of a planted chain.
+  std::unordered_set<std::uint64_t> planted;
+  auto free_span = [&](std::uint64_t a, std::uint64_t b) {
+    for (std::uint64_t x = a; x <= b; ++x)
+      if (planted.count(x)) return false;
+    return true;
+  };
   for (int k = 0; k < o.chains; ++k) {
     const int copies = 2 + static_cast<int>(m.below(static_cast<std::uint64_t>(std::max(1, o.max_copies - 1))));
     std::uint64_t row = 1 + m.below(n - 64);
     RandomBwt::Chain ch{row, 0, copies};
+    std::unordered_set<std::uint64_t> rows;  // this chain's rows so far
     for (int t = 0; t < o.chain_len; ++t) {
       const int c = bwt_row_char(idx, row);
       if (c < 0 || row + static_cast<std::uint64_t>(copies) + 64 >= n) break;
-      bool ok = true;
+      bool ok = free_span(row + 1, row + static_cast<std::uint64_t>(copies) - 1) && !rows.count(row);
       for (int j = 1; j < copies && ok; ++j) {
         const std::uint64_t rj = row + static_cast<std::uint64_t>(j);
         if (bwt_row_char(idx, rj) == c) continue;
-        // nearest row q > rj with base c, no '$' in [rj, q]
+        // nearest row q > rj with base c, no '$' and no planted row in [rj, q]
         std::uint64_t q = rj + 1;
         while (q < rj + 64 && q != idx.primary && bwt_row_char(idx, q) != c) ++q;
-        if (rj <= idx.primary && idx.primary <= q) ok = false;
-        if (!ok || bwt_row_char(idx, q) != c) {
+        bool mine = false;
+        for (std::uint64_t x = rj; x <= q && !mine; ++x) mine = rows.count(x) > 0;
+        if ((rj <= idx.primary && idx.primary <= q) || bwt_row_char(idx, q) != c || !free_span(rj, q) || mine) {
           ok = false;
           break;
         }
@@ -234,10 +244,16 @@ RandomBwt make_random_bwt(const RandomBwtOptions& o) {
         for (std::uint64_t b = s0 / kOccInterval + 1; b <= s1 / kOccInterval; ++b) refresh_header(idx, b);
       }
       if (!ok) break;
+      for (int j = 0; j < copies; ++j) rows.insert(row + static_cast<std::uint64_t>(j));
       ++ch.length;
       row = bwt_lf(idx, row, c);
     }
-    if (ch.length >= 36) r.chains.push_back(ch);
+    if (ch.length >= 36) {
+      planted.insert(rows.begin(), rows.end());
+      r.chains.push_back(ch);
+    } else {
+      // too short to use: its rows stay unprotected (their bases may have been moved; no chain uses them)
+    }
   }
   return r;
 }
