@@ -443,7 +443,7 @@ class Problem final : public gi::Problem {
   std::vector<gi::ConfigParam> config_params() const override { return kernel_params(); }
   std::vector<std::string> compile_options(const gi::Config& cfg) const override { return kernel_compile_options(cfg); }
   std::vector<gi::SizeClass> size_classes() const override {
-    return {{"ecoli", "an E. coli-sized generated reference (4.6 Mbp, repeats, an N run): its 2.4 MB occurrence table fits in L2"},
+    return {{"ecoli", "an E. coli-sized generated reference (4.6 Mbp, repeats, an N run): its 4.6 MB occurrence table fits in L2"},
             {"large", "a random 1 G-row BWT (a 500 Mbp reference) with planted repeats: a 500 MB occurrence table, far "
                       "larger than L2"}};
   }
