@@ -249,6 +249,10 @@ TEST(BarracudaGiClasses, ClassesAndDisjointHoldOutCases) {
   EXPECT_TRUE(p->constraints(cfg).empty());
   cfg["direct_sequence"] = "false";  // a local query buffer of MAX_READ_WORDS * 8 bases
   EXPECT_EQ(p->constraints(cfg), std::vector<std::string>{"read_length <= 1024"});
+  // the class of a request: by reference length
+  EXPECT_EQ(p->class_of({{"ref_length", 4.6e6}, {"read_length", 100}}), "ecoli");
+  EXPECT_EQ(p->class_of({{"ref_length", 3.1e9}}), "large");
+  EXPECT_EQ(p->class_of({}), "ecoli");
 }
 
 // The random BWT of the `large` class (here small): its occurrence table counts its string, backward

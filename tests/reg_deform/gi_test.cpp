@@ -274,6 +274,10 @@ TEST(RegGiClasses, ClassesAndDisjointHoldOutCases) {
   EXPECT_TRUE(p->constraints(cfg).empty());
   cfg["c_controlPointVoxelSpacing"] = "true";
   EXPECT_EQ(p->constraints(cfg), std::vector<std::string>{"spacing == 5"});
+  // the class of a request: masked -> paper, dense -> by size
+  EXPECT_EQ(p->class_of({{"dense", 0}, {"voxels", 1.7e6}}), "paper");
+  EXPECT_EQ(p->class_of({{"dense", 1}, {"voxels", 197.0 * 233 * 189}}), "head1mm");
+  EXPECT_EQ(p->class_of({{"dense", 1}, {"voxels", 91.0 * 109 * 91}}), "head2mm");
 }
 
 // A head case without the shared data: the brain's size, dense, a grid perturbed by <= 5 mm.

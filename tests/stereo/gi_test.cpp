@@ -244,6 +244,20 @@ TEST(StereoGiClasses, ClassesAndDisjointHoldOutCases) {
     }
   }
   EXPECT_THROW(gi_case(0, false, "4k"), evk::InputError);
+  // the class of a request: the nearest by pixel count
+  auto cls = [&](int w, int h) { return p->class_of({{"width", w}, {"height", h}, {"max_disparity", 63}}); };
+  EXPECT_EQ(cls(320, 240), "paper");
+  EXPECT_EQ(cls(384, 288), "paper");       // Tsukuba
+  EXPECT_EQ(cls(434, 383), "middlebury");  // Venus
+  EXPECT_EQ(cls(450, 375), "middlebury");
+  EXPECT_EQ(cls(640, 480), "kitti");
+  EXPECT_EQ(cls(1242, 375), "kitti");
+  EXPECT_EQ(cls(1282, 1110), "1080p");     // Aloe
+  EXPECT_EQ(cls(3840, 2160), "1080p");
+  for (const auto& c : p->class_names()) {
+    const GiCase k = gi_case(0, true, c);
+    EXPECT_EQ(cls(k.width, k.height), c);
+  }
 }
 
 TEST(StereoGiClasses, ConstraintsOfAConfiguration) {

@@ -448,6 +448,11 @@ class Problem final : public gi::Problem {
                       "larger than L2"}};
   }
   std::vector<std::string> property_names() const override { return {"read_length", "ref_length"}; }
+  std::string class_of(const gi::Properties& request) const override {
+    // the occurrence table of a reference beyond ~50 Mbp (~50 MB) no longer fits in L2
+    auto it = request.find("ref_length");
+    return it != request.end() && it->second > 50e6 ? "large" : "ecoli";
+  }
   std::vector<std::string> constraints(const gi::Config& cfg) const override {
     // a query buffered locally holds at most MAX_READ_WORDS * 8 bases
     if (validate_kernel_config(cfg).at("direct_sequence") == "false") return {"read_length <= " + std::to_string(kMaxReadLen)};

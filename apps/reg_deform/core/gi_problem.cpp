@@ -44,7 +44,7 @@ namespace {
 #if defined(EVK_HAVE_CUDA)
 class Evaluation final : public evk::gi::Evaluation {
  public:
-  explicit Evaluation(const GiCaseData& d) : describe_(d.describe) {
+  explicit Evaluation(const GiCaseData& d) : describe_(d.describe), dense_(d.mask.empty()) {
     geo_ = d.geo;
     layout_ = tile_layout(geo_, 5);
     tiles_ = active_tiles(geo_, d.mask, layout_);
@@ -78,7 +78,7 @@ class Evaluation final : public evk::gi::Evaluation {
   }
   double work_items() const override { return static_cast<double>(work_); }
   evk::gi::Properties properties() const override {
-    return {{"voxels", static_cast<double>(work_)}, {"spacing", 5}};
+    return {{"voxels", static_cast<double>(work_)}, {"spacing", 5}, {"dense", dense_ ? 1.0 : 0.0}};
   }
   void poison(cudaStream_t s) override {
     EVK_CUDA(cudaMemsetAsync(out_.get(), 0xff, out_.size() * sizeof(float4), s));  // NaN everywhere
@@ -125,6 +125,7 @@ class Evaluation final : public evk::gi::Evaluation {
 
  private:
   std::string describe_;
+  bool dense_ = false;
   Geometry geo_;
   TileLayout layout_;
   std::vector<std::uint32_t> tiles_;
@@ -168,7 +169,16 @@ class Problem final : public evk::gi::Problem {
             {"head1mm", "a dense whole-head volume at 1 mm: 197x233x189 = 8.7 M voxels (ICBM 2009a geometry)"},
             {"head2mm", "a dense whole-head volume at 2 mm: 91x109x91 = 0.9 M voxels (MNI152 / Colin 27 / avg152)"}};
   }
-  std::vector<std::string> property_names() const override { return {"spacing", "voxels"}; }
+  std::vector<std::string> property_names() const override { return {"spacing", "voxels", "dense"}; }
+  std::string class_of(const evk::gi::Properties& request) const override {
+    // a masked request is the paper's kind of case; a dense one a head at 1 mm or 2 mm by size
+    auto get = [&](const char* k, double d) {
+      auto it = request.find(k);
+      return it == request.end() ? d : it->second;
+    };
+    if (get("dense", 1) == 0) return "paper";
+    return get("voxels", 0) > 3e6 ? "head1mm" : "head2mm";
+  }
   std::vector<std::string> constraints(const evk::gi::Config& cfg) const override {
     // the spacing as the compile-time constant 5 (the tile kernel runs at spacing 5 in any case)
     if (KernelConfig::from_map(cfg).const_spacing) return {"spacing == 5"};

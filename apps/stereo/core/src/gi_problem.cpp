@@ -1,6 +1,7 @@
 #include "evk/stereo/gi_problem.hpp"
 
 #include <cmath>
+#include <iterator>
 #include <cstdio>
 #include <stdexcept>
 
@@ -128,6 +129,7 @@ class StereoProblem final : public gi::Problem {
     return {"width", "height", "min_disparity", "max_disparity", "disparities", "window"};
   }
   std::vector<std::string> constraints(const gi::Config& cfg) const override { return gi_constraints(cfg); }
+  std::string class_of(const gi::Properties& request) const override { return gi_class_of(request); }
   std::unique_ptr<gi::Evaluation> make_evaluation(std::uint64_t seed, bool holdout, const std::string& cls) const override {
     check_class(cls);
 #if defined(EVK_HAVE_CUDA)
@@ -164,6 +166,20 @@ GiCase gi_case(std::uint64_t seed, bool holdout, const std::string& size_class) 
   // Training pairs use even, hold-out pairs odd pair seeds: the two sets never overlap.
   c.pair_seed = 2 * seed + (holdout ? 1 : 0);
   return c;
+}
+
+std::string gi_class_of(const gi::Properties& request) {
+  // the nearest class by pixel count (boundaries at the geometric means of neighbouring sizes)
+  auto get = [&](const char* k, double d) {
+    auto it = request.find(k);
+    return it == request.end() ? d : it->second;
+  };
+  const double px = get("width", 320) * get("height", 240);
+  for (std::size_t i = 0; i + 1 < std::size(kClasses); ++i) {
+    const double a = double(kClasses[i].width) * kClasses[i].height, b = double(kClasses[i + 1].width) * kClasses[i + 1].height;
+    if (px <= std::sqrt(a * b)) return kClasses[i].name;
+  }
+  return kClasses[std::size(kClasses) - 1].name;
 }
 
 std::vector<std::string> gi_constraints(const gi::Config& cfg) {

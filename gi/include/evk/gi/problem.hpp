@@ -133,6 +133,12 @@ class Problem {
   }
   // Optional: the request property names `requires` lines may use (empty: not checked).
   virtual std::vector<std::string> property_names() const { return {}; }
+  // Optional: the size class a request belongs to (what the dispatch looks up), from its properties
+  // (property_names()); default: the first class.
+  virtual std::string class_of(const Properties& request) const {
+    (void)request;
+    return size_classes().front().name;
+  }
 
   // Optional: the loop guard's limit (iterations per loop entry per thread) added to every evolvable
   // `for`; must exceed every loop of the original. 0: the engine's default, 65536.

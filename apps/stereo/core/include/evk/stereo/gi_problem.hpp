@@ -31,6 +31,10 @@ struct GiCase {
 };
 GiCase gi_case(std::uint64_t seed, bool holdout, const std::string& size_class);  // InputError: unknown class
 
+// The size class of a request {width, height, ...}: the nearest class by pixel count (Tsukuba's
+// 384x288 -> paper, Venus' 434x383 -> middlebury, 1242x375 -> kitti, 1920x1080 and above -> 1080p).
+std::string gi_class_of(const gi::Properties& request);
+
 // The `requires` lines a configuration implies: OUT_TYPE=uchar -> "max_disparity <= 253"; a window
 // limit when XHALO or shared memory rule out the widest windows.
 std::vector<std::string> gi_constraints(const gi::Config& cfg);
