@@ -265,7 +265,7 @@ void add_gi_command(CLI::App& app, MakeProblem make_problem, std::function<evk::
 
   // ---- apply
   {
-    auto* c = gi->add_subcommand("apply", "Write the kernel source patched by a genome (empty genome: the original)");
+    auto* c = gi->add_subcommand("apply", "Write the source a person reads: the original plus the genome's edits and the loop guards they need");
     auto genome = std::make_shared<std::string>();
     auto out = std::make_shared<std::string>();
     auto json_out = std::make_shared<bool>(false);

@@ -129,6 +129,11 @@ TEST(StereoGiCli, ApplyEmptyGenomeReproducesTheKernelFile) {
   ASSERT_EQ(r2.exit_code, 0) << r2.err;
   EXPECT_NE(slurp(t / "k2.cu"), original);
   EXPECT_NE(slurp(t / "k2.cu").find("<_K_235> deleted"), std::string::npos);
+  // the source a person reads: no engine prelude (that is --as-searched)
+  EXPECT_EQ(slurp(t / "k2.cu").find("evk_gi_stamp"), std::string::npos);
+  auto r3 = run_tool("stereo", "gi apply '" + (t / "one.genome").string() + "' --as-searched -o '" + (t / "k3.cu").string() + "'");
+  ASSERT_EQ(r3.exit_code, 0) << r3.err;
+  EXPECT_NE(slurp(t / "k3.cu").find("evk_gi_stamp"), std::string::npos);
 }
 
 TEST(StereoGiCli, GrammarCountsMatchTheSource) {
