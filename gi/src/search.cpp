@@ -402,8 +402,9 @@ class Search {
         }
       }
       // All of the round's candidates go to the compile threads at once (in order, no barrier
-      // between groups); this thread runs each one as soon as it and those before it are compiled,
-      // so the GPU works while NVRTC compiles the rest and no compile thread waits for a group.
+      // between groups); this thread hands each one to the lane runners as soon as it and those
+      // before it are compiled, so the GPUs work while NVRTC compiles the rest and no compile thread
+      // waits for a group.
       std::vector<Variant> batch;
       for (std::size_t i : to_compile) batch.push_back(vars[i]);
       std::vector<char> ready(to_compile.size(), 0);

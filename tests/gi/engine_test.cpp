@@ -257,7 +257,7 @@ TEST(GiApplyReadable, CompilesToTheSearchedKernel) {
       ASSERT_FALSE(ptx[k].empty());
     }
     EXPECT_TRUE(ptx[0] == ptx[1]) << "the readable source compiles to other code than the searched one";
-    if (ptx[0] != ptx[1] && std::getenv("EVK_DUMP_PTX")) {
+    if (ptx[0] != ptx[1] && std::getenv("EVK_DUMP_PTX")) {  // keep both for diffing
       std::ofstream(std::string("/tmp/readable-") + a.name + ".ptx") << ptx[0];
       std::ofstream(std::string("/tmp/searched-") + a.name + ".ptx") << ptx[1];
     }
