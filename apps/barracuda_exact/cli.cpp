@@ -249,9 +249,9 @@ int main(int argc, char** argv) {
   evk::add_devices_command(*app, "barracuda_exact", bc::make_registry);
   add_index_command(*app);
   add_map_command(*app, join_args(argc, argv));
-  evk::gi::add_gi_command(*app, [] { return evk::barracuda_exact::make_gi_problem(); });
+  evk::gi::add_gi_command(*app, [] { return evk::barracuda_exact::make_gi_problem(); }, bc::make_registry);
   evk::gi::add_gi_command(
-      *app, [] { return evk::barracuda_exact::make_inexact_gi_problem(); }, "gi-inexact",
+      *app, [] { return evk::barracuda_exact::make_inexact_gi_problem(); }, {}, "gi-inexact",
       "Genetic improvement of the inexact-search kernel (problem barracuda_inexact): the same commands as gi");
   return evk::run_cli(*app, argc, argv);
 }

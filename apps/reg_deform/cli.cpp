@@ -248,10 +248,7 @@ int main(int argc, char** argv) {
     const rd::Mat44 aff = ga->affine.empty() ? rd::Mat44::identity() : rd::read_affine(ga->affine);
     st.done("read");
     rd::Grid g = rd::make_grid(ref.geo, ga->spacing, aff);
-    if (ga->perturb > 0) {
-      rd::SplitMix64 rng(ga->seed);
-      for (auto& v : g.data) v = static_cast<float>(v + rng.uniform(-ga->perturb, ga->perturb));
-    }
+    if (ga->perturb > 0) rd::perturb_grid(g, ga->perturb, ga->seed);
     st.done("make");
     rd::write_grid(ga->out, g, {ga->nifti});
     st.done("write");
@@ -326,6 +323,13 @@ int main(int argc, char** argv) {
 
   rd::add_affine_command(*app);
   add_register_command(*app);
-  evk::gi::add_gi_command(*app, [] { return evk::reg_deform::make_gi_problem(); });
+  evk::gi::add_gi_command(
+      *app,
+      [] {
+        rd::GiProblemOptions o;  // the head classes take the shared brains' geometry through the NIfTI reader
+        o.read_geometry = [](const std::string& path) { return rd::read_volume(path).geo; };
+        return evk::reg_deform::make_gi_problem(o);
+      },
+      rd::make_registry);
   return evk::run_cli(*app, argc, argv);
 }

@@ -645,6 +645,6 @@ int main(int argc, char** argv) {
 
   evk::add_devices_command(*app, "stereo", [] { return make_registry(); });
   // EVK_STEREO_GI_KERNEL=sgm: the SGM aggregation kernel (the worker inherits the environment)
-  evk::gi::add_gi_command(*app, [] { return evk::stereo::make_gi_problem_from_env(); });
+  evk::gi::add_gi_command(*app, [] { return evk::stereo::make_gi_problem_from_env(); }, [] { return make_registry(); });
   return evk::run_cli(*app, argc, argv);
 }

@@ -6,7 +6,10 @@
 # Each step has a cap, the whole script a deadline, and OUTDIR/gi-TOOL.tar.gz is rewritten after
 # every step, so a cut run still returns what was done. A summary goes to OUTDIR/summary.txt and the
 # genomes to OUTDIR/TOOL/. Run it from the repository root (the device tool's working copy).
-# Usage: gi_pipeline.sh BUNDLE OUTDIR "TOOL..." [POP] [GENERATIONS] [DEADLINE_S] [CASES]
+# CLASS: one size class for every step (`gi classes` lists them); without it the search cycles
+# through the classes, minimize/tune measure on every class and validate reports every class (the
+# steps' caps are then 4x longer).
+# Usage: gi_pipeline.sh BUNDLE OUTDIR "TOOL..." [POP] [GENERATIONS] [DEADLINE_S] [CASES] [CLASS]
 # A TOOL may name another GI subcommand of the tool as TOOL:COMMAND (barracuda_exact:gi-inexact, the
 # inexact-search kernel); its results go to OUTDIR/TOOL-COMMAND.
 set -uo pipefail
@@ -17,6 +20,10 @@ pop=${4:-60}
 gens=${5:-10}
 deadline=$(( $(date +%s) + ${6:-540} ))
 cases=${7:-10}
+cls=${8:-}
+copt=()
+f=4  # cap factor: every class is measured
+if [ -n "$cls" ]; then copt=(--class "$cls"); f=1; fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 summary="$out/summary.txt"
@@ -56,7 +63,7 @@ for spec in $tools; do
   }
   # the search gets what is left after ~45% of the share kept for the steps after it
   run_cap=$(( share * 55 / 100 ))
-  step run "$run_cap" "$tool" "$gi" run --pop "$pop" --generations "$gens" --seed 1 --out run --json
+  step run "$run_cap" "$tool" "$gi" run --pop "$pop" --generations "$gens" --seed 1 "${copt[@]}" --out run --json
   if [ ! -f "$work/run/best.genome" ] && [ -f "$work/run/checkpoint.json" ]; then
     # cut by its cap: close the run after its last checkpoint (best.genome is written at the end)
     done_gens=$(( $(wc -l < "$work/run/generations.csv") - 1 ))
@@ -64,13 +71,13 @@ for spec in $tools; do
   fi
   [ -f "$work/run/best.genome" ] && cp "$work/run/best.genome" "$work/best.genome"
   if [ -f "$work/best.genome" ]; then
-    step minimize 60 "$tool" "$gi" minimize best.genome -o min.genome --json
+    step minimize $((60 * f)) "$tool" "$gi" minimize best.genome "${copt[@]}" -o min.genome --json
     [ -f "$work/min.genome" ] || cp "$work/best.genome" "$work/min.genome"
-    step tune_original 60 "$tool" "$gi" tune -o pretuned.genome --json
+    step tune_original $((60 * f)) "$tool" "$gi" tune "${copt[@]}" -o pretuned.genome --json
     if [ -f "$work/pretuned.genome" ]; then pre=(--pretuned pretuned.genome); else pre=(); fi
-    step validate_min 50 "$tool" "$gi" validate min.genome "${pre[@]}" --cases "$cases" --json
-    step tune_evolved 60 "$tool" "$gi" tune min.genome -o evolved.genome --json
-    [ -f "$work/evolved.genome" ] && step validate_evolved 50 "$tool" "$gi" validate evolved.genome "${pre[@]}" --cases "$cases" --json
+    step validate_min $((50 * f)) "$tool" "$gi" validate min.genome "${pre[@]}" "${copt[@]}" --cases "$cases" --json
+    step tune_evolved $((60 * f)) "$tool" "$gi" tune min.genome "${copt[@]}" -o evolved.genome --json
+    [ -f "$work/evolved.genome" ] && step validate_evolved $((50 * f)) "$tool" "$gi" validate evolved.genome "${pre[@]}" "${copt[@]}" --cases "$cases" --json
   fi
   mkdir -p "$out/$t"
   for f in best min pretuned evolved; do

@@ -1,4 +1,5 @@
 // Applying a genome: edits left to right onto the grammar, then the grammar inverted to source.
+#include <algorithm>
 #include <regex>
 
 #include "evk/gi/genome.hpp"
@@ -140,7 +141,7 @@ static int loop_end(const Grammar& g, int i) {
   return n - 1;
 }
 
-Variant apply(const Grammar& g, const Genome& x) {
+Variant apply(const Grammar& g, const Genome& x, const ApplyOptions& ao) {
   int n = static_cast<int>(g.lines.size());
   std::vector<LineState> st(n);
   std::map<int, std::string> cond;          // IF rule -> condition text
@@ -236,26 +237,33 @@ Variant apply(const Grammar& g, const Genome& x) {
       break;
     }
   }
-  std::string out = kPrelude;
+  // the engine's prelude and tick scope only in the searched form; the readable form defines the
+  // guard macro only when a loop carries a guard
+  const bool any_guard = std::find(guarded.begin(), guarded.end(), true) != guarded.end();
+  std::string out = ao.engine ? kPrelude : "";
+  const char* const tick_scope = ao.engine ? "  evk_gi_tick_scope evk_gi_ticks_;\n" : "";
   static const std::regex shared_re(R"(\b__shared__\b)");
   for (int i = 0; i < n; ++i) {
     const Line& L = g.lines[i];
-    if (i == body_open + 1 && body_open >= 0 && !(sig_changed && body_open == g.signature_end))
-      out += "  evk_gi_tick_scope evk_gi_ticks_;\n";
-    if (i == begin) {
+    if (i == body_open + 1 && body_open >= 0 && !(sig_changed && body_open == g.signature_end)) out += tick_scope;
+    if (i == begin && ao.engine) {
       out += "#ifndef EVK_GI_LOOP_LIMIT\n#define EVK_GI_LOOP_LIMIT " + std::to_string(g.options.loop_limit) + "u\n#endif\n"
              "#if EVK_GI_DEADLINE\n"
              "#define EVK_GI_OK(g) ((g)++ < EVK_GI_LOOP_LIMIT && (((g) & 255u) != 0u || evk_gi_in_time()))\n"
              "#else\n"
              "#define EVK_GI_OK(g) ((g)++ < EVK_GI_LOOP_LIMIT)\n"
              "#endif\n";
+    } else if (i == begin && any_guard) {
+      out += "// gi: loops an edit touches get a guard (at most EVK_GI_LOOP_LIMIT iterations per entry)\n"
+             "#ifndef EVK_GI_LOOP_LIMIT\n#define EVK_GI_LOOP_LIMIT " + std::to_string(g.options.loop_limit) + "u\n#endif\n"
+             "#define EVK_GI_OK(g) ((g)++ < EVK_GI_LOOP_LIMIT)\n";
     }
     if (sig_changed && i == g.signature_begin) {
       std::string joined;
       for (int j = g.signature_begin; j <= g.signature_end; ++j) joined += g.lines[j].text + (j < g.signature_end ? "\n" : "");
       out += rebuild_signature(g, joined, restrict_on, const_args, lb) + "\n";
       i = g.signature_end;
-      if (body_open == i) out += "  evk_gi_tick_scope evk_gi_ticks_;\n";
+      if (body_open == i) out += tick_scope;
       continue;
     }
     if (auto it = guard_before.find(i); it != guard_before.end())

@@ -219,7 +219,9 @@ Variant apply_genome(const Problem& p, const std::string& genome_text) {
   if (text::trim(genome_body(genome_text)).empty() && genes_header(genome_text, "genome") <= 0)
     return {p.kernel_source(), p.default_config()};
   Grammar g = make_grammar(p);
-  return apply(g, parse_genome(g, genome_text));
+  ApplyOptions o;
+  o.engine = false;
+  return apply(g, parse_genome(g, genome_text), o);
 }
 
 }  // namespace evk::gi

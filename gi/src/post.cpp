@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <sstream>
+#include <stdexcept>
 
 namespace evk::gi {
 
@@ -22,6 +25,16 @@ RunResult measure(Evaluator& ev, const Variant& v, const TimingSpec& t, double t
     return r;
   }
   return ev.run(c[0], v.config, t, timeout_s);
+}
+
+std::vector<CaseRef> probe_cases(const std::vector<std::string>& classes, const std::vector<int>& per_class,
+                                 std::uint64_t seed) {
+  std::vector<CaseRef> out;
+  for (std::size_t c = 0; c < classes.size(); ++c) {
+    const int n = c < per_class.size() ? std::max(1, per_class[c]) : 1;
+    for (int k = 0; k < n; ++k) out.push_back({classes[c], seed + static_cast<std::uint64_t>(k)});
+  }
+  return out;
 }
 
 namespace {
@@ -44,28 +57,87 @@ Spread spread(std::vector<double> v) {
   s.median = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
   return s;
 }
+std::string case_name(const CaseRef& c) {
+  return (c.size_class.empty() ? std::string() : c.size_class + ":") + std::to_string(c.seed);
+}
+// Noise of repeated measurements: the sample standard deviation.
+double stdev(const std::vector<double>& v) {
+  if (v.size() < 2) return 0;
+  double mean = 0;
+  for (double x : v) mean += x;
+  mean /= static_cast<double>(v.size());
+  double var = 0;
+  for (double x : v) var += (x - mean) * (x - mean);
+  return std::sqrt(var / static_cast<double>(v.size() - 1));
+}
 }  // namespace
 
 MinimizeResult minimize(const Grammar& g, Evaluator& ev, const Genome& x, const MinimizeOptions& o, const StepCallback& cb) {
   MinimizeResult res;
   res.input = x;
-  ev.set_case(o.case_seed, false);
-  Variant v = apply(g, x);
-  std::vector<double> samples;
-  for (int i = 0; i < o.noise_samples; ++i) {
-    RunResult r = measure(ev, v, o.timing);
-    if (!good(r)) throw std::runtime_error("minimize: the input genome fails: " + (r.ok() ? r.check.summary : r.message));
-    samples.push_back(r.median_ms);
+  const std::vector<CaseRef> cases = o.cases.empty() ? std::vector<CaseRef>{{"", o.case_seed}} : o.cases;
+  const std::size_t nc = cases.size();
+  auto compile_one = [&](const Genome& y) {
+    Variant v = apply(g, y);
+    auto c = ev.compile({v});
+    return std::make_pair(v, std::move(c[0]));
+  };
+  std::size_t current = nc;  // the evaluator's case: set only when it changes
+  auto run_on_case = [&](std::size_t k, const Variant& v, const Compiled& c) {
+    if (k != current) ev.set_case(cases[k].seed, false, cases[k].size_class);
+    current = k;
+    if (!c.ok) {
+      RunResult r;
+      r.status = RunResult::Status::worker_error;
+      r.message = "does not compile: " + c.log.substr(0, 500);
+      return r;
+    }
+    return ev.run(c, v.config, o.timing, 60);
+  };
+  // the input genome's time and noise on every case
+  std::vector<double> limit(nc);
+  res.case_base_ms.resize(nc);
+  res.case_noise_ms.resize(nc);
+  {
+    auto [v, c] = compile_one(x);
+    for (std::size_t k = 0; k < nc; ++k) {
+      std::vector<double> samples;
+      for (int i = 0; i < o.noise_samples; ++i) {
+        RunResult r = run_on_case(k, v, c);
+        if (!good(r))
+          throw std::runtime_error("minimize: the input genome fails on case " + case_name(cases[k]) + ": " +
+                                   (r.ok() ? r.check.summary : r.message));
+        samples.push_back(r.median_ms);
+      }
+      res.case_noise_ms[k] = stdev(samples);
+      res.case_base_ms[k] = spread(samples).median;
+      const double noise = std::max(res.case_noise_ms[k], o.min_noise_fraction * res.case_base_ms[k]);
+      limit[k] = res.case_base_ms[k] + o.sigmas * noise;
+    }
   }
-  double mean = 0;
-  for (double s : samples) mean += s;
-  mean /= samples.size();
-  double var = 0;
-  for (double s : samples) var += (s - mean) * (s - mean);
-  res.noise_ms = samples.size() > 1 ? std::sqrt(var / (samples.size() - 1)) : 0;
-  res.base_ms = spread(samples).median;
-  double noise = std::max(res.noise_ms, o.min_noise_fraction * res.base_ms);
-  double limit = res.base_ms + o.sigmas * noise;
+  res.base_ms = res.case_base_ms[0];
+  res.noise_ms = res.case_noise_ms[0];
+  // One knock-out: removed when correct and within the limit on every case.
+  auto try_without = [&](const Genome& cand, const std::string& gene) {
+    auto [v, c] = compile_one(cand);
+    std::string times;
+    for (std::size_t k = 0; k < nc; ++k) {
+      RunResult r = run_on_case(k, v, c);
+      if (!good(r)) {
+        res.log.push_back("kept " + gene + ": fails without it" + (nc > 1 ? " on case " + case_name(cases[k]) : ""));
+        return false;
+      }
+      if (r.median_ms > limit[k]) {
+        res.log.push_back("kept " + gene + ": " + fmt(r.median_ms) + " ms without it (limit " + fmt(limit[k]) + ")" +
+                          (nc > 1 ? " on case " + case_name(cases[k]) : ""));
+        return false;
+      }
+      times += (times.empty() ? "" : ", ") + fmt(r.median_ms);
+    }
+    res.log.push_back("removed " + gene + ": " + times + " ms without it (limit " + fmt(limit[0]) +
+                      (nc > 1 ? " on the first of " + std::to_string(nc) + " cases" : "") + ")");
+    return true;
+  };
   // genes: non-default config values, then the edits, left to right
   Genome cur = x;
   Genome dflt = empty_genome(g);
@@ -81,14 +153,7 @@ MinimizeResult minimize(const Grammar& g, Evaluator& ev, const Genome& x, const 
   for (const auto& name : cfg_genes) {
     Genome cand = cur;
     slot(cand, name) = slot(dflt, name);
-    RunResult r = measure(ev, apply(g, cand), o.timing);
-    std::string gene = name + "=" + slot(cur, name);
-    if (good(r) && r.median_ms <= limit) {
-      res.log.push_back("removed " + gene + ": " + fmt(r.median_ms) + " ms without it (limit " + fmt(limit) + ")");
-      cur = cand;
-    } else {
-      res.log.push_back("kept " + gene + ": " + (good(r) ? fmt(r.median_ms) + " ms without it" : "fails without it"));
-    }
+    if (try_without(cand, name + "=" + slot(cur, name))) cur = cand;
     if (cb) cb(++done, total);
   }
   for (const auto& e : x.edits) {
@@ -96,53 +161,85 @@ MinimizeResult minimize(const Grammar& g, Evaluator& ev, const Genome& x, const 
     auto it = std::find(cand.edits.begin(), cand.edits.end(), e);
     if (it == cand.edits.end()) continue;
     cand.edits.erase(it);
-    RunResult r = measure(ev, apply(g, cand), o.timing);
-    if (good(r) && r.median_ms <= limit) {
-      res.log.push_back("removed " + e.text() + ": " + fmt(r.median_ms) + " ms without it (limit " + fmt(limit) + ")");
-      cur = cand;
-    } else {
-      res.log.push_back("kept " + e.text() + ": " + (good(r) ? fmt(r.median_ms) + " ms without it" : "fails without it"));
-    }
+    if (try_without(cand, e.text())) cur = cand;
     if (cb) cb(++done, total);
   }
   res.output = cur;
-  RunResult fin = measure(ev, apply(g, cur), o.timing);
-  res.output_ms = fin.median_ms;
+  auto [v, c] = compile_one(cur);
+  for (std::size_t k = 0; k < nc; ++k) res.case_output_ms.push_back(run_on_case(k, v, c).median_ms);
+  res.output_ms = res.case_output_ms[0];
   return res;
 }
 
 TuneResult tune(const Grammar& g, Evaluator& ev, const Genome& x, const TuneOptions& o, const StepCallback& cb) {
   TuneResult res;
   res.input = x;
-  ev.set_case(o.case_seed, false);
+  const std::vector<CaseRef> cases = o.cases.empty() ? std::vector<CaseRef>{{"", o.case_seed}} : o.cases;
+  const std::size_t nc = cases.size();
   std::vector<const ConfigParam*> ps;
   for (const auto& p : g.params)
     if ((p.kind == ConfigParam::Kind::number || p.kind == ConfigParam::Kind::choice) && p.values.size() > 1 &&
         p.values.size() <= 64)
       ps.push_back(&p);
   for (auto* p : ps) res.tuned.push_back(p->name);
-  RunResult base = measure(ev, apply(g, x), o.timing);
-  res.input_ms = good(base) ? base.median_ms : 0;
+  // Measures genomes on every case (one case switch per case per batch): times[i][k], or < 0 failed.
+  std::size_t current = nc;  // the evaluator's case: set only when it changes
+  auto measure_all = [&](const std::vector<Genome>& cands, std::vector<std::string>& status) {
+    std::vector<Variant> vs;
+    for (const auto& c : cands) vs.push_back(apply(g, c));
+    auto comp = ev.compile(vs);
+    std::vector<std::vector<double>> t(cands.size(), std::vector<double>(nc, -1));
+    status.assign(cands.size(), "ok");
+    for (std::size_t i = 0; i < cands.size(); ++i)
+      if (!comp[i].ok) status[i] = "compile_error";
+    for (std::size_t k = 0; k < nc; ++k) {
+      if (k != current) ev.set_case(cases[k].seed, false, cases[k].size_class);
+      current = k;
+      for (std::size_t i = 0; i < cands.size(); ++i) {
+        if (status[i] != "ok") continue;
+        RunResult r = ev.run(comp[i], vs[i].config, o.timing, 60);
+        if (!r.ok()) status[i] = status_name(r.status);
+        else if (r.check.penalty > 0) status[i] = "wrong";
+        else t[i][k] = r.median_ms;
+        if (k == 0 && r.ok()) t[i][0] = r.check.penalty > 0 ? -r.median_ms : r.median_ms;
+      }
+    }
+    return t;
+  };
+  std::vector<std::string> st0;
+  const auto base = measure_all({x}, st0)[0];
+  std::vector<double> base_ms(nc, 0);
+  bool base_ok = st0[0] == "ok";
+  for (std::size_t k = 0; k < nc; ++k) base_ms[k] = base[k] > 0 ? base[k] : 0;
+  res.input_ms = base_ok ? base_ms[0] : 0;
+  // score: geometric mean of t / base over the cases (base missing: plain time on the first case)
+  auto score_of = [&](const std::vector<double>& t) {
+    double lg = 0;
+    for (std::size_t k = 0; k < nc; ++k) {
+      if (t[k] <= 0) return std::numeric_limits<double>::infinity();
+      lg += std::log(base_ok && base_ms[k] > 0 ? t[k] / base_ms[k] : t[k]);
+    }
+    return std::exp(lg / static_cast<double>(nc));
+  };
   Genome best = x;
-  double best_ms = good(base) ? base.median_ms : INFINITY;
+  double best_score = base_ok ? score_of(base) : INFINITY, best_ms = base_ok ? base_ms[0] : 0;
   double combos = 1;
   for (auto* p : ps) combos *= static_cast<double>(p->values.size());
-  auto try_set = [&](std::vector<Genome> cands) {
-    std::vector<Variant> vs;
-    for (auto& c : cands) vs.push_back(apply(g, c));
-    auto comp = ev.compile(vs);
+  auto try_set = [&](const std::vector<Genome>& cands) {
+    std::vector<std::string> status;
+    auto t = measure_all(cands, status);
     for (std::size_t i = 0; i < cands.size(); ++i) {
       TuneEntry e;
       e.config = cands[i].config;
       for (const auto& [k, v] : cands[i].options) e.config[k] = v;
-      if (!comp[i].ok) {
-        e.status = "compile_error";
-      } else {
-        RunResult r = ev.run(comp[i], vs[i].config, o.timing, 60);
-        e.status = !r.ok() ? status_name(r.status) : r.check.penalty > 0 ? "wrong" : "ok";
-        e.ms = r.median_ms;
-        if (good(r) && r.median_ms < best_ms) {
-          best_ms = r.median_ms;
+      e.status = status[i];
+      e.ms = std::fabs(t[i][0]);
+      if (status[i] == "ok") {
+        const double sc = score_of(t[i]);
+        e.score = std::isfinite(sc) ? sc : 0;
+        if (sc < best_score) {
+          best_score = sc;
+          best_ms = t[i][0];
           best = cands[i];
         }
       }
@@ -205,13 +302,15 @@ TuneResult tune(const Grammar& g, Evaluator& ev, const Genome& x, const TuneOpti
     }
   }
   res.output = best;
-  res.output_ms = std::isfinite(best_ms) ? best_ms : 0;
+  res.output_ms = std::isfinite(best_score) ? best_ms : 0;
+  res.output_score = std::isfinite(best_score) && base_ok ? best_score : 0;
   return res;
 }
 
 ValidateResult validate(const Grammar& g, Evaluator& ev, const Genome& evolved, const Genome* pretuned,
                         const ValidateOptions& o, const StepCallback& cb) {
   ValidateResult res;
+  res.size_class = o.size_class;
   res.has_pretuned = pretuned != nullptr;
   Variant orig = original_variant(g);
   Variant evo = apply(g, evolved);
@@ -229,7 +328,17 @@ ValidateResult validate(const Grammar& g, Evaluator& ev, const Genome& evolved, 
   for (int i = 0; i < o.cases; ++i) {
     ValidateCase c;
     c.seed = o.first_seed + static_cast<std::uint64_t>(i);
-    c.describe = ev.set_case(c.seed, true).describe;
+    const CaseInfo info = ev.set_case(c.seed, true, o.size_class);
+    c.describe = info.describe;
+    if (res.size_class.empty()) res.size_class = info.size_class;
+    c.skipped = violated_constraint(o.constraints, info.properties);
+    if (!c.skipped.empty()) {  // the dispatch never runs the variant on such a request
+      ++res.skipped;
+      res.cases.push_back(c);
+      if (cb) cb(i + 1, o.cases);
+      continue;
+    }
+    ++res.run;
     RunResult ro = ev.run(comp[0], orig.config, o.timing, 120);
     if (!good(ro)) throw std::runtime_error("validate: the original kernel fails on hold-out case " + c.describe);
     c.original_ms = ro.median_ms;
@@ -244,6 +353,7 @@ ValidateResult validate(const Grammar& g, Evaluator& ev, const Genome& evolved, 
     c.evolved_penalty = re.check.penalty;
     c.summary = re.ok() ? re.check.summary : re.message;
     res.max_error = std::max(res.max_error, c.evolved_max_error);
+    res.max_penalty = std::max(res.max_penalty, c.evolved_penalty);
     if (!re.ok() && res.reason.empty()) res.reason = "evolved kernel " + c.evolved_status + " on hold-out case " + c.describe;
     if (re.ok() && re.check.penalty > 0 && res.reason.empty())
       res.reason = "evolved kernel has penalty " + fmt(re.check.penalty) + " on hold-out case " + c.describe + " (" + c.summary + ")";
@@ -261,8 +371,20 @@ ValidateResult validate(const Grammar& g, Evaluator& ev, const Genome& evolved, 
   res.speedup_pretuned_median = sq.median;
   res.speedup_pretuned_min = sq.min;
   res.speedup_pretuned_max = sq.max;
-  res.blessed = res.reason.empty() && !res.cases.empty();
+  res.applicable = res.run > 0 || res.cases.empty();
+  if (res.run == 0 && !res.cases.empty() && res.reason.empty())
+    res.reason = "every hold-out case of class " + res.size_class + " is outside the variant's constraints";
+  res.blessed = res.reason.empty() && res.run > 0;
+  res.beats_pretuned = res.blessed && res.has_pretuned && !spp.empty() && res.speedup_pretuned_median > 1.0;
   return res;
+}
+
+std::string validated_line(const ValidateResult& r) {
+  char buf[320];
+  std::snprintf(buf, sizeof buf, "%s cases=%d speedup=%.3f (%.3f..%.3f) pretuned=%.3f (%.3f..%.3f) max_error=%.3g",
+                r.size_class.empty() ? "default" : r.size_class.c_str(), r.run, r.speedup_median, r.speedup_min,
+                r.speedup_max, r.speedup_pretuned_median, r.speedup_pretuned_min, r.speedup_pretuned_max, r.max_error);
+  return buf;
 }
 
 }  // namespace evk::gi

@@ -70,7 +70,15 @@ void write_report(const std::string& dir) {
   o << "# GI run report: " << cfg.value("problem", std::string("?")) << "\n\n";
   o << "- device: " << cfg.value("device", std::string("?")) << " (sm_" << cfg.value("cc", 0) << ")\n"
     << "- population " << cfg.value("population", 0) << ", generations " << cfg.value("generations", 0) << ", seed "
-    << cfg.value("seed", 0) << ", tolerance " << cfg.value("tolerance", 0.0) << "\n\n";
+    << cfg.value("seed", 0) << ", tolerance " << cfg.value("tolerance", 0.0) << "\n";
+  if (cfg.contains("classes") && cfg["classes"].is_array() && !cfg["classes"].empty()) {
+    o << "- size classes (cycled by generation):";
+    for (const auto& c : cfg["classes"]) o << " " << c.get<std::string>();
+    o << "\n";
+  }
+  if (cfg.contains("devices") && cfg["devices"].is_array() && cfg["devices"].size() > 1)
+    o << "- devices: " << cfg["devices"].size() << " lanes (" << cfg["devices"].dump() << "), times on lane 0's scale\n";
+  o << "\n";
   double comp = 0, run = 0, wall = 0;
   int evaluated = 0, compiled = 0, correct = 0;
   for (const auto& s : h) {
@@ -93,11 +101,12 @@ void write_report(const std::string& dir) {
       << (wall > 0 ? evaluated / wall : 0) << " candidates/s\n\n";
   }
   o << "![fitness per generation](fitness.svg)\n\n## Generations\n\n"
-    << "| gen | ref ms | best ms | speed-up | median ms | compiled | correct | faster | parents | tabu g/p/c | crash/hang | compile s | run s |\n"
-    << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    << "| gen | class | ref ms | best ms | speed-up | median ms | compiled | correct | faster | parents | tabu g/p/c | crash/hang | compile s | run s |\n"
+    << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& s : h) {
     o.precision(4);
-    o << "| " << s.generation << " | " << s.ref_ms << " | " << s.best_ms << " | ";
+    o << "| " << s.generation << " | " << (s.size_class.empty() ? "-" : s.size_class) << " | " << s.ref_ms << " | "
+      << s.best_ms << " | ";
     o.precision(3);
     o << s.best_speedup << " | ";
     o.precision(4);

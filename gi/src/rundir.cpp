@@ -57,7 +57,8 @@ double num_of(const json& j, const char* k) {
 }
 
 json stats_json(const GenerationStats& s) {
-  return {{"generation", s.generation}, {"case_seed", s.case_seed}, {"case", s.case_describe}, {"ref_ms", s.ref_ms},
+  return {{"generation", s.generation}, {"case_seed", s.case_seed}, {"case", s.case_describe},
+          {"size_class", s.size_class}, {"lane_ref_ms", s.lane_ref_ms}, {"ref_ms", s.ref_ms},
           {"best_ms", s.best_ms}, {"best_speedup", s.best_speedup}, {"median_ms", s.median_ms},
           {"evaluated", s.evaluated}, {"compiled", s.compiled}, {"correct", s.correct}, {"faster", s.faster},
           {"parents", s.parents}, {"tabu_genotype", s.tabu_genotype}, {"tabu_phenotype", s.tabu_phenotype},
@@ -73,6 +74,8 @@ GenerationStats stats_of(const json& j) {
   s.generation = j.value("generation", 0);
   s.case_seed = j.value("case_seed", std::uint64_t{0});
   s.case_describe = j.value("case", "");
+  s.size_class = j.value("size_class", "");
+  s.lane_ref_ms = j.value("lane_ref_ms", std::vector<double>{});
   s.ref_ms = j.value("ref_ms", 0.0);
   s.best_ms = j.value("best_ms", 0.0);
   s.best_speedup = j.value("best_speedup", 0.0);
@@ -129,7 +132,8 @@ void save_checkpoint(const std::string& dir, const SearchState& s) {
   j["population"] = json::array();
   for (const auto& ind : s.population)
     j["population"].push_back({{"genome", ind.text}, {"status", ind.status}, {"fitness", num(ind.fitness)},
-                               {"time_ms", ind.time_ms}, {"ticks", ind.ticks}, {"sms", ind.sms},
+                               {"time_ms", ind.time_ms}, {"raw_ms", ind.raw_ms}, {"lane", ind.lane},
+                               {"ticks", ind.ticks}, {"sms", ind.sms},
                                {"penalty", ind.penalty}, {"summary", ind.summary}});
   j["tabu"] = {{"genotype", hashes(s.tabu_genotype)}, {"phenotype", hashes(s.tabu_phenotype)}, {"code", hashes(s.tabu_code)}};
   j["best"] = {{"genome", s.best_genome}, {"speedup", s.best_speedup}, {"ms", s.best_ms}, {"ref_ms", s.best_ref_ms}};
@@ -170,6 +174,8 @@ SearchState checkpoint_of(json& j, const Grammar& g, const std::string& path) {
     ind.status = p.value("status", "");
     ind.fitness = num_of(p, "fitness");
     ind.time_ms = p.value("time_ms", 0.0);
+    ind.raw_ms = p.value("raw_ms", ind.time_ms);
+    ind.lane = p.value("lane", 0);
     ind.ticks = p.value("ticks", 0.0);
     ind.sms = p.value("sms", 0);
     ind.penalty = p.value("penalty", 0.0);
@@ -191,7 +197,7 @@ void write_generation_logs(const std::string& dir, const std::vector<GenerationS
   std::string jl, csv =
       "generation,case_seed,ref_ms,best_ms,best_speedup,median_ms,evaluated,compiled,correct,faster,parents,"
       "tabu_genotype,tabu_phenotype,tabu_code,crashes,hangs,restarts,compile_s,run_s,wall_s,breed_s,reference_s,"
-      "ref_ticks,best_ticks\n";
+      "ref_ticks,best_ticks,size_class\n";
   for (const auto& s : h) {
     jl += stats_json(s).dump() + "\n";
     std::ostringstream o;
@@ -199,7 +205,7 @@ void write_generation_logs(const std::string& dir, const std::vector<GenerationS
       << s.median_ms << "," << s.evaluated << "," << s.compiled << "," << s.correct << "," << s.faster << ","
       << s.parents << "," << s.tabu_genotype << "," << s.tabu_phenotype << "," << s.tabu_code << "," << s.crashes
       << "," << s.hangs << "," << s.restarts << "," << s.compile_s << "," << s.run_s << "," << s.wall_s << ","
-      << s.breed_s << "," << s.reference_s << "," << s.ref_ticks << "," << s.best_ticks << "\n";
+      << s.breed_s << "," << s.reference_s << "," << s.ref_ticks << "," << s.best_ticks << "," << s.size_class << "\n";
     csv += o.str();
   }
   write_text_atomic((fs::path(dir) / "generations.jsonl").string(), jl);

@@ -7,8 +7,11 @@
 #include <fstream>
 #include <functional>
 #include <condition_variable>
+#include <deque>
+#include <exception>
 #include <future>
 #include <mutex>
+#include <thread>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -20,6 +23,36 @@ namespace evk::gi {
 namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Runs f(lane) for every lane, one thread per lane (inline for one lane); rethrows the first error.
+void for_lanes(int lanes, const std::function<void(int)>& f) {
+  if (lanes <= 1) {
+    f(0);
+    return;
+  }
+  std::vector<std::exception_ptr> err(static_cast<std::size_t>(lanes));
+  std::vector<std::thread> ts;
+  for (int l = 0; l < lanes; ++l)
+    ts.emplace_back([&, l] {
+      try {
+        f(l);
+      } catch (...) {
+        err[static_cast<std::size_t>(l)] = std::current_exception();
+      }
+    });
+  for (auto& t : ts) t.join();
+  for (auto& e : err)
+    if (e) std::rethrow_exception(e);
+}
+
+// A time on lane 0's scale, rounded to 10 significant digits (CUDA-event times have ~7), so that
+// equal times stay equal whichever lane measured them and selection does not depend on the lanes.
+double lane_scale(double ms, double factor) {
+  const double v = ms * factor;
+  if (!(v > 0) || !std::isfinite(v)) return v;
+  const double mag = std::pow(10.0, 9 - std::floor(std::log10(v)));
+  return std::round(v * mag) / mag;
+}
 
 std::string rng_text(const Rng& r) {
   std::ostringstream o;
@@ -81,7 +114,13 @@ class Search {
       }
       s_.tabu_code.insert(ref_compiled_[0].code_hash ^ config_hash(ref.config));
     }
+    const auto t_start = Clock::now();
+    const int first_gen = s_.next_generation;
     for (int gen = s_.next_generation; gen < o_.generations; ++gen) {
+      if (o_.budget_s > 0 && gen > first_gen) {  // stop before a generation that would overrun the budget
+        const double el = since(t_start), mean = el / (gen - first_gen);
+        if (el + mean > o_.budget_s) break;
+      }
       GenerationStats st;
       st.generation = gen;
       auto t0 = Clock::now();
@@ -97,20 +136,30 @@ class Search {
         kids = breed(st);
       }
       st.breed_s = since(t0);
-      // case + reference (full repeats, no deadline)
+      // case + reference (full repeats, no deadline), re-timed on every lane
       auto tref = Clock::now();
       st.case_seed = (o_.seed << 20) + static_cast<std::uint64_t>(gen);
-      st.case_describe = ev_.set_case(st.case_seed, false).describe;
+      st.size_class = o_.classes.empty() ? "" : o_.classes[static_cast<std::size_t>(gen) % o_.classes.size()];
+      const CaseInfo ci = ev_.set_case(st.case_seed, false, st.size_class);
+      st.case_describe = ci.describe;
+      if (st.size_class.empty()) st.size_class = ci.size_class;
       TimingSpec rt = o_.timing;
       rt.min_repeats = rt.repeats;
       rt.stop_spread = rt.give_up_ms = rt.budget_ms = 0;
-      RunResult rr = ev_.run(ref_compiled_[0], ref_cfg_, rt, 120);
-      if (!rr.ok() || rr.check.penalty > 0)
-        throw std::runtime_error("the original kernel failed on training case " + std::to_string(st.case_seed) + ": " +
-                                 (rr.ok() ? rr.check.summary : rr.message));
-      st.ref_ms = rr.median_ms;
-      st.ref_ticks = rr.ticks;
-      st.ref_sms = rr.sms;
+      const int lanes = std::max(1, ev_.lanes());
+      std::vector<RunResult> rr(static_cast<std::size_t>(lanes));
+      for_lanes(lanes, [&](int l) { rr[static_cast<std::size_t>(l)] = ev_.run_on(l, ref_compiled_[0], ref_cfg_, rt, 120); });
+      for (int l = 0; l < lanes; ++l) {
+        const RunResult& r = rr[static_cast<std::size_t>(l)];
+        if (!r.ok() || r.check.penalty > 0)
+          throw std::runtime_error("the original kernel failed on training case " + std::to_string(st.case_seed) +
+                                   (lanes > 1 ? " on lane " + std::to_string(l) : std::string()) + ": " +
+                                   (r.ok() ? r.check.summary : r.message));
+        st.lane_ref_ms.push_back(r.median_ms);
+      }
+      st.ref_ms = rr[0].median_ms;
+      st.ref_ticks = rr[0].ticks;
+      st.ref_sms = rr[0].sms;
       st.reference_s = since(tref);
       // evaluate
       std::vector<Individual> pop = evaluate(kids, st);
@@ -228,8 +277,11 @@ class Search {
   }
 
   // Compiles and runs the children: NVRTC threads compile the whole round in the background while
-  // this thread runs each candidate in order as soon as it is compiled (NVRTC on the CPU, runs on
-  // the GPU); tier-2 duplicates found after compiling are replaced and go through another round.
+  // this thread takes each candidate in order as soon as it is compiled (tabu checks, replacements)
+  // and hands it to the lane runners: one thread per lane (GPU) runs candidates in the order handed
+  // over. Tier-2 duplicates found after compiling are replaced and go through another round. Each
+  // candidate's time is put on lane 0's scale through the reference re-timed on its own lane, so
+  // selection compares candidates timed on different GPUs fairly.
   std::vector<Individual> evaluate(std::vector<Genome>& kids, GenerationStats& st) {
     std::size_t n = kids.size();
     std::vector<Individual> pop(n);
@@ -237,27 +289,94 @@ class Search {
     std::vector<Compiled> comp(n);
     std::vector<std::size_t> pending(n);
     for (std::size_t i = 0; i < n; ++i) pending[i] = i;
-    const double limit =
-        o_.watchdog_min_s + o_.watchdog_factor * (1 + o_.timing.warmup + o_.timing.repeats) * st.ref_ms / 1000.0;
-    TimingSpec ts = o_.timing;
-    ts.min_repeats = std::max(1, std::min(o_.min_repeats, ts.repeats));
-    ts.stop_spread = o_.stop_spread;
-    ts.give_up_ms = o_.give_up_factor > 0 ? o_.give_up_factor * st.ref_ms * (1 + o_.tolerance) : 0;
-    ts.budget_ms = std::max(o_.deadline_min_ms, o_.deadline_factor * st.ref_ms);
-    auto run_one = [&](std::size_t i) {
-      RunResult r = ev_.run(comp[i], vars[i].config, ts, limit);
+    const int lanes = std::max(1, ev_.lanes());
+    std::vector<double> lane_ref(static_cast<std::size_t>(lanes), st.ref_ms), limit(lane_ref.size());
+    std::vector<TimingSpec> lane_ts(lane_ref.size(), o_.timing);
+    for (std::size_t l = 0; l < lane_ref.size(); ++l) {
+      if (l < st.lane_ref_ms.size() && st.lane_ref_ms[l] > 0) lane_ref[l] = st.lane_ref_ms[l];
+      const double ref = lane_ref[l];
+      limit[l] = o_.watchdog_min_s + o_.watchdog_factor * (1 + o_.timing.warmup + o_.timing.repeats) * ref / 1000.0;
+      TimingSpec& ts = lane_ts[l];
+      ts.min_repeats = std::max(1, std::min(o_.min_repeats, ts.repeats));
+      ts.stop_spread = o_.stop_spread;
+      ts.give_up_ms = o_.give_up_factor > 0 ? o_.give_up_factor * ref * (1 + o_.tolerance) : 0;
+      ts.budget_ms = std::max(o_.deadline_min_ms, o_.deadline_factor * ref);
+    }
+    auto run_one = [&](std::size_t i, int lane) {
+      const auto l = static_cast<std::size_t>(lane);
+      RunResult r = ev_.run_on(lane, comp[i], vars[i].config, lane_ts[l], limit[l]);
       Individual& ind = pop[i];
+      ind.lane = lane;
       ind.status = status_name(r.status);
       if (!r.ok()) {
         ind.summary = r.message;
         return;
       }
-      ind.time_ms = r.median_ms;
+      ind.raw_ms = r.median_ms;
+      ind.time_ms = lane_scale(r.median_ms, lane == 0 ? 1.0 : st.ref_ms / lane_ref[l]);
       ind.ticks = r.ticks;
       ind.sms = r.sms;
       ind.penalty = r.check.penalty;
-      ind.fitness = r.median_ms + r.check.penalty;
+      ind.fitness = ind.time_ms + r.check.penalty;
       ind.summary = r.check.summary;
+    };
+    // the lane runners
+    struct Runners {
+      std::mutex m;
+      std::condition_variable work, idle;
+      std::deque<std::size_t> queue;
+      int busy = 0;
+      bool stop = false;
+      std::vector<double> run_s;
+      std::vector<std::thread> threads;
+      ~Runners() {
+        {
+          std::lock_guard<std::mutex> lk(m);
+          stop = true;
+          queue.clear();
+        }
+        work.notify_all();
+        for (auto& t : threads) t.join();
+      }
+    } rs;
+    rs.run_s.assign(lane_ref.size(), 0.0);
+    for (int lane = 0; lane < lanes; ++lane)
+      rs.threads.emplace_back([&, lane] {
+        for (;;) {
+          std::size_t i = 0;
+          {
+            std::unique_lock<std::mutex> lk(rs.m);
+            rs.work.wait(lk, [&] { return rs.stop || !rs.queue.empty(); });
+            if (rs.queue.empty()) return;
+            i = rs.queue.front();
+            rs.queue.pop_front();
+            ++rs.busy;
+          }
+          const auto t = Clock::now();
+          try {
+            run_one(i, lane);
+          } catch (const std::exception& e) {
+            pop[i].status = "worker_error";
+            pop[i].summary = e.what();
+          }
+          {
+            std::lock_guard<std::mutex> lk(rs.m);
+            rs.run_s[static_cast<std::size_t>(lane)] += since(t);
+            --rs.busy;
+          }
+          rs.idle.notify_all();
+        }
+      });
+    auto dispatch = [&](std::size_t i) {
+      {
+        std::lock_guard<std::mutex> lk(rs.m);
+        rs.queue.push_back(i);
+      }
+      rs.work.notify_one();
+    };
+    auto drain = [&] {
+      std::unique_lock<std::mutex> lk(rs.m);
+      rs.idle.wait(lk, [&] { return rs.queue.empty() && rs.busy == 0; });
     };
     for (int round = 0; !pending.empty(); ++round) {
       bool last = round >= o_.tabu_rounds;
@@ -290,8 +409,9 @@ class Search {
         }
       }
       // All of the round's candidates go to the compile threads at once (in order, no barrier
-      // between groups); this thread runs each one as soon as it and those before it are compiled,
-      // so the GPU works while NVRTC compiles the rest and no compile thread waits for a group.
+      // between groups); this thread hands each one to the lane runners as soon as it and those
+      // before it are compiled, so the GPUs work while NVRTC compiles the rest and no compile thread
+      // waits for a group.
       std::vector<Variant> batch;
       for (std::size_t i : to_compile) batch.push_back(vars[i]);
       std::vector<char> ready(to_compile.size(), 0);
@@ -335,7 +455,6 @@ class Search {
         }
         st.compile_wait_s += since(tw);
         if (!have) break;  // the compile failed as a whole: compiling.get() below rethrows
-        const auto tr = Clock::now();
         std::size_t i = to_compile[k];
         st.compile_cpu_s += comp[i].seconds;
         if (comp[i].ok) {  // tier 2: compiled code (+ config, which sets the launch)
@@ -346,21 +465,21 @@ class Search {
             if (fresh_into(one, st, 100)) {
               kids[i] = one[0];
               again.push_back(i);
-              st.run_s += since(tr);
               continue;
             }
           }
           s_.tabu_code.insert(h);
-          run_one(i);
+          dispatch(i);
         } else {
           pop[i].status = "compile_error";
           pop[i].summary = comp[i].log.substr(0, 2000);
         }
-        st.run_s += since(tr);
       }
+      drain();
       st.compile_s += compiling.get();
       pending = again;
     }
+    for (double r : rs.run_s) st.run_s += r;
     for (std::size_t i = 0; i < n; ++i) {
       pop[i].genome = kids[i];
       pop[i].text = format_genome(g_, kids[i]);
@@ -407,7 +526,8 @@ class Search {
       std::ofstream c(std::filesystem::path(o_.run_dir) / "candidates.jsonl", std::ios::app);
       for (const auto& ind : s_.population)
         c << nlohmann::json{{"generation", st.generation}, {"genome", ind.text}, {"status", ind.status},
-                            {"time_ms", ind.time_ms}, {"ticks", ind.ticks}, {"sms", ind.sms}, {"penalty", ind.penalty}}
+                            {"time_ms", ind.time_ms}, {"raw_ms", ind.raw_ms}, {"lane", ind.lane}, {"ticks", ind.ticks},
+                            {"sms", ind.sms}, {"penalty", ind.penalty}, {"size_class", st.size_class}}
                  .dump()
           << "\n";
     }

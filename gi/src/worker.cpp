@@ -8,6 +8,8 @@
 
 #include <chrono>
 #include <algorithm>
+#include <cstdio>
+#include <deque>
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -191,7 +193,8 @@ Worker::Proc Worker::spawn() {
 }
 
 void Worker::send_case(Proc& p) {
-  json req{{"op", "case"}, {"seed", case_seed_}, {"holdout", case_holdout_}};
+  json req{{"op", "case"}, {"seed", case_seed_}, {"holdout", case_holdout_}, {"class", case_class_},
+           {"keep", opt_.keep_cases}};
   send_frame(p.to, req.dump());
   ++p.pending_cases;
 }
@@ -214,6 +217,10 @@ void Worker::start() {
     dev_.cc = hello.value("cc", 0);
     dev_.sm_count = hello.value("sm_count", 0);
     dev_.clock_khz = hello.value("clock_khz", 0);
+    dev_.index = hello.value("index", 0);
+    dev_.count = hello.value("device_count", 0);
+    dev_.driver = hello.value("driver", "");
+    dev_.cuda = hello.value("cuda", "");
     for (; p.pending_cases > 0; --p.pending_cases) {
       json r = json::parse(recv_frame(p.from, 600));
       if (p.pending_cases == 1 && !r.value("ok", false))
@@ -244,17 +251,19 @@ DeviceSummary Worker::device() {
   return dev_;
 }
 
-CaseInfo Worker::set_case(std::uint64_t seed, bool holdout, double timeout_s) {
+CaseInfo Worker::set_case(std::uint64_t seed, bool holdout, const std::string& size_class, double timeout_s) {
   if (cur_.pid <= 0) start();
   have_case_ = true;
   case_seed_ = seed;
   case_holdout_ = holdout;
+  case_class_ = size_class;
   try {
     send_case(cur_);
     json r = json::parse(recv_frame(cur_.from, timeout_s));
     cur_.pending_cases = 0;
     if (!r.value("ok", false)) throw std::runtime_error("gi worker: making case " + std::to_string(seed) + " failed: " + r.value("error", ""));
-    case_info_ = {r.value("describe", ""), r.value("work_items", 0.0)};
+    case_info_ = {r.value("describe", ""), r.value("work_items", 0.0), size_class,
+                  r.value("properties", Properties{})};
   } catch (const Timeout&) {
     stop();
     throw std::runtime_error("gi worker: making case " + std::to_string(seed) + " timed out");
@@ -325,9 +334,47 @@ RunResult Worker::run(const std::vector<char>& cubin, const std::string& entry, 
 // worker side
 
 #if defined(EVK_HAVE_CUDA)
+namespace {
+// The NVIDIA driver version ("580.159.04") from /proc/driver/nvidia/version, else the CUDA driver
+// API version ("CUDA 13.0").
+std::string driver_version() {
+  if (FILE* f = std::fopen("/proc/driver/nvidia/version", "r")) {
+    char line[512] = {0};
+    const bool got = std::fgets(line, sizeof line, f) != nullptr;
+    std::fclose(f);
+    if (got) {
+      // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Tue ..." : the first token
+      // made of digits and dots with at least one dot
+      const std::string l = line;
+      std::size_t i = 0;
+      while (i < l.size()) {
+        while (i < l.size() && l[i] == ' ') ++i;
+        std::size_t j = i;
+        while (j < l.size() && l[j] != ' ' && l[j] != '\n') ++j;
+        const std::string tok = l.substr(i, j - i);
+        if (!tok.empty() && tok.find('.') != std::string::npos &&
+            tok.find_first_not_of("0123456789.") == std::string::npos)
+          return tok;
+        i = j + 1;
+      }
+    }
+  }
+  int v = 0;
+  if (cudaDriverGetVersion(&v) == cudaSuccess && v > 0)
+    return "CUDA " + std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+  return "";
+}
+}  // namespace
+
 int worker_main(const Problem& problem, int device, int in_fd, int out_fd) {
   ::signal(SIGPIPE, SIG_IGN);
-  std::unique_ptr<Evaluation> eval;
+  Evaluation* eval = nullptr;  // the current case: kept.front()
+  // cases kept resident (Worker::Options::keep_cases), most recent first; `eval` is the current one
+  struct Kept {
+    std::string key;
+    std::unique_ptr<Evaluation> eval;
+  };
+  std::deque<Kept> kept;
   cudaStream_t stream = nullptr;
   std::unique_ptr<L2Flusher> flusher;
   cudaEvent_t ev_a = nullptr, ev_b = nullptr;
@@ -340,10 +387,14 @@ int worker_main(const Problem& problem, int device, int in_fd, int out_fd) {
     flusher = std::make_unique<L2Flusher>();
     cudaDeviceProp prop{};
     EVK_CUDA(cudaGetDeviceProperties(&prop, device));
-    int clock = 0;
+    int clock = 0, count = 0, runtime = 0;
     cudaDeviceGetAttribute(&clock, cudaDevAttrClockRate, device);
+    cudaGetDeviceCount(&count);
+    cudaRuntimeGetVersion(&runtime);
     json hello{{"ok", true}, {"name", prop.name}, {"cc", prop.major * 10 + prop.minor},
-               {"sm_count", prop.multiProcessorCount}, {"clock_khz", clock}};
+               {"sm_count", prop.multiProcessorCount}, {"clock_khz", clock}, {"index", device},
+               {"device_count", count}, {"driver", driver_version()},
+               {"cuda", std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10)}};
     send_frame(out_fd, hello.dump());
   } catch (const std::exception& e) {
     try {
@@ -365,10 +416,30 @@ int worker_main(const Problem& problem, int device, int in_fd, int out_fd) {
     bool fatal = false;
     if (req.value("op", "") == "case") {
       try {
-        eval.reset();
-        eval = problem.make_evaluation(req.value("seed", std::uint64_t{0}), req.value("holdout", false));
-        r = {{"ok", true}, {"describe", eval->describe()}, {"work_items", eval->work_items()}};
+        const std::uint64_t seed = req.value("seed", std::uint64_t{0});
+        const bool holdout = req.value("holdout", false);
+        const std::string cls = req.value("class", "");
+        const std::size_t keep = static_cast<std::size_t>(std::max(1, req.value("keep", 1)));
+        const std::string key = cls + "/" + std::to_string(seed) + (holdout ? "/h" : "/t");
+        auto it = std::find_if(kept.begin(), kept.end(), [&](const Kept& k) { return k.key == key; });
+        Kept cur;
+        if (it != kept.end()) {
+          cur = std::move(*it);
+          kept.erase(it);
+        }
+        // free the cases beyond the limit (GPU memory) before making a new one
+        while (kept.size() + 1 > keep) kept.pop_back();
+        if (!cur.eval) {
+          cur.key = key;
+          cur.eval = cls.empty() ? problem.make_evaluation(seed, holdout) : problem.make_evaluation(seed, holdout, cls);
+        }
+        kept.push_front(std::move(cur));
+        Evaluation* e = kept.front().eval.get();
+        eval = e;
+        r = {{"ok", true}, {"describe", e->describe()}, {"work_items", e->work_items()}, {"properties", e->properties()}};
       } catch (const std::exception& e) {
+        eval = nullptr;
+        kept.clear();
         r = {{"ok", false}, {"error", e.what()}};
         fatal = cudaDeviceSynchronize() != cudaSuccess;
       }

@@ -207,3 +207,141 @@ TEST(BarracudaGi, GrammarCountsMatchTheKernel) {
   EXPECT_NE(r.out.find("<launchbounds_K2> ::= \"__launch_bounds__(BLOCK_W, 2)\""), std::string::npos);
   EXPECT_NE(r.out.find("<_K_205> ::= \"tag = blk;\""), std::string::npos);
 }
+
+#include <array>
+#include <set>
+
+#include "core/gi_problem.hpp"
+#include "core/match.hpp"
+
+namespace {
+// Occurrences of each base in BWT rows [0, row] ('$' excluded), counted one row at a time.
+struct NaiveOcc {
+  std::vector<std::array<std::uint32_t, 4>> upto;  // upto[r][c]: rows [0, r]
+  explicit NaiveOcc(const bc::BwtIndex& idx) : upto(idx.seq_len + 1) {
+    std::array<std::uint32_t, 4> run{0, 0, 0, 0};
+    for (std::uint64_t r = 0; r <= idx.seq_len; ++r) {
+      const int c = bc::bwt_row_char(idx, r);
+      if (c >= 0) ++run[c];
+      upto[r] = run;
+    }
+  }
+  std::uint64_t operator()(std::uint64_t row, int c) const { return upto[row][c]; }
+};
+}  // namespace
+
+TEST(BarracudaGiClasses, ClassesAndDisjointHoldOutCases) {
+  auto p = bc::make_gi_problem();
+  EXPECT_EQ(p->class_names(), (std::vector<std::string>{"ecoli", "large"}));
+  for (const auto& cls : p->class_names()) {
+    std::set<std::uint64_t> train, hold;
+    for (std::uint64_t s = 0; s < 5000; ++s) {
+      train.insert(bc::gi_case_spec(s, false, cls).read_seed);
+      hold.insert(bc::gi_case_spec(s, true, cls).read_seed);
+    }
+    for (auto h : hold) EXPECT_EQ(train.count(h), 0u) << cls << ": hold-out read stream " << h << " used in training";
+  }
+  EXPECT_THROW(bc::gi_case_spec(0, false, "human"), evk::InputError);
+  // the ecoli class keeps the reads of the engine before classes
+  const bc::ReadCodes a = bc::gi_sample_reads(3, true, 50), b = bc::gi_sample_reads(3, false, 50);
+  EXPECT_NE(a.codes, b.codes);
+  auto cfg = bc::default_kernel_config();
+  EXPECT_TRUE(p->constraints(cfg).empty());
+  cfg["direct_sequence"] = "false";  // a local query buffer of MAX_READ_WORDS * 8 bases
+  EXPECT_EQ(p->constraints(cfg), std::vector<std::string>{"read_length <= 1024"});
+  // the class of a request: by reference length
+  EXPECT_EQ(p->class_of({{"ref_length", 4.6e6}, {"read_length", 100}}), "ecoli");
+  EXPECT_EQ(p->class_of({{"ref_length", 3.1e9}}), "large");
+  EXPECT_EQ(p->class_of({}), "ecoli");
+}
+
+// The random BWT of the `large` class (here small): its occurrence table counts its string, backward
+// search over it agrees with a naive search, walks of the LF mapping are hits, planted chains are
+// repeats, and the read mix has every kind the paper's has.
+TEST(BarracudaGiClasses, RandomBwtIsAValidBackwardSearchWorkload) {
+  bc::RandomBwtOptions o;
+  o.seq_len = 4000003;  // not a multiple of 128: a partial last block
+  o.seed = 5;
+  o.chains = 12;  // planted rows ~0.2% of the rows, as 2048 chains in the large class's 1 G rows
+  o.chain_len = 256;
+  const bc::RandomBwt rb = bc::make_random_bwt(o);
+  const bc::BwtIndex& idx = rb.idx;
+  EXPECT_EQ(idx.occ.size(), bc::occ_words(o.seq_len));
+  EXPECT_EQ(idx.L2[4], o.seq_len);
+  EXPECT_GE(idx.primary, 1u);
+  EXPECT_LE(idx.primary, o.seq_len);
+  EXPECT_EQ(bc::bwt_row_char(idx, idx.primary), -1);
+  // occ_at against row-by-row counts at block edges, the '$' row and random rows
+  const NaiveOcc naive(idx);
+  std::vector<std::uint64_t> rows = {0, 1, 126, 127, 128, 129, idx.primary - 1, idx.primary, idx.primary + 1,
+                                     o.seq_len - 1, o.seq_len - 129, 70000};
+  for (std::uint64_t r = 5; r < o.seq_len; r += 9973) rows.push_back(r);
+  for (std::uint64_t r : rows)
+    for (int c = 0; c < 4; ++c) ASSERT_EQ(idx.occ_at(r, c), naive(r, c)) << "row " << r << " base " << c;
+  for (int c = 0; c < 4; ++c) EXPECT_EQ(idx.occ_at(o.seq_len, c), idx.L2[c + 1] - idx.L2[c]);
+  // planted chains: walking one whole spells a pattern with at least `copies` occurrences
+  ASSERT_GE(rb.chains.size(), 9u);
+  std::size_t intact = 0;
+  for (const auto& ch : rb.chains) {
+    std::string s;
+    std::uint64_t row = ch.row;
+    for (int t = 0; t < ch.length; ++t) {
+      const int c = bc::bwt_row_char(idx, row);
+      ASSERT_GE(c, 0);
+      s += "TGCA"[c];
+      row = bc::bwt_lf(idx, row, c);
+    }
+    bc::ReadCodes one;
+    one.add(s.data(), s.size());
+    intact += bc::match_cpu(idx, one, 1)[0].count() >= static_cast<std::uint64_t>(ch.copies);
+  }
+  EXPECT_EQ(intact, rb.chains.size());
+  // reads: the CPU matcher against a naive backward search on the string; the mix
+  const bc::ReadCodes reads = bc::gi_sample_walk_reads(rb, 77, 3000);
+  const std::vector<bc::KL> kl = bc::match_cpu(idx, reads, 2);
+  std::size_t hits = 0, repeats = 0, no_hit = 0, with_n = 0;
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    const bc::KL& r = kl[i];
+    if (r.k == 0) ++with_n;
+    else if (!r.hit()) ++no_hit;
+    else {
+      ++hits;
+      repeats += r.count() > 1;
+    }
+    EXPECT_GE(reads.len[i], 36u);
+    EXPECT_LE(reads.len[i], 250u);
+  }
+  const double n = static_cast<double>(reads.size());
+  EXPECT_GT(hits / n, 0.60);          // 70% exact walks
+  EXPECT_LT(hits / n, 0.80);
+  EXPECT_GT(repeats / n, 0.04);        // 10% of the walks follow a planted chain
+  EXPECT_GT(no_hit / n, 0.15);         // 15% substitutions + 10% random reads
+  EXPECT_GT(with_n / n, 0.03);         // 5% with an N
+  // naive backward search (row-by-row occ) on a few reads gives the same (k, l)
+  for (std::size_t i = 0; i < 12; ++i) {
+    std::uint64_t k = 0, l = idx.seq_len;
+    bool amb = false;
+    for (std::uint32_t j = 0; j < reads.len[i] && k <= l; ++j) {
+      const int b = reads.codes[reads.offset[i] + j];
+      if (b > 3) {
+        amb = true;
+        break;
+      }
+      const int c = 3 - b;
+      k = idx.L2[c] + (k == 0 ? 0 : naive(k - 1, c)) + 1;
+      l = idx.L2[c] + naive(l, c);
+    }
+    if (amb) {
+      EXPECT_EQ(kl[i].k, 0u);
+    } else {
+      EXPECT_EQ(kl[i].k, k) << "read " << i;
+      EXPECT_EQ(kl[i].l, l) << "read " << i;
+    }
+  }
+  // deterministic: the same options give the same index and reads
+  const bc::RandomBwt again = bc::make_random_bwt(o);
+  EXPECT_TRUE(again.idx.occ == idx.occ);
+  EXPECT_EQ(again.idx.primary, idx.primary);
+  EXPECT_TRUE(bc::gi_sample_walk_reads(again, 77, 3000).codes == reads.codes);
+  EXPECT_FALSE(bc::gi_sample_walk_reads(again, 78, 3000).codes == reads.codes);
+}

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
 #include <functional>
 #include <set>
 
@@ -164,6 +167,101 @@ TEST(GiInstrument, InstrumentedSourcesCompileWithTheStampKernelAndTickArray) {
   EXPECT_TRUE(has(res[0].cubin, "evk_gi_sm_ticks"));
   EXPECT_TRUE(has(res[0].cubin, "toy_filter"));
   EXPECT_NE(res[0].code_hash, res[1].code_hash);  // the tick scope is real code
+}
+
+}  // namespace
+}  // namespace evk::gi
+
+namespace evk::gi {
+namespace {
+
+// A deletion of a plain line inside a loop (so the loop gets a guard), or "" when there is none.
+std::string loop_edit(const Grammar& g) {
+  for (const auto& r : g.rules) {
+    if (r.type != RuleType::line) continue;
+    const std::string genome = "<" + r.name + ">";
+    if (apply(g, parse_genome(g, genome)).source.find("EVK_GI_OK(evk_gi_guard_") != std::string::npos) return genome;
+  }
+  return "";
+}
+
+std::size_t count(const std::string& s, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto q = s.find(needle); q != std::string::npos; q = s.find(needle, q + 1)) ++n;
+  return n;
+}
+
+// `gi apply` (no --as-searched): the original plus the edits and only the guards they need, no engine
+// prelude; config-only genomes give the original text itself.
+TEST(GiApplyReadable, OriginalPlusEditsAndTheGuardsTheyNeed) {
+  for (const auto& a : kApps) {
+    SCOPED_TRACE(a.name);
+    auto p = a.make();
+    Grammar g = make_grammar(*p);
+    const std::string edit = loop_edit(g);
+    ASSERT_FALSE(edit.empty());
+    ApplyOptions readable;
+    readable.engine = false;
+    const Variant r = apply(g, parse_genome(g, edit), readable), s = apply(g, parse_genome(g, edit));
+    for (const char* engine : {"evk_gi_stamp", "evk_gi_tick_scope", "evk_gi_sm_ticks", "EVK_GI_DEADLINE", "evk_gi_in_time"}) {
+      EXPECT_EQ(r.source.find(engine), std::string::npos) << engine;
+      EXPECT_NE(s.source.find(engine), std::string::npos) << engine;
+    }
+    EXPECT_EQ(count(r.source, "EVK_GI_OK(evk_gi_guard_"), count(s.source, "EVK_GI_OK(evk_gi_guard_"));
+    EXPECT_EQ(count(r.source, "#define EVK_GI_OK(g)"), 1u);
+    EXPECT_EQ(apply_genome(*p, edit).source, r.source);  // what the tools run
+    // config only: the kernel file's text
+    const ConfigParam& prm = g.params.front();
+    std::string other;
+    for (const auto& v : prm.values)
+      if (v != prm.default_value) other = v;
+    const Variant c = apply(g, parse_genome(g, prm.name + "=" + other), readable);
+    EXPECT_EQ(c.source, p->kernel_source());
+    EXPECT_EQ(c.config.at(prm.name), other);
+  }
+}
+
+// The PTX of the entry kernel, with branch labels numbered independently of the function's place in
+// the file ($L__BB<function>_<block> -> $L__BB_<block>: the searched source has the prelude's
+// functions first).
+std::string entry_ptx(const std::string& ptx, const std::string& entry) {
+  const auto at = ptx.find(".entry " + entry + "(");
+  if (at == std::string::npos) return "";
+  const auto end = ptx.find("\n}\n", at);
+  const std::string body = ptx.substr(at, end == std::string::npos ? std::string::npos : end - at);
+  return std::regex_replace(std::regex_replace(body, std::regex(R"(\$L__BB[0-9]+_)"), "$$L__BB_"),
+                            std::regex(R"(__local_depot[0-9]+)"), "__local_depot");
+}
+
+TEST(GiApplyReadable, CompilesToTheSearchedKernel) {
+  if (nvrtc_version().empty()) GTEST_SKIP() << "built without CUDA: no NVRTC";
+  for (const auto& a : kApps) {
+    SCOPED_TRACE(a.name);
+    auto p = a.make();
+    Grammar g = make_grammar(*p);
+    const std::string genome = loop_edit(g);
+    ApplyOptions readable;
+    readable.engine = false;
+    const Genome x = parse_genome(g, genome);
+    std::string ptx[2];
+    for (int k = 0; k < 2; ++k) {
+      const Variant v = k ? apply(g, x) : apply(g, x, readable);
+      NvrtcRequest req;
+      req.source = v.source;
+      req.options = p->compile_options(v.config);
+      req.want_cubin = false;
+      req.want_ptx = true;
+      const NvrtcResult res = nvrtc_compile(req);
+      ASSERT_TRUE(res.ok) << res.log;
+      ptx[k] = entry_ptx(std::string(res.ptx.begin(), res.ptx.end()), p->kernel_entry());
+      ASSERT_FALSE(ptx[k].empty());
+    }
+    EXPECT_TRUE(ptx[0] == ptx[1]) << "the readable source compiles to other code than the searched one";
+    if (ptx[0] != ptx[1] && std::getenv("EVK_DUMP_PTX")) {  // keep both for diffing
+      std::ofstream(std::string("/tmp/readable-") + a.name + ".ptx") << ptx[0];
+      std::ofstream(std::string("/tmp/searched-") + a.name + ".ptx") << ptx[1];
+    }
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "evk/gi/evaluate.hpp"
@@ -15,6 +16,7 @@
 #include "evk/gi/grammar.hpp"
 #include "evk/gi/post.hpp"
 #include "evk/gi/search.hpp"
+#include "evk/device.hpp"
 #include "evk_testing.hpp"
 #include "toy_problem.hpp"
 
@@ -45,7 +47,7 @@ TEST(GiWorker, SlowCrashingAndHangingCandidatesAreIsolated) {
   Worker w(self_worker());
   DeviceSummary d = w.device();
   ASSERT_GT(d.cc, 0);
-  w.set_case(1, false);
+  w.set_case(1, false, "large");
   std::string src = p->kernel_source();
   std::vector<std::string> sources = {
       src,
@@ -89,7 +91,7 @@ TEST(GiWorker, TicksArePlausibleAndRunawayLoopsEndAtTheDeadline) {
   Worker w(self_worker());
   DeviceSummary d = w.device();
   ASSERT_GT(d.clock_khz, 0);
-  w.set_case(1, false);
+  w.set_case(1, false, "large");
   const std::string src = apply(g, empty_genome(g)).source;  // instrumented, guards
   // ~1 us per iteration, 65536 iterations per thread allowed by the guard: seconds without a deadline
   const std::string runaway = with_body_suffix(
@@ -194,6 +196,94 @@ TEST(GiCli, RunValidateAndReportThroughTheCommandLine) {
   // a missing genome file is an input error
   r = evk::testing::run("/proc/" + std::to_string(::getpid()) + "/exe gi validate " + run + "/nope.genome");
   EXPECT_EQ(r.exit_code, 2);
+}
+
+// Two lanes on the first GPU (two workers): the mechanics of `gi run --devices` on any host. Both
+// lanes run candidates, every correct candidate is timed on lane 0's scale, the run is valid.
+TEST(GiLanes, TwoWorkersOnOneGpuShareTheGeneration) {
+  EVK_REQUIRE_GPU();
+  auto p = testing::make_toy_problem();
+  Grammar g = make_grammar(*p);
+  std::vector<std::unique_ptr<Evaluator>> lanes;
+  for (int k = 0; k < 2; ++k) lanes.push_back(make_gpu_evaluator(*p, std::make_unique<Worker>(self_worker())));
+  auto ev = make_lane_evaluator(std::move(lanes));
+  SearchOptions o;
+  o.population = 24;
+  o.generations = 3;
+  o.seed = 4;
+  o.classes = {"large", "small"};
+  SearchState s = run_search(g, *ev, o);
+  ASSERT_EQ(s.history.size(), 3u);
+  std::set<int> used;
+  for (const auto& ind : s.population)
+    if (ind.correct()) used.insert(ind.lane);
+  EXPECT_EQ(used, (std::set<int>{0, 1}));
+  for (const auto& h : s.history) {
+    ASSERT_EQ(h.lane_ref_ms.size(), 2u);
+    EXPECT_GT(h.correct, 0);
+    std::printf("generation %d (%s): reference %.4f ms on lane 0, %.4f ms on lane 1\n", h.generation,
+                h.size_class.c_str(), h.lane_ref_ms[0], h.lane_ref_ms[1]);
+  }
+  EXPECT_EQ(s.history[1].size_class, "small");
+}
+
+// `gi run --devices all` (one worker per GPU: the lead runs this on a 2-GPU host too), per-class
+// `gi validate`, and `gi evolve` installing into an overlay directory, through the toy tool.
+TEST(GiCli, DevicesAllValidatePerClassAndEvolve) {
+  EVK_REQUIRE_GPU();
+  evk::testing::TempDir dir;
+  const std::string self = "/proc/" + std::to_string(::getpid()) + "/exe";
+  const std::string run = (dir / "run").string();
+  auto r = evk::testing::run(self + " gi run --devices all --pop 16 --generations 2 --seed 2 --out " + run + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["devices"].size(), evk::gpu_environment().devices.size()) << r.out;
+  EXPECT_EQ(j["classes"], nlohmann::json::array({"large", "small"}));
+  auto cfg = nlohmann::json::parse(read_text(run + "/config.json"));
+  EXPECT_EQ(cfg["devices"].size(), evk::gpu_environment().devices.size());
+  const auto log = read_generation_log(run);
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(log[0].size_class, "large");
+  EXPECT_EQ(log[1].size_class, "small");
+  EXPECT_EQ(log[0].lane_ref_ms.size(), evk::gpu_environment().devices.size());
+  // resume on one GPU
+  r = evk::testing::run(self + " gi run --resume " + run + " --generations 3 --device 0 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_generation_log(run).size(), 3u);
+  // validate the empty genome per class: both classes run, zero error
+  {
+    std::ofstream f(dir / "empty.genome");
+    f << "# the original\n";
+  }
+  r = evk::testing::run(self + " gi validate " + (dir / "empty.genome").string() + " --cases 2 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["classes"].size(), 2u);
+  for (const auto& c : j["classes"]) {
+    EXPECT_TRUE(c["blessed"].get<bool>()) << c.dump();
+    EXPECT_EQ(c["run"], 2);
+  }
+  // evolve: the toy's planted inefficiencies make a variant that beats the pre-tuned original
+  const std::string overlay = (dir / "overlay").string();
+  r = evk::testing::run(self + " gi evolve --budget 3 --pop 40 --generations 4 --cases 3 --devices all --out " +
+                        (dir / "evolve").string() + " --overlay " + overlay + " --id toy-test --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["installed"].size(), 1u) << r.out;
+  const std::string file = j["installed"][0].get<std::string>();
+  EXPECT_EQ(file, overlay + "/toy/toy-test.genome");
+  const std::string text = read_text(file);
+  for (const char* key : {"# kernel: toy", "# cc: ", "# device: ", "# driver: ", "# cuda: ", "# nvrtc: ", "# date: ",
+                          "# seed: 1", "# population: 40", "# generations: ", "# search_wall_s: ", "# classes: ",
+                          "# validated: ", "# source: gi evolve"})
+    EXPECT_NE(text.find(key), std::string::npos) << key << "\n" << text;
+  std::printf("%s\n", text.c_str());
+  r = evk::testing::run(self + " gi list --overlay " + overlay + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["variants"][0]["id"], "toy-test") << r.out;
+  // the installed genome validates on its classes
+  r = evk::testing::run(self + " gi validate " + file + " --cases 2 --json");
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
 }
 
 }  // namespace

@@ -14,58 +14,13 @@
 #include "evk/gi/post.hpp"
 #include "evk/gi/search.hpp"
 #include "evk_testing.hpp"
+#include "fake_evaluator.hpp"
 #include "toy_problem.hpp"
 
 namespace evk::gi {
 namespace {
 
-// Fake "GPU": time falls with every deleted line, an if(false) is a wrong answer; the "code" ignores
-// #pragma lines (so pragma-only variants are tier-2 duplicates, as unrolling a loop the compiler
-// already unrolls would be).
-class FakeEvaluator : public Evaluator {
- public:
-  explicit FakeEvaluator(const Problem& p) : p_(p) {}
-  DeviceSummary device() override { return {"fake", 90, 1, 1}; }
-  CaseInfo set_case(std::uint64_t seed, bool) override {
-    case_ = seed;
-    return {"fake case " + std::to_string(seed), 1};
-  }
-  std::vector<std::string> options(const Config& c) const override { return p_.compile_options(c); }
-  std::vector<Compiled> compile(const std::vector<Variant>& vs) override {
-    std::vector<Compiled> out;
-    for (const auto& v : vs) {
-      Compiled c;
-      std::string pre = preprocess(v.source, defines_of(p_.compile_options(v.config), nullptr));
-      std::string code = std::regex_replace(pre, std::regex("#pragma unroll[^\n]*\n"), "");
-      compiled_phenotypes.push_back(pre + cfg_text(v.config));
-      c.ok = true;
-      c.cubin.assign(code.begin(), code.end());
-      c.code_hash = fnv1a64(code.data(), code.size());
-      out.push_back(c);
-    }
-    return out;
-  }
-  RunResult run(const Compiled& c, const Config& cfg, const TimingSpec&, double) override {
-    std::string s(c.cubin.begin(), c.cubin.end());
-    RunResult r;
-    r.status = RunResult::Status::ok;
-    int deleted = 0;
-    for (std::size_t p = s.find("\n;\n"); p != std::string::npos; p = s.find("\n;\n", p + 1)) ++deleted;
-    r.median_ms = 1.0 - 0.01 * deleted + (cfg.at("BLOCK_W") == "256" ? -0.05 : 0.0) + 1e-6 * static_cast<double>(case_ % 7);
-    r.check.penalty = s.find("if (false)") != std::string::npos ? 100 : 0;
-    return r;
-  }
-  static std::string cfg_text(const Config& c) {
-    std::string t;
-    for (auto& [k, v] : c) t += k + "=" + v + ";";
-    return t;
-  }
-  std::vector<std::string> compiled_phenotypes;
-
- private:
-  const Problem& p_;
-  std::uint64_t case_ = 0;
-};
+using testing::FakeEvaluator;
 
 Individual ind(double t, double pen, const std::string& status = "ok") {
   Individual i;

@@ -23,9 +23,9 @@ constexpr int kRadius = 8;
 // and far below any real mistake (a missing tap changes the value by ~1e-2 on average).
 class ToyEvaluation : public Evaluation {
  public:
-  ToyEvaluation(std::uint64_t seed, bool holdout) {
+  ToyEvaluation(std::uint64_t seed, bool holdout, int log2n) {
     std::mt19937_64 rng(seed * 2 + (holdout ? 1 : 0) + 12345);
-    n_ = (1 << 22) + static_cast<int>(rng() % 1000);
+    n_ = (1 << log2n) + static_cast<int>(rng() % 1000);
     std::uniform_real_distribution<float> u(-1.f, 1.f);
     in_.resize(n_);
     for (auto& v : in_) v = u(rng);
@@ -54,6 +54,7 @@ class ToyEvaluation : public Evaluation {
   }
   std::string describe() const override { return desc_; }
   double work_items() const override { return n_; }
+  Properties properties() const override { return {{"n", static_cast<double>(n_)}}; }
   void poison(cudaStream_t s) override { EVK_CUDA(cudaMemsetAsync(d_out_, 0xff, n_ * sizeof(float), s)); }  // NaN
   void launch(cudaKernel_t k, const Config& cfg, cudaStream_t s) override {
     int bw = std::stoi(cfg.at("BLOCK_W"));
@@ -109,9 +110,15 @@ class ToyProblem : public Problem {
     if (std::stoi(bw) < 2 * kRadius + 1) input_error("BLOCK_W=" + bw, "must be at least 17 (loads the weights)");
     return {"-DBLOCK_W=" + bw, std::string("-DUSE_SHARED=") + (cfg.at("USE_SHARED") == "true" ? "1" : "0")};
   }
-  std::unique_ptr<Evaluation> make_evaluation(std::uint64_t seed, bool holdout) const override {
+  // Two sizes: the original ~4.2 M-element signal first, and a ~1 M-element one.
+  std::vector<SizeClass> size_classes() const override {
+    return {{"large", "random signal of ~4.19 M floats"}, {"small", "random signal of ~1.05 M floats"}};
+  }
+  std::vector<std::string> property_names() const override { return {"n"}; }
+  std::unique_ptr<Evaluation> make_evaluation(std::uint64_t seed, bool holdout, const std::string& cls) const override {
+    check_class(cls);
 #if defined(EVK_HAVE_CUDA)
-    return std::make_unique<ToyEvaluation>(seed, holdout);
+    return std::make_unique<ToyEvaluation>(seed, holdout, cls == "small" ? 20 : 22);
 #else
     (void)seed;
     (void)holdout;

@@ -203,10 +203,19 @@ TEST(RegGi, ApplyEmptyGenomeReproducesTheOriginal) {
   ASSERT_EQ(a.exit_code, 0) << a.err;
   const auto j = nlohmann::json::parse(a.out);
   EXPECT_EQ(j.at("options"), (nlohmann::json{"-DRemX=1", "-DBLOCK_SIZE=64"}));
-  // config only: the engine's prelude, but no edit touches a loop, so no loop carries a guard
+  // config only: no edit touches a loop, so the source a person reads is the kernel file itself (no
+  // engine prelude, no loop guard); the config travels as options
   const std::string cfg_src = slurp((tmp / "cfg.cu").string());
-  EXPECT_NE(cfg_src.find("evk_gi_stamp"), std::string::npos);
-  EXPECT_EQ(cfg_src.find("EVK_GI_OK(evk_gi_guard_"), std::string::npos);
+  EXPECT_TRUE(cfg_src == want);
+  EXPECT_EQ(cfg_src.find("evk_gi_stamp"), std::string::npos);
+  EXPECT_EQ(cfg_src.find("EVK_GI_OK"), std::string::npos);
+  // --as-searched: the engine's prelude in front, still no guard
+  const auto b = evk::testing::run_tool("reg_deform", "gi apply " + (tmp / "cfg.genome").string() + " --as-searched -o " +
+                                                          (tmp / "searched.cu").string());
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const std::string searched = slurp((tmp / "searched.cu").string());
+  EXPECT_NE(searched.find("evk_gi_stamp"), std::string::npos);
+  EXPECT_EQ(searched.find("EVK_GI_OK(evk_gi_guard_"), std::string::npos);
 }
 
 TEST(RegGi, EveryMacroCompilesWithNvrtc) {
@@ -226,4 +235,100 @@ TEST(RegGi, EveryMacroCompilesWithNvrtc) {
     const auto r = evk::nvrtc_compile(req);
     EXPECT_TRUE(r.ok) << c.describe() << "\n" << r.log;
   }
+}
+
+#include <cmath>
+#include <set>
+
+#include "grid_make.hpp"
+#include "nifti_io.hpp"
+#include "random_case.hpp"
+
+// The size classes, and hold-out cases that never appear in training.
+TEST(RegGiClasses, ClassesAndDisjointHoldOutCases) {
+  auto p = rd::make_gi_problem();
+  EXPECT_EQ(p->class_names(), (std::vector<std::string>{"paper", "head1mm", "head2mm"}));
+  for (const auto& cls : p->class_names()) {
+    std::set<std::pair<std::string, std::uint64_t>> train, hold;
+    std::set<std::string> heads;
+    for (std::uint64_t s = 0; s < 2000; ++s) {
+      const rd::GiCaseSpec t = rd::gi_case_spec(s, false, cls), h = rd::gi_case_spec(s, true, cls);
+      train.insert({t.head, t.case_seed});
+      hold.insert({h.head, h.case_seed});
+      heads.insert(h.head);
+    }
+    for (const auto& k : hold) EXPECT_EQ(train.count(k), 0u) << cls << ": hold-out case " << k.second << " used in training";
+    EXPECT_EQ(hold.size(), 2000u);
+    const std::set<std::string> want = cls == "paper"     ? std::set<std::string>{""}
+                                       : cls == "head1mm" ? std::set<std::string>{"icbm152_2009a_t1_1mm.nii.gz"}
+                                                          : std::set<std::string>{"mni152_t1_2mm.nii.gz", "colin27_t1_2mm.nii",
+                                                                                  "avg152_t1_2mm.nii"};
+    EXPECT_EQ(heads, want);
+  }
+  // the paper class keeps the cases of the engine before classes (random case seed 2 s / 2 s + 1)
+  EXPECT_EQ(rd::gi_case_spec(7, false, "paper").case_seed, 14u);
+  EXPECT_EQ(rd::gi_case_spec(7, true, "paper").case_seed, 15u);
+  EXPECT_THROW(rd::gi_case_spec(0, false, "head3mm"), evk::InputError);
+  // c_controlPointVoxelSpacing bakes in the spacing
+  auto cfg = p->default_config();
+  EXPECT_TRUE(p->constraints(cfg).empty());
+  cfg["c_controlPointVoxelSpacing"] = "true";
+  EXPECT_EQ(p->constraints(cfg), std::vector<std::string>{"spacing == 5"});
+  // the class of a request: masked -> paper, dense -> by size
+  EXPECT_EQ(p->class_of({{"dense", 0}, {"voxels", 1.7e6}}), "paper");
+  EXPECT_EQ(p->class_of({{"dense", 1}, {"voxels", 197.0 * 233 * 189}}), "head1mm");
+  EXPECT_EQ(p->class_of({{"dense", 1}, {"voxels", 91.0 * 109 * 91}}), "head2mm");
+}
+
+// A head case without the shared data: the brain's size, dense, a grid perturbed by <= 5 mm.
+TEST(RegGiClasses, HeadCasesAreDenseWithAPerturbedGrid) {
+  rd::GiProblemOptions o;
+  o.shared_data = "/nonexistent";
+  const rd::GiCaseData d = rd::gi_case_data(3, true, "head2mm", o);
+  EXPECT_EQ(d.geo.nx, 91);
+  EXPECT_EQ(d.geo.ny, 109);
+  EXPECT_EQ(d.geo.nz, 91);
+  EXPECT_DOUBLE_EQ(d.geo.dx, 2.0);
+  EXPECT_TRUE(d.mask.empty());  // dense: every voxel
+  EXPECT_NE(d.describe.find("synthetic geometry"), std::string::npos) << d.describe;
+  const rd::Grid id = rd::make_grid(d.geo, 5);
+  ASSERT_EQ(d.grid.data.size(), id.data.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < id.data.size(); ++i) worst = std::max(worst, std::fabs(double(d.grid.data[i]) - id.data[i]));
+  EXPECT_GT(worst, 4.0);
+  EXPECT_LE(worst, 5.0 + 1e-3);
+  const rd::GiCaseData one = rd::gi_case_data(0, false, "head1mm", o);
+  EXPECT_EQ(one.geo.voxels(), 197u * 233u * 189u);  // ~8.7 M voxels at 1 mm
+  // with the shared brains (and the tool's NIfTI reader): their real geometry
+  const auto dir = evk::testing::shared_data_dir();
+  if (dir.empty() || !std::filesystem::exists(dir / "brain" / "mni152_t1_2mm.nii.gz")) GTEST_SKIP() << "no shared brains";
+  o.shared_data = dir;
+  o.read_geometry = [](const std::string& path) { return rd::read_volume(path).geo; };
+  const rd::GiCaseData real = rd::gi_case_data(0, true, "head2mm", o);  // seed 0: mni152
+  const rd::Geometry want = rd::read_volume(dir / "brain" / "mni152_t1_2mm.nii.gz").geo;
+  EXPECT_EQ(real.geo.nx, want.nx);
+  EXPECT_EQ(real.geo.nz, want.nz);
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) EXPECT_DOUBLE_EQ(real.geo.vox2world.m[r][c], want.vox2world.m[r][c]);
+  EXPECT_NE(real.describe.find("mni152_t1_2mm.nii.gz"), std::string::npos) << real.describe;
+}
+
+// perturb_grid is exactly what `reg_deform grid --perturb MM --seed S` writes.
+TEST(RegGiClasses, PerturbGridIsTheGridCommand) {
+  evk::testing::TempDir t;
+  rd::Volume v;
+  v.geo = rd::Geometry::make(23, 17, 12, 2, 2, 2, {-20, -10, 5});
+  v.data.assign(v.geo.voxels(), 1.0f);
+  rd::write_volume(t / "ref.nii", v);
+  const auto r = evk::testing::run_tool("reg_deform", "grid --ref " + (t / "ref.nii").string() + " -o " +
+                                                         (t / "g.nii").string() + " --perturb 3 --seed 9");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const rd::Grid file = rd::read_grid(t / "g.nii", v.geo);
+  rd::Grid g = rd::make_grid(v.geo, 5);
+  rd::perturb_grid(g, 3, 9);
+  ASSERT_EQ(file.data.size(), g.data.size());
+  EXPECT_TRUE(file.data == g.data);
+  rd::Grid other = rd::make_grid(v.geo, 5);
+  rd::perturb_grid(other, 3, 10);
+  EXPECT_FALSE(other.data == g.data);
 }

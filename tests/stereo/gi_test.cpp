@@ -129,6 +129,11 @@ TEST(StereoGiCli, ApplyEmptyGenomeReproducesTheKernelFile) {
   ASSERT_EQ(r2.exit_code, 0) << r2.err;
   EXPECT_NE(slurp(t / "k2.cu"), original);
   EXPECT_NE(slurp(t / "k2.cu").find("<_K_235> deleted"), std::string::npos);
+  // the source a person reads: no engine prelude (that is --as-searched)
+  EXPECT_EQ(slurp(t / "k2.cu").find("evk_gi_stamp"), std::string::npos);
+  auto r3 = run_tool("stereo", "gi apply '" + (t / "one.genome").string() + "' --as-searched -o '" + (t / "k3.cu").string() + "'");
+  ASSERT_EQ(r3.exit_code, 0) << r3.err;
+  EXPECT_NE(slurp(t / "k3.cu").find("evk_gi_stamp"), std::string::npos);
 }
 
 TEST(StereoGiCli, GrammarCountsMatchTheSource) {
@@ -207,3 +212,175 @@ TEST(StereoGiCli, GenomeVariantsCompileWithNvrtc) {
   EXPECT_FALSE(evk::nvrtc_compile(req).ok);
 }
 #endif
+
+#include <set>
+#include <tuple>
+
+#include "evk/stereo/gi_problem.hpp"
+
+// The size classes the issue names, and hold-out cases that never appear in training.
+TEST(StereoGiClasses, ClassesAndDisjointHoldOutCases) {
+  auto p = make_gi_problem();
+  EXPECT_EQ(p->class_names(), (std::vector<std::string>{"paper", "middlebury", "kitti", "1080p"}));
+  const std::map<std::string, std::pair<int, int>> size = {
+      {"paper", {320, 240}}, {"middlebury", {450, 375}}, {"kitti", {1242, 375}}, {"1080p", {1920, 1080}}};
+  using Key = std::tuple<int, int, int, std::uint64_t>;
+  for (const auto& cls : p->class_names()) {
+    std::set<Key> train, hold;
+    std::set<int> ranges;
+    for (std::uint64_t s = 0; s < 3000; ++s) {
+      const GiCase t = gi_case(s, false, cls), h = gi_case(s, true, cls);
+      EXPECT_EQ(std::make_pair(t.width, t.height), size.at(cls));
+      train.insert({t.width, t.height, t.max_disparity, t.pair_seed});
+      hold.insert({h.width, h.height, h.max_disparity, h.pair_seed});
+      ranges.insert(h.max_disparity + 1);
+    }
+    // the search's training seeds are (seed << 20) + generation: far beyond 3000, still even pair seeds
+    train.insert({gi_case((1ull << 20) + 3, false, cls).width, 0, 0, gi_case((1ull << 20) + 3, false, cls).pair_seed});
+    for (const auto& k : hold) EXPECT_EQ(train.count(k), 0u) << cls << " hold-out case used in training";
+    for (const auto& k : train) EXPECT_EQ(std::get<3>(k) % 2, 0u);
+    EXPECT_EQ(hold.size(), 3000u);
+    if (cls == "paper") {
+      EXPECT_EQ(ranges, (std::set<int>{51}));
+      EXPECT_EQ(p->probe_cases(cls), 1);
+    } else {
+      EXPECT_EQ(ranges, (std::set<int>{64, 128, 256}));
+      EXPECT_EQ(p->probe_cases(cls), 3);  // minimize and tune see every range
+    }
+  }
+  EXPECT_THROW(gi_case(0, false, "4k"), evk::InputError);
+  // the class of a request: the nearest by pixel count
+  auto cls = [&](int w, int h) { return p->class_of({{"width", w}, {"height", h}, {"max_disparity", 63}}); };
+  EXPECT_EQ(cls(320, 240), "paper");
+  EXPECT_EQ(cls(384, 288), "paper");       // Tsukuba
+  EXPECT_EQ(cls(434, 383), "middlebury");  // Venus
+  EXPECT_EQ(cls(450, 375), "middlebury");
+  EXPECT_EQ(cls(640, 480), "kitti");
+  EXPECT_EQ(cls(1242, 375), "kitti");
+  EXPECT_EQ(cls(1282, 1110), "1080p");     // Aloe
+  EXPECT_EQ(cls(3840, 2160), "1080p");
+  for (const auto& c : p->class_names()) {
+    const GiCase k = gi_case(0, true, c);
+    EXPECT_EQ(cls(k.width, k.height), c);
+  }
+}
+
+TEST(StereoGiClasses, ConstraintsOfAConfiguration) {
+  auto p = make_gi_problem();
+  evk::gi::Config c = default_config();
+  EXPECT_TRUE(p->constraints(c).empty());
+  c["OUT_TYPE"] = "uchar";  // 255 means -1 and 254 is the poison
+  EXPECT_EQ(p->constraints(c), std::vector<std::string>{"max_disparity <= 253"});
+  c["OUT_TYPE"] = "short";
+  EXPECT_TRUE(p->constraints(c).empty());
+  c["XHALO"] = "true";  // dedicated halo threads: BLOCK_W > window - 1
+  c["BLOCK_W"] = "32";
+  EXPECT_EQ(p->constraints(c), std::vector<std::string>{"window <= 31"});
+  c["BLOCK_W"] = "8";  // cannot even run the paper's 11x11 window: an illegal configuration
+  EXPECT_THROW(p->constraints(c), evk::InputError);
+  // the window limit is exact: the widest window runs, the next one does not
+  c["BLOCK_W"] = "32";
+  EXPECT_NO_THROW(KernelSettings::from(c, 31 / 2));
+  EXPECT_THROW(KernelSettings::from(c, 33 / 2), evk::InputError);
+  c["OUT_TYPE"] = "uchar";
+  const auto r = p->constraints(c);
+  EXPECT_EQ(r, (std::vector<std::string>{"max_disparity <= 253", "window <= 31"}));
+  // every line parses, with a property the problem names
+  const auto names = p->property_names();
+  for (const auto& line : r) {
+    const auto k = evk::gi::parse_constraint(line);
+    EXPECT_NE(std::find(names.begin(), names.end(), k.name), names.end()) << line;
+  }
+}
+
+// gi install / list / remove manage the overlay directory; bad genome files are refused before copying.
+TEST(StereoGiCli, InstallListRemoveTheOverlay) {
+  if (evk::nvrtc_version().empty()) GTEST_SKIP() << "no NVRTC: install cannot check that a genome compiles";
+  evk::testing::TempDir t;
+  const std::string ov = "--overlay '" + (t / "overlay").string() + "'";
+  auto r = run_tool("stereo", "gi list --json " + ov);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::parse(r.out)["variants"].empty()) << r.out;
+  const std::string header = "# evokernels genome v1\n# kernel: stereo\n# id: h200-paper\n# device: NVIDIA H200\n# cc: 9.0\n"
+                             "# classes: paper, kitti\n# requires: max_disparity <= 253\n"
+                             "# validated: paper cases=10 speedup=29.650 (29.520..29.810) pretuned=1.388 (1.378..1.390) max_error=0\n";
+  std::ofstream(t / "good.genome") << header << "OUT_TYPE=uchar DPER=2 ROWSperTHREAD=1 <pragma_K_187><pragma_K6>\n";
+  r = run_tool("stereo", "gi install '" + (t / "good.genome").string() + "' " + ov);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const fs::path dest = t / "overlay" / "stereo" / "h200-paper.genome";
+  ASSERT_TRUE(fs::exists(dest)) << r.out;
+  EXPECT_EQ(slurp(dest), slurp(t / "good.genome"));
+  r = run_tool("stereo", "gi install '" + (t / "good.genome").string() + "' " + ov);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("already installed"), std::string::npos) << r.err;
+  EXPECT_EQ(run_tool("stereo", "gi install '" + (t / "good.genome").string() + "' --force " + ov).exit_code, 0);
+  // list: the header keys
+  r = run_tool("stereo", "gi list --json " + ov);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["variants"].size(), 1u) << r.out;
+  const auto& v = j["variants"][0];
+  EXPECT_EQ(v["id"], "h200-paper");
+  EXPECT_EQ(v["source"], "overlay");
+  EXPECT_EQ(v["cc"], "9.0");
+  EXPECT_EQ(v["keys"]["classes"], "paper, kitti");
+  EXPECT_EQ(v["keys"]["requires"], nlohmann::json::array({"max_disparity <= 253"}));
+  EXPECT_EQ(v["keys"]["validated"].size(), 1u);
+  r = run_tool("stereo", "gi list " + ov);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("h200-paper"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("requires max_disparity <= 253"), std::string::npos) << r.out;
+  // bad files: one line naming the file, nothing copied
+  struct Bad {
+    std::string name, text, needle;
+  } bad[] = {
+      {"other", "# kernel: reg_deform\n# cc: 9.0\nBLOCK_SIZE=64\n", "reg_deform"},
+      {"nocc", "# kernel: stereo\nBLOCK_W=128\n", "cc"},
+      {"cls", "# kernel: stereo\n# cc: 9.0\n# classes: paper, 4k\nBLOCK_W=128\n", "4k"},
+      {"req", "# kernel: stereo\n# cc: 9.0\n# requires: depth <= 3\nBLOCK_W=128\n", "depth"},
+      {"reqop", "# kernel: stereo\n# cc: 9.0\n# requires: window < 3\nBLOCK_W=128\n", "requires"},
+      {"val", "# kernel: stereo\n# cc: 9.0\n# validated: vga cases=1 speedup=1\nBLOCK_W=128\n", "vga"},
+      {"rule", "# kernel: stereo\n# cc: 9.0\n<_K_9999>\n", "_K_9999"},
+      {"illegal", "# kernel: stereo\n# cc: 9.0\nDPER=3 BLOCK_W=512\n", "DPER"},
+  };
+  for (const auto& b : bad) {
+    std::ofstream(t / (b.name + ".genome")) << b.text;
+    r = run_tool("stereo", "gi install '" + (t / (b.name + ".genome")).string() + "' " + ov);
+    EXPECT_EQ(r.exit_code, 2) << b.name << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(b.name + ".genome"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(b.needle), std::string::npos) << b.name << ": " << r.err;
+    EXPECT_FALSE(fs::exists(t / "overlay" / "stereo" / (b.name + ".genome")));
+  }
+  // remove
+  r = run_tool("stereo", "gi remove h200-paper " + ov);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(fs::exists(dest));
+  r = run_tool("stereo", "gi remove h200-paper " + ov);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("h200-paper"), std::string::npos) << r.err;
+}
+
+// Options checked before any GPU work: exit 2 with one line.
+TEST(StereoGiCli, BadClassesAndDevicesExit2) {
+  evk::testing::TempDir t;
+  std::ofstream(t / "g.genome") << "# kernel: stereo\nBLOCK_W=128\n";
+  struct Case {
+    std::string args, needle;
+  } cases[] = {
+      {"gi run --class 4k --out '" + (t / "r1").string() + "'", "4k"},
+      {"gi run --devices 0,0 --out '" + (t / "r2").string() + "'", "twice"},
+      {"gi run --devices x --out '" + (t / "r3").string() + "'", "--devices"},
+      {"gi run --devices 0 --device 1 --out '" + (t / "r4").string() + "'", "--devices"},
+      {"gi validate '" + (t / "g.genome").string() + "' --class 4k", "4k"},
+      {"gi tune --class vga", "vga"},
+      {"gi evolve --class vga --out '" + (t / "e").string() + "'", "vga"},
+  };
+  for (const auto& c : cases) {
+    auto r = run_tool("stereo", c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(c.needle), std::string::npos) << c.args << ": " << r.err;
+  }
+  for (const char* d : {"r1", "r2", "r3", "r4"}) EXPECT_FALSE(fs::exists(t / d)) << d;
+}

@@ -4,6 +4,7 @@
 // refuses unset pixels). A genome that breaks the kernel must be caught (the test can fail).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "evk/stereo/gpu.hpp"
@@ -85,4 +86,38 @@ TEST(StereoGpuGi, BreakingEditIsCaught) {
   SyntheticPair sp = make_synthetic_pair(320, 240, 50, 77);
   DisparityMap g = gpu.run(sp.left, sp.right, Params{});
   EXPECT_GT(stereo_test::count_differences(g, disparity_cpu(sp.left, sp.right, Params{})), 1000);
+}
+
+#include <nlohmann/json.hpp>
+
+// Every size class through the tool: `gi validate` of the empty genome runs the original (human
+// source, no guards) and the searched reference on hold-out cases of each class, checks every pixel
+// against the CPU and reports per class. A uchar-output variant skips the 0..255 cases (its
+// `requires: max_disparity <= 253`) and runs the others.
+TEST(StereoGpuGi, EverySizeClassValidatesThroughTheTool) {
+  EVK_REQUIRE_GPU();
+  if (!std::filesystem::exists(evk::testing::bin_dir() / "stereo")) GTEST_SKIP() << "the stereo tool is not in " << evk::testing::bin_dir();
+  evk::testing::TempDir t;
+  std::ofstream(t / "empty.genome") << "# kernel: stereo\n";
+  auto r = evk::testing::run_tool("stereo", "gi validate '" + (t / "empty.genome").string() + "' --cases 3 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["classes"].size(), 4u) << r.out;
+  for (const auto& c : j["classes"]) {
+    EXPECT_TRUE(c["blessed"].get<bool>()) << c.dump();
+    EXPECT_EQ(c["run"], 3);
+    EXPECT_EQ(c["max_error"], 0.0);
+    for (const auto& k : c["cases"])
+      std::printf("[measured] %-52s original %.4f ms, searched reference %.4f ms\n", k["case"].get<std::string>().c_str(),
+                  k["original_ms"].get<double>(), k["evolved_ms"].get<double>());
+  }
+  std::ofstream(t / "uchar.genome") << "# kernel: stereo\nOUT_TYPE=uchar\n";
+  r = evk::testing::run_tool("stereo", "gi validate '" + (t / "uchar.genome").string() + "' --class 1080p --cases 3 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["requires"], nlohmann::json::array({"max_disparity <= 253"}));
+  ASSERT_EQ(j["classes"].size(), 1u);
+  EXPECT_EQ(j["classes"][0]["run"], 2);      // 0..63 and 0..127
+  EXPECT_EQ(j["classes"][0]["skipped"], 1);  // 0..255
+  EXPECT_EQ(j["classes"][0]["max_error"], 0.0);
 }

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 
 #include "active.hpp"
@@ -11,6 +14,7 @@
 #include "evk_kernels/reg_deform_original.hpp"
 #include "field_cpu.hpp"
 #include "gpu_field.hpp"
+#include "grid_make.hpp"
 #include "kernel_config.hpp"
 #include "random_case.hpp"
 
@@ -40,14 +44,10 @@ namespace {
 #if defined(EVK_HAVE_CUDA)
 class Evaluation final : public evk::gi::Evaluation {
  public:
-  Evaluation(std::uint64_t seed, bool holdout, int size) : seed_(seed), holdout_(holdout) {
-    RandomCaseOptions o;
-    o.seed = holdout ? 2 * seed + 1 : 2 * seed;  // training and hold-out cases never overlap
-    o.size = size;
-    RandomCase rc = make_random_case(o);
-    geo_ = rc.image.geo;
+  explicit Evaluation(const GiCaseData& d) : describe_(d.describe), dense_(d.mask.empty()) {
+    geo_ = d.geo;
     layout_ = tile_layout(geo_, 5);
-    tiles_ = active_tiles(geo_, rc.mask, layout_);
+    tiles_ = active_tiles(geo_, d.mask, layout_);
     // Reference: the CPU position of every in-volume voxel of every active tile.
     ref_.assign(tiles_.size() * 25 * 3, 0.0f);
     inside_.assign(tiles_.size() * 25, 0);
@@ -58,7 +58,7 @@ class Evaluation final : public evk::gi::Evaluation {
         for (int e = 0; e < 25; ++e) {
           const int y = ty * 5 + e % 5, z = tz * 5 + e / 5;
           if (y >= geo_.ny || z >= geo_.nz) continue;
-          const auto p = bspline_position(rc.grid, x, y, z);
+          const auto p = bspline_position(d.grid, x, y, z);
           const std::size_t i = t * 25 + e;
           inside_[i] = 1;
           for (int a = 0; a < 3; ++a) ref_[3 * i + a] = static_cast<float>(p[a]);
@@ -66,7 +66,7 @@ class Evaluation final : public evk::gi::Evaluation {
       }
     });
     for (auto v : inside_) work_ += v;
-    grid_.upload(rc.grid);
+    grid_.upload(d.grid);
     list_.upload(tiles_.data(), tiles_.size());
     out_.resize(tiles_.size() * 25 + 32);
     basis_[0] = std::make_unique<gpu::DeviceBasis>(false);
@@ -74,10 +74,12 @@ class Evaluation final : public evk::gi::Evaluation {
     EVK_CUDA(cudaDeviceSynchronize());
   }
   std::string describe() const override {
-    return std::string(holdout_ ? "hold-out" : "training") + " random case " + std::to_string(geo_.nx) + "^3 seed " +
-           std::to_string(seed_) + " (" + std::to_string(tiles_.size()) + " tiles, " + std::to_string(work_) + " voxels)";
+    return describe_ + " (" + std::to_string(tiles_.size()) + " tiles, " + std::to_string(work_) + " voxels)";
   }
   double work_items() const override { return static_cast<double>(work_); }
+  evk::gi::Properties properties() const override {
+    return {{"voxels", static_cast<double>(work_)}, {"spacing", 5}, {"dense", dense_ ? 1.0 : 0.0}};
+  }
   void poison(cudaStream_t s) override {
     EVK_CUDA(cudaMemsetAsync(out_.get(), 0xff, out_.size() * sizeof(float4), s));  // NaN everywhere
   }
@@ -122,8 +124,8 @@ class Evaluation final : public evk::gi::Evaluation {
   }
 
  private:
-  std::uint64_t seed_;
-  bool holdout_;
+  std::string describe_;
+  bool dense_ = false;
   Geometry geo_;
   TileLayout layout_;
   std::vector<std::uint32_t> tiles_;
@@ -162,9 +164,31 @@ class Problem final : public evk::gi::Problem {
   std::vector<std::string> compile_options(const evk::gi::Config& cfg) const override {
     return KernelConfig::from_map(cfg).compile_options();
   }
-  std::unique_ptr<evk::gi::Evaluation> make_evaluation(std::uint64_t seed, bool holdout) const override {
+  std::vector<evk::gi::SizeClass> size_classes() const override {
+    return {{"paper", "the paper's random case: a deformed white-noise sphere in a 217^3 cube (~1.7 M active voxels)"},
+            {"head1mm", "a dense whole-head volume at 1 mm: 197x233x189 = 8.7 M voxels (ICBM 2009a geometry)"},
+            {"head2mm", "a dense whole-head volume at 2 mm: 91x109x91 = 0.9 M voxels (MNI152 / Colin 27 / avg152)"}};
+  }
+  std::vector<std::string> property_names() const override { return {"spacing", "voxels", "dense"}; }
+  std::string class_of(const evk::gi::Properties& request) const override {
+    // a masked request is the paper's kind of case; a dense one a head at 1 mm or 2 mm by size
+    auto get = [&](const char* k, double d) {
+      auto it = request.find(k);
+      return it == request.end() ? d : it->second;
+    };
+    if (get("dense", 1) == 0) return "paper";
+    return get("voxels", 0) > 3e6 ? "head1mm" : "head2mm";
+  }
+  std::vector<std::string> constraints(const evk::gi::Config& cfg) const override {
+    // the spacing as the compile-time constant 5 (the tile kernel runs at spacing 5 in any case)
+    if (KernelConfig::from_map(cfg).const_spacing) return {"spacing == 5"};
+    return {};
+  }
+  std::unique_ptr<evk::gi::Evaluation> make_evaluation(std::uint64_t seed, bool holdout,
+                                                       const std::string& cls) const override {
+    check_class(cls);
 #if defined(EVK_HAVE_CUDA)
-    return std::make_unique<Evaluation>(seed, holdout, opt_.case_size);
+    return std::make_unique<Evaluation>(gi_case_data(seed, holdout, cls, opt_));
 #else
     (void)seed;
     (void)holdout;
@@ -183,5 +207,81 @@ class Problem final : public evk::gi::Problem {
 }  // namespace
 
 std::unique_ptr<evk::gi::Problem> make_gi_problem(const GiProblemOptions& opt) { return std::make_unique<Problem>(opt); }
+
+namespace {
+struct HeadDef {
+  const char* file;
+  Geometry fallback;
+};
+const std::vector<HeadDef>& heads(bool one_mm) {
+  static const std::vector<HeadDef> mm1 = {
+      {"icbm152_2009a_t1_1mm.nii.gz", Geometry::make(197, 233, 189, 1, 1, 1, {-98, -134, -72})}};
+  static const std::vector<HeadDef> mm2 = {
+      {"mni152_t1_2mm.nii.gz", Geometry::make(91, 109, 91, 2, 2, 2, {-90, -126, -72})},
+      {"colin27_t1_2mm.nii", Geometry::make(91, 109, 91, 2, 2, 2, {-90, -126, -72})},
+      {"avg152_t1_2mm.nii", Geometry::make(91, 109, 91, 2, 2, 2, {-90, -126, -72})}};
+  return one_mm ? mm1 : mm2;
+}
+}  // namespace
+
+std::filesystem::path gi_shared_data_dir(const GiProblemOptions& opt) {
+  if (!opt.shared_data.empty()) return opt.shared_data;
+  if (const char* e = std::getenv("EVK_SHARED_DATA"); e && *e) return e;
+  return std::filesystem::path("..") / "shared" / "data";
+}
+
+GiCaseSpec gi_case_spec(std::uint64_t seed, bool holdout, const std::string& cls) {
+  GiCaseSpec c;
+  c.size_class = cls;
+  c.seed = seed;
+  c.holdout = holdout;
+  c.case_seed = holdout ? 2 * seed + 1 : 2 * seed;  // training and hold-out cases never overlap
+  if (cls == "paper") return c;
+  if (cls != "head1mm" && cls != "head2mm")
+    input_error("--class", "'" + cls + "' is not a reg_deform size class (paper, head1mm, head2mm)");
+  const auto& h = heads(cls == "head1mm");
+  c.head = h[static_cast<std::size_t>(seed % h.size())].file;
+  return c;
+}
+
+GiCaseData gi_case_data(std::uint64_t seed, bool holdout, const std::string& cls, const GiProblemOptions& opt) {
+  const GiCaseSpec spec = gi_case_spec(seed, holdout, cls);
+  GiCaseData d;
+  const std::string role = holdout ? "hold-out" : "training";
+  if (spec.head.empty()) {
+    RandomCaseOptions o;
+    o.seed = spec.case_seed;
+    o.size = opt.case_size;
+    RandomCase rc = make_random_case(o);
+    d.geo = rc.image.geo;
+    d.mask = std::move(rc.mask);
+    d.grid = std::move(rc.grid);
+    d.describe = role + " random case " + std::to_string(d.geo.nx) + "^3 seed " + std::to_string(seed);
+    return d;
+  }
+  // a dense head: the brain's geometry (or the same size when the shared data is absent), a grid at
+  // spacing 5 perturbed as `reg_deform grid --perturb 5 --seed S` perturbs it
+  const auto& h = heads(cls == "head1mm");
+  const HeadDef* def = nullptr;
+  for (const auto& x : h)
+    if (spec.head == x.file) def = &x;
+  d.geo = def->fallback;
+  std::string from = "synthetic geometry";
+  const std::filesystem::path path = gi_shared_data_dir(opt) / "brain" / spec.head;
+  if (opt.read_geometry && std::filesystem::exists(path)) {
+    static std::mutex mu;
+    static std::map<std::string, Geometry> cache;  // a worker reads each brain once
+    std::lock_guard<std::mutex> lk(mu);
+    auto it = cache.find(path.string());
+    if (it == cache.end()) it = cache.emplace(path.string(), opt.read_geometry(path.string())).first;
+    d.geo = it->second;
+    from = spec.head;
+  }
+  d.grid = make_grid(d.geo, 5);
+  perturb_grid(d.grid, 5, spec.case_seed);
+  d.describe = role + " " + cls + " dense " + std::to_string(d.geo.nx) + "x" + std::to_string(d.geo.ny) + "x" +
+               std::to_string(d.geo.nz) + " (" + from + ") seed " + std::to_string(seed);
+  return d;
+}
 
 }  // namespace evk::reg_deform

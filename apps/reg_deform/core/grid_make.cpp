@@ -4,6 +4,7 @@
 
 #include "evk/error.hpp"
 #include "field_cpu.hpp"
+#include "random_case.hpp"
 
 namespace evk::reg_deform {
 
@@ -75,6 +76,11 @@ void attach_grid(Grid& grid, const Geometry& ref, const std::string& what) {
   grid.sy = s[1];
   grid.sz = s[2];
   check_grid_fits(ref, grid, what);
+}
+
+void perturb_grid(Grid& grid, double mm, std::uint64_t seed) {
+  SplitMix64 rng(seed);
+  for (auto& v : grid.data) v = static_cast<float>(v + rng.uniform(-mm, mm));
 }
 
 }  // namespace evk::reg_deform

@@ -1,9 +1,11 @@
 #include "evk/stereo/gi_problem.hpp"
 
 #include <cmath>
+#include <iterator>
 #include <cstdio>
 #include <stdexcept>
 
+#include "evk/error.hpp"
 #include "evk/stereo/kernel_config.hpp"
 #include "evk/stereo/reference.hpp"
 #include "evk/stereo/synthetic.hpp"
@@ -16,25 +18,44 @@
 namespace evk::stereo {
 
 namespace {
-constexpr int kCaseW = 320, kCaseH = 240, kCaseMaxD = 50;
+struct ClassDef {
+  const char* name;
+  int width, height;
+  const char* describe;
+};
+// The paper's training case, then frame sizes users meet; the non-paper classes cycle through the
+// disparity ranges 0..63, 0..127, 0..255 by seed.
+constexpr ClassDef kClasses[] = {
+    {"paper", 320, 240, "the paper's case: synthetic 320x240 pairs, disparities 0..50"},
+    {"middlebury", 450, 375, "Middlebury-sized 450x375 pairs, disparities 0..63 / 0..127 / 0..255"},
+    {"kitti", 1242, 375, "KITTI-sized 1242x375 pairs, disparities 0..63 / 0..127 / 0..255"},
+    {"1080p", 1920, 1080, "1920x1080 pairs, disparities 0..63 / 0..127 / 0..255"},
+};
+constexpr int kRanges[] = {64, 128, 256};
 
 #if defined(EVK_HAVE_CUDA)
 class StereoEvaluation final : public gi::Evaluation {
  public:
-  StereoEvaluation(std::uint64_t seed, bool holdout) {
-    // Training pairs use even, hold-out pairs odd pair seeds: the two sets never overlap.
-    const std::uint64_t pair_seed = 2 * seed + (holdout ? 1 : 0);
-    SyntheticPair s = make_synthetic_pair(kCaseW, kCaseH, kCaseMaxD, pair_seed);
-    params_.max_disparity = kCaseMaxD;
+  explicit StereoEvaluation(const GiCase& c) : case_(c) {
+    SyntheticPair s = make_synthetic_pair(c.width, c.height, c.max_disparity, c.pair_seed);
+    params_.max_disparity = c.max_disparity;
     reference_ = disparity_cpu(s.left, s.right, params_);
     frame_.upload(s.left, s.right);
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "%s pair %dx%d seed %llu", holdout ? "hold-out" : "training", kCaseW, kCaseH,
-                  static_cast<unsigned long long>(seed));
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s %s pair %dx%d 0..%d seed %llu", c.holdout ? "hold-out" : "training",
+                  c.size_class.c_str(), c.width, c.height, c.max_disparity, static_cast<unsigned long long>(c.seed));
     describe_ = buf;
   }
   std::string describe() const override { return describe_; }
-  double work_items() const override { return double(kCaseW) * kCaseH * params_.count(); }
+  double work_items() const override { return double(case_.width) * case_.height * params_.count(); }
+  gi::Properties properties() const override {
+    return {{"width", case_.width},
+            {"height", case_.height},
+            {"min_disparity", params_.min_disparity},
+            {"max_disparity", params_.max_disparity},
+            {"disparities", params_.count()},
+            {"window", params_.window}};
+  }
   void poison(cudaStream_t s) override { frame_.poison(s); }
   void launch(cudaKernel_t k, const gi::Config& cfg, cudaStream_t s) override {
     settings_ = KernelSettings::from(cfg, params_.radius());
@@ -79,6 +100,7 @@ class StereoEvaluation final : public gi::Evaluation {
   }
 
  private:
+  GiCase case_;
   Params params_;
   DisparityMap reference_;
   DeviceFrame frame_;
@@ -96,9 +118,22 @@ class StereoProblem final : public gi::Problem {
   std::vector<std::string> compile_options(const gi::Config& cfg) const override {
     return KernelSettings::from(cfg).compile_options();
   }
-  std::unique_ptr<gi::Evaluation> make_evaluation(std::uint64_t seed, bool holdout) const override {
+  std::vector<gi::SizeClass> size_classes() const override {
+    std::vector<gi::SizeClass> v;
+    for (const auto& c : kClasses) v.push_back({c.name, c.describe});
+    return v;
+  }
+  // One case per disparity range for minimize and tune (the paper class has one range).
+  int probe_cases(const std::string& cls) const override { return cls == "paper" ? 1 : 3; }
+  std::vector<std::string> property_names() const override {
+    return {"width", "height", "min_disparity", "max_disparity", "disparities", "window"};
+  }
+  std::vector<std::string> constraints(const gi::Config& cfg) const override { return gi_constraints(cfg); }
+  std::string class_of(const gi::Properties& request) const override { return gi_class_of(request); }
+  std::unique_ptr<gi::Evaluation> make_evaluation(std::uint64_t seed, bool holdout, const std::string& cls) const override {
+    check_class(cls);
 #if defined(EVK_HAVE_CUDA)
-    return std::make_unique<StereoEvaluation>(seed, holdout);
+    return std::make_unique<StereoEvaluation>(gi_case(seed, holdout, cls));
 #else
     (void)seed;
     (void)holdout;
@@ -115,5 +150,56 @@ class StereoProblem final : public gi::Problem {
 }  // namespace
 
 std::unique_ptr<gi::Problem> make_gi_problem() { return std::make_unique<StereoProblem>(); }
+
+GiCase gi_case(std::uint64_t seed, bool holdout, const std::string& size_class) {
+  const ClassDef* def = nullptr;
+  for (const auto& c : kClasses)
+    if (size_class == c.name) def = &c;
+  if (!def) input_error("--class", "'" + size_class + "' is not a stereo size class (paper, middlebury, kitti, 1080p)");
+  GiCase c;
+  c.size_class = size_class;
+  c.seed = seed;
+  c.holdout = holdout;
+  c.width = def->width;
+  c.height = def->height;
+  c.max_disparity = def == &kClasses[0] ? 50 : kRanges[seed % 3] - 1;
+  // Training pairs use even, hold-out pairs odd pair seeds: the two sets never overlap.
+  c.pair_seed = 2 * seed + (holdout ? 1 : 0);
+  return c;
+}
+
+std::string gi_class_of(const gi::Properties& request) {
+  // the nearest class by pixel count (boundaries at the geometric means of neighbouring sizes)
+  auto get = [&](const char* k, double d) {
+    auto it = request.find(k);
+    return it == request.end() ? d : it->second;
+  };
+  const double px = get("width", 320) * get("height", 240);
+  for (std::size_t i = 0; i + 1 < std::size(kClasses); ++i) {
+    const double a = double(kClasses[i].width) * kClasses[i].height, b = double(kClasses[i + 1].width) * kClasses[i + 1].height;
+    if (px <= std::sqrt(a * b)) return kClasses[i].name;
+  }
+  return kClasses[std::size(kClasses) - 1].name;
+}
+
+std::vector<std::string> gi_constraints(const gi::Config& cfg) {
+  std::vector<std::string> r;
+  const KernelSettings ks = KernelSettings::from(cfg);  // InputError for an illegal configuration
+  // uchar output stores -1 as 255 and the poison as 254 (gpu_frame.cpp)
+  if (ks.out_type == "uchar") r.push_back("max_disparity <= 253");
+  // the largest window this configuration can run (XHALO needs BLOCK_W > window - 1; shared memory
+  // grows with the window); the tool accepts windows up to kMaxWindow
+  int widest = 0;
+  for (int w = 3; w <= kMaxWindow; w += 2) {
+    try {
+      KernelSettings::from(cfg, w / 2);
+      widest = w;
+    } catch (const InputError&) {
+      break;
+    }
+  }
+  if (widest < kMaxWindow) r.push_back("window <= " + std::to_string(widest));
+  return r;
+}
 
 }  // namespace evk::stereo

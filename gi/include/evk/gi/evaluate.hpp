@@ -57,18 +57,25 @@ struct DeviceSummary {
   int cc = 0;
   int sm_count = 0;
   int clock_khz = 0;
+  int index = 0;          // CUDA device index
+  int count = 0;          // CUDA devices the worker could see
+  std::string driver;     // NVIDIA driver version ("580.159.04"; the CUDA driver API version if unknown)
+  std::string cuda;       // CUDA runtime version the tool was built with ("13.0")
 };
 
 struct CaseInfo {
   std::string describe;
   double work_items = 0;
+  std::string size_class;
+  Properties properties;  // the case as a request (Evaluation::properties)
 };
 
 class Evaluator {
  public:
   virtual ~Evaluator() = default;
   virtual DeviceSummary device() = 0;
-  virtual CaseInfo set_case(std::uint64_t seed, bool holdout) = 0;
+  // Makes case (seed, holdout) of size class `size_class` current (on every lane).
+  virtual CaseInfo set_case(std::uint64_t seed, bool holdout, const std::string& size_class) = 0;
   // Compile options for a config; throws InputError for an illegal combination.
   virtual std::vector<std::string> options(const Config& c) const = 0;
   virtual std::vector<Compiled> compile(const std::vector<Variant>& vs) = 0;
@@ -82,7 +89,23 @@ class Evaluator {
   // Runs one compiled candidate on the current case. timeout_s: the watchdog for the whole request.
   virtual RunResult run(const Compiled& c, const Config& cfg, const TimingSpec& t, double timeout_s) = 0;
   virtual int restarts() const { return 0; }
+  // Lanes: independent devices of one kind holding the same case (`gi run --devices`). run() is
+  // lane 0; run_on(lane, ...) may be called from one thread per lane at the same time.
+  virtual int lanes() const { return 1; }
+  virtual RunResult run_on(int lane, const Compiled& c, const Config& cfg, const TimingSpec& t, double timeout_s) {
+    (void)lane;
+    return run(c, cfg, t, timeout_s);
+  }
+  virtual DeviceSummary lane_device(int lane) {
+    (void)lane;
+    return device();
+  }
 };
+
+// One evaluator over several lanes (one per GPU): device() checks that every lane is the same kind
+// of GPU (InputError naming them otherwise), set_case sets the case on all lanes in parallel,
+// compile() and run() are lane 0's, run_on(i) is lanes[i]'s.
+std::unique_ptr<Evaluator> make_lane_evaluator(std::vector<std::unique_ptr<Evaluator>> lanes);
 
 // Parent-side handle of the worker process (fork + exec of `argv`, pipes on fds 3 and 4).
 class Worker {
@@ -93,13 +116,15 @@ class Worker {
     double startup_timeout_s = 120;
     int spares = 2;                 // initialised standby workers kept ready to take over at once after a
                                     // crash or hang (0: none); more than one absorbs bursts of crashes
+    int keep_cases = 1;             // cases a worker keeps resident (most recent first), so that
+                                    // minimize/tune can switch between a few cases without rebuilding them
   };
   explicit Worker(Options o);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
   DeviceSummary device();
-  CaseInfo set_case(std::uint64_t seed, bool holdout, double timeout_s = 600);
+  CaseInfo set_case(std::uint64_t seed, bool holdout, const std::string& size_class, double timeout_s = 600);
   RunResult run(const std::vector<char>& cubin, const std::string& entry, const Config& cfg, const TimingSpec& t,
                 double timeout_s);
   int restarts() const { return restarts_; }
@@ -123,6 +148,7 @@ class Worker {
   bool have_case_ = false;
   std::uint64_t case_seed_ = 0;
   bool case_holdout_ = false;
+  std::string case_class_;
   CaseInfo case_info_;
   int restarts_ = 0;
   int starts_ = 0;
@@ -141,6 +167,8 @@ struct GpuEvaluatorOptions {
 
 // The real evaluator: NVRTC (+ disk cache) for the worker's device, runs in the worker.
 std::unique_ptr<Evaluator> make_gpu_evaluator(const Problem& p, Worker& w, const GpuEvaluatorOptions& o = {});
+// The same, owning its worker (stopped when the evaluator is destroyed).
+std::unique_ptr<Evaluator> make_gpu_evaluator(const Problem& p, std::unique_ptr<Worker> w, const GpuEvaluatorOptions& o = {});
 
 // Compiles requests in parallel threads (exposed for tests and the compile-rate statistics).
 struct CompileRequest {

@@ -56,10 +56,19 @@ struct Variant {
   std::vector<std::string> options;  // NVRTC options from the genome's option genes, to append to the
                                      // problem's compile_options(config)
 };
+struct ApplyOptions {
+  // true: the source as the search compiles it (`gi apply --as-searched`): the engine's prelude
+  // (loop-guard deadline, per-SM tick scope, the evk_gi_stamp kernel) in front.
+  // false: the source a person reads and the tools run (`gi apply`): the original plus the edits and
+  // only the loop guards those edits need; its kernel compiles to the same code as the searched one
+  // (the prelude is dead code there unless -DEVK_GI_TICKS/-DEVK_GI_DEADLINE).
+  bool engine = true;
+};
 // The patched kernel: edits applied to the grammar, loop guards added, fixed part as config.
-Variant apply(const Grammar& g, const Genome& x);
-// For the apps: the genome text applied to the problem's kernel. An empty genome gives the
-// original source unchanged and the default config.
+Variant apply(const Grammar& g, const Genome& x, const ApplyOptions& o = {});
+// For the apps: the genome text applied to the problem's kernel as a person reads it
+// (ApplyOptions::engine = false). An empty genome gives the original source unchanged and the
+// default config.
 Variant apply_genome(const Problem& p, const std::string& genome_text);
 
 // Operators (operators.cpp). Rng is the search's generator; every random choice goes through it.

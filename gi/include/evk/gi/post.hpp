@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,20 @@ Variant original_variant(const Grammar& g);
 // Compiles and runs one variant on the evaluator's current case.
 RunResult measure(Evaluator& ev, const Variant& v, const TimingSpec& t, double timeout_s = 60);
 
+// A training-side case of a size class ("": the problem's first class).
+struct CaseRef {
+  std::string size_class;
+  std::uint64_t seed = 0;
+};
+// The probe cases of minimize/tune: for each class, `per_class[i]` consecutive seeds from `seed`.
+std::vector<CaseRef> probe_cases(const std::vector<std::string>& classes, const std::vector<int>& per_class,
+                                 std::uint64_t seed);
+
 struct MinimizeOptions {
-  std::uint64_t case_seed = 7777;  // training-side case used for every measurement
+  std::uint64_t case_seed = 7777;  // training-side case used for every measurement (when `cases` is empty)
+  // Measure on these cases instead (e.g. one per size class): a gene goes only when the kernel without
+  // it is within the noise limit on every one of them. Empty: {("", case_seed)}.
+  std::vector<CaseRef> cases;
   TimingSpec timing{3, 21, true};
   int noise_samples = 5;           // repeated measurements of the input genome: the noise
   double sigmas = 3;
@@ -28,7 +41,8 @@ struct MinimizeOptions {
 };
 struct MinimizeResult {
   Genome input, output;
-  double base_ms = 0, noise_ms = 0, output_ms = 0;
+  double base_ms = 0, noise_ms = 0, output_ms = 0;  // on the first case
+  std::vector<double> case_base_ms, case_noise_ms, case_output_ms;  // per case
   std::vector<std::string> log;  // one line per gene: kept/removed and why
 };
 MinimizeResult minimize(const Grammar& g, Evaluator& ev, const Genome& x, const MinimizeOptions& o = {},
@@ -36,6 +50,9 @@ MinimizeResult minimize(const Grammar& g, Evaluator& ev, const Genome& x, const 
 
 struct TuneOptions {
   std::uint64_t case_seed = 7778;
+  // Measure on these cases instead (empty: {("", case_seed)}); a configuration must be correct on all
+  // of them and is scored by the geometric mean of its time over the input genome's time per case.
+  std::vector<CaseRef> cases;
   TimingSpec timing{2, 11, true};
   int max_combinations = 512;  // beyond: one parameter at a time
   bool options = true;         // then every combination of the NVRTC option genes (nvrtc_option_params)
@@ -43,11 +60,13 @@ struct TuneOptions {
 struct TuneEntry {
   Config config;
   std::string status;
-  double ms = 0;
+  double ms = 0;     // on the first case
+  double score = 0;  // geometric mean of ms / the input's ms over the cases (0: failed somewhere)
 };
 struct TuneResult {
   Genome input, output;
-  double input_ms = 0, output_ms = 0;
+  double input_ms = 0, output_ms = 0;  // on the first case
+  double output_score = 1;             // the output's score (1 = the input)
   std::vector<std::string> tuned;  // parameter names
   std::vector<TuneEntry> table;
 };
@@ -58,6 +77,8 @@ struct ValidateOptions {
   int cases = 5;
   std::uint64_t first_seed = 0;
   TimingSpec timing{3, 21, true};
+  std::string size_class;              // hold-out cases of this class ("": the problem's first class)
+  std::vector<std::string> constraints;  // the evolved variant's constraints: cases outside them are skipped
 };
 struct ValidateCase {
   std::uint64_t seed = 0;
@@ -65,17 +86,25 @@ struct ValidateCase {
   double original_ms = 0, pretuned_ms = 0, evolved_ms = 0;
   double evolved_max_error = 0, evolved_penalty = 0;
   std::string evolved_status, summary;
+  std::string skipped;  // non-empty: not run, outside the variant's constraints (the violated one)
 };
 struct ValidateResult {
+  std::string size_class;
   std::vector<ValidateCase> cases;
-  double max_error = 0;
+  int run = 0, skipped = 0;  // cases run / skipped for the variant's constraints
+  double max_error = 0, max_penalty = 0;
   double speedup_median = 0, speedup_min = 0, speedup_max = 0;                 // vs the original
   double speedup_pretuned_median = 0, speedup_pretuned_min = 0, speedup_pretuned_max = 0;  // vs pre-tuned original
   bool has_pretuned = false;
-  bool blessed = false;
+  bool blessed = false;      // every case run was correct (and at least one ran)
+  bool applicable = true;    // false: every case was outside the variant's constraints
+  bool beats_pretuned = false;  // blessed, compared with a pre-tuned original, median speed-up > 1
   std::string reason;  // why not blessed
 };
 ValidateResult validate(const Grammar& g, Evaluator& ev, const Genome& evolved, const Genome* pretuned,
                         const ValidateOptions& o = {}, const StepCallback& cb = {});
+// The genome file's `validated` line (docs/FORMATS.md): "CLASS cases=N speedup=M (LO..HI)
+// pretuned=M (LO..HI) max_error=E".
+std::string validated_line(const ValidateResult& r);
 
 }  // namespace evk::gi

@@ -38,6 +38,12 @@ struct SearchOptions {
   std::string run_dir;          // empty: nothing written
   bool resume = false;          // continue from run_dir/checkpoint.json
   std::string problem;          // recorded in the run directory
+  // Size classes of the training cases: generation g uses classes[g % size] (empty: the problem's
+  // first class, through the evaluator's default).
+  std::vector<std::string> classes;
+  // Wall-time budget of this call in seconds (0: none): no generation starts that the mean
+  // generation time so far says would end after it (generation 0 always runs).
+  double budget_s = 0;
 };
 
 struct Individual {
@@ -45,7 +51,9 @@ struct Individual {
   std::string text;
   std::string status = "new";   // ok, compile_error, illegal_config, launch_error, crash, hang, worker_error
   double fitness = std::numeric_limits<double>::infinity();
-  double time_ms = 0, penalty = 0;
+  double time_ms = 0, penalty = 0;  // time_ms: on lane 0's scale (raw_ms x lane 0's reference / its lane's)
+  double raw_ms = 0;                // as measured on its lane
+  int lane = 0;                     // the device (lane) that ran it
   double ticks = 0;  // per-SM clock ticks (RunResult::ticks) of its last timed run
   int sms = 0;
   std::string summary;
@@ -56,6 +64,8 @@ struct GenerationStats {
   int generation = 0;
   std::uint64_t case_seed = 0;
   std::string case_describe;
+  std::string size_class;
+  std::vector<double> lane_ref_ms;  // the reference re-timed on each lane (lane 0 = ref_ms)
   double ref_ms = 0, best_ms = 0, best_speedup = 0, median_ms = 0;
   int evaluated = 0, compiled = 0, correct = 0, faster = 0, parents = 0;
   int tabu_genotype = 0, tabu_phenotype = 0, tabu_code = 0;
@@ -82,6 +92,7 @@ struct SearchState {
 };
 
 // Indices of the parents: correct, time <= ref * (1 + tolerance), best fitness first, at most max_parents.
+// (time and fitness are on lane 0's scale, so candidates timed on different GPUs compare fairly.)
 std::vector<int> select_parents(const std::vector<Individual>& pop, double ref_ms, double tolerance, int max_parents);
 
 using GenerationCallback = std::function<void(const GenerationStats&, const SearchState&)>;

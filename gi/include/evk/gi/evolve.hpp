@@ -1,0 +1,92 @@
+// `<tool> gi evolve`: re-tuning a GPU in one command. Search (sized to a time budget), minimize,
+// tune per size class (the evolved genome and, as the baseline, the original), validate on hold-out
+// cases of every class, and the genome file(s) to install: one per distinct tuned genome that beat
+// its class's pre-tuned original with zero penalty, with the provenance and applicability header of
+// docs/FORMATS.md. The evaluators come from a factory so that CPU tests can run the whole pipeline
+// against fakes.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "evk/gi/evaluate.hpp"
+#include "evk/gi/post.hpp"
+#include "evk/gi/search.hpp"
+
+namespace evk::gi {
+
+struct EvolveOptions {
+  double budget_s = 3600;              // whole pipeline; the search gets search_share of it
+  double search_share = 0.5;
+  std::vector<std::string> classes;    // target size classes (empty: all of the problem's)
+  int population = 0, generations = 0; // 0: the problem's paper value, population sized to the budget
+  double candidates_per_s = 15;        // per lane, for sizing (H200 measurements: 14-20 candidates/s)
+  std::uint64_t seed = 1;
+  int cases = 10;                      // hold-out cases per class
+  double min_gain = 0.01;              // a class counts as won above this median speed-up over the
+                                       // pre-tuned original (1%: below it a win is timing noise)
+  std::string work_dir;                // the search's run directory and intermediate genomes ("": none)
+  SearchOptions search;                // tolerance, timing, ...: run_dir, classes, budget set here
+  MinimizeOptions minimize;            // timing, noise: cases set here
+  TuneOptions tune;                    // timing, limits: cases set here
+  ValidateOptions validate;            // timing: cases, class, constraints set here
+};
+
+struct EvolveClass {
+  std::string size_class;
+  Genome pretuned, evolved;    // the original tuned on this class; the minimized genome tuned on it
+  ValidateResult validation;   // evolved vs the original and `pretuned`, on this class's hold-out cases
+  bool wins = false;           // blessed, and median speed-up over the pre-tuned original > 1 + min_gain
+};
+
+struct EvolveVariant {
+  Genome genome;
+  std::string text;                     // format_genome
+  std::vector<std::string> classes;     // where it won (the file's `classes`)
+  std::vector<std::string> validated;   // `validated` lines: every class it was validated on
+  std::vector<std::string> constraints; // Problem::constraints of its config (the file's `requires`)
+};
+
+struct EvolveResult {
+  int population = 0, generations = 0;  // as run (generations: completed within the budget)
+  double search_wall_s = 0;
+  SearchState search;
+  Genome best, minimized;
+  std::vector<EvolveClass> classes;
+  std::vector<EvolveVariant> variants;  // to install; empty: refused
+  std::string refusal;                  // why nothing is installed
+  double elapsed_s = 0;
+};
+
+struct EvolveProgress {
+  std::string stage;       // "search", "minimize", "tune original (paper)", ...
+  int done = 0, total = 0; // within the stage
+  double best_speedup = 0; // best so far: training speed-up during the search, then validated vs pre-tuned
+  double elapsed_s = 0, budget_s = 0;
+};
+
+// make_evaluator(search, keep_cases): the search's evaluator (all requested devices) when `search`,
+// else one device keeping `keep_cases` cases resident. Called once for the search, once after it.
+using EvaluatorFactory = std::function<std::unique_ptr<Evaluator>(bool search, int keep_cases)>;
+
+EvolveResult evolve(const Problem& p, const Grammar& g, const EvaluatorFactory& make_evaluator, const EvolveOptions& o,
+                    const std::function<void(const EvolveProgress&)>& progress = {});
+
+// The population and generations evolve() runs for a budget (explicit values win).
+std::pair<int, int> evolve_size(const Problem& p, const EvolveOptions& o, int lanes);
+
+// The genome file of a variant (docs/FORMATS.md): kernel, id, device, cc, driver, cuda, nvrtc, date,
+// seed, population, generations, search_wall_s, classes, requires, validated, source.
+std::string variant_file(const Problem& p, const DeviceSummary& d, const EvolveResult& r, const EvolveVariant& v,
+                         const std::string& id, std::uint64_t seed);
+
+// Header lines of a genome file ("# key: value"), in order, repeated keys kept.
+std::vector<std::pair<std::string, std::string>> genome_header(const std::string& text);
+
+// UTC time as 2026-11-22T03:07:44.
+std::string utc_now();
+
+}  // namespace evk::gi
