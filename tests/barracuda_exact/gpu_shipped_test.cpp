@@ -21,9 +21,9 @@ TEST(ShippedBarracudaGpu, AutoPicksItLoadsTheFatbinAndMatchesTheCpu) {
   for (const auto& v : evk::testing::builtin_variants(reg)) {
     if (v.cc > dev.cc()) continue;  // auto may pick it here (the chain prefers this device's own)
     std::vector<std::string> classes = v.classes;
-    if (classes.empty()) classes = {"ecoli-sized"};
+    if (classes.empty()) classes = {"ecoli"};
     for (const auto& cls : classes) {
-      if (cls != "ecoli-sized") {
+      if (cls != "ecoli") {
         ADD_FAILURE() << v.id << ": no GPU check for size class " << cls << " in this test yet";
         continue;
       }

@@ -23,8 +23,8 @@ TEST(ShippedBarracuda, EveryGenomeFileIsBuiltIn) {
 }
 
 TEST(ShippedBarracuda, SizeClassesAndTheReferenceLengthFromTheAnn) {
-  EXPECT_EQ(bc::size_class_of(4641652), "ecoli-sized");
-  EXPECT_EQ(bc::size_class_of(100286401), "500mbp");  // C. elegans, ~100 Mbp: far beyond L2 too
+  EXPECT_EQ(bc::size_class_of(4641652), "ecoli");
+  EXPECT_EQ(bc::size_class_of(100286401), "large");  // C. elegans, ~100 Mbp: far beyond L2 too
   evk::testing::TempDir t;
   std::ofstream(t / "r.fa.ann") << "4641652 1 11\n0 NC_000913.3 E. coli\n0 4641652 0\n";
   EXPECT_EQ(bc::read_reference_length((t / "r.fa").string()), 4641652);

@@ -38,7 +38,9 @@ class PlantingEvaluator : public Evaluator {
  public:
   explicit PlantingEvaluator(Evaluator& inner) : in_(inner) {}
   DeviceSummary device() override { return in_.device(); }
-  CaseInfo set_case(std::uint64_t seed, bool holdout) override { return in_.set_case(seed, holdout); }
+  CaseInfo set_case(std::uint64_t seed, bool holdout, const std::string& size_class) override {
+    return in_.set_case(seed, holdout, size_class);
+  }
   std::vector<std::string> options(const Config& c) const override { return in_.options(c); }
   // the reference is compiled alone through compile(); the candidates are streamed
   std::vector<Compiled> compile(const std::vector<Variant>& vs) override { return in_.compile(vs); }

@@ -32,9 +32,9 @@ class SlowFakeEvaluator : public Evaluator {
  public:
   explicit SlowFakeEvaluator(const Problem& p) : p_(p) {}
   DeviceSummary device() override { return {"fake", 90, 1, 1}; }
-  CaseInfo set_case(std::uint64_t seed, bool) override {
+  CaseInfo set_case(std::uint64_t seed, bool, const std::string& size_class) override {
     case_ = seed;
-    return {"fake case " + std::to_string(seed), 1};
+    return {"fake case " + std::to_string(seed), 1, size_class};
   }
   std::vector<std::string> options(const Config& c) const override { return p_.compile_options(c); }
   std::vector<Compiled> compile(const std::vector<Variant>& vs) override {

@@ -30,7 +30,7 @@ struct Job {
 
 Job job_of_class(const std::string& cls) {
   Job j;
-  if (cls == "paper-217") {
+  if (cls == "paper") {
     rd::RandomCaseOptions o;
     o.seed = 21;
     rd::RandomCase rc = rd::make_random_case(o);
@@ -40,7 +40,7 @@ Job job_of_class(const std::string& cls) {
     j.describe = "random 217^3 (masked)";
     return j;
   }
-  const bool one_mm = cls == "head-1mm";
+  const bool one_mm = cls == "head1mm";
   const auto dir = evk::testing::shared_data_dir();
   const auto file = dir.empty() ? std::filesystem::path()
                                 : dir / "brain" / (one_mm ? "icbm152_2009a_t1_1mm.nii.gz" : "mni152_t1_2mm.nii.gz");
@@ -70,7 +70,7 @@ TEST(ShippedRegDeformGpu, AutoPicksItLoadsTheFatbinAndMatchesTheCpu) {
   for (const auto& v : evk::testing::builtin_variants(reg)) {
     if (v.cc > dev.cc()) continue;  // auto may pick it here (the chain prefers this device's own)
     std::vector<std::string> classes = v.classes;
-    if (classes.empty()) classes = {"paper-217", "head-1mm", "head-2mm"};
+    if (classes.empty()) classes = {"paper", "head1mm", "head2mm"};
     for (const auto& cls : classes) {
       const Job j = job_of_class(cls);
       evk::Request req = rd::make_request(j.geo.nx, j.geo.ny, j.geo.nz, 5, 5, 5);

@@ -18,8 +18,8 @@ TEST(ShippedRegDeform, EveryGenomeFileIsBuiltIn) {
 }
 
 TEST(ShippedRegDeform, SizeClasses) {
-  EXPECT_EQ(rd::make_request(91, 109, 91, 5, 5, 5).size_class, "head-2mm");
-  EXPECT_EQ(rd::make_request(197, 233, 189, 5, 5, 5).size_class, "head-1mm");
+  EXPECT_EQ(rd::make_request(91, 109, 91, 5, 5, 5).size_class, "head2mm");
+  EXPECT_EQ(rd::make_request(197, 233, 189, 5, 5, 5).size_class, "head1mm");
   EXPECT_EQ(rd::make_request(197, 233, 189, 5, 5, 5).props.at("spacing"), 5);
   EXPECT_EQ(rd::make_request(197, 233, 189, 5, 4, 5).props.count("spacing"), 0u);
 }
@@ -28,7 +28,7 @@ TEST(ShippedRegDeform, AutoPicksEachVariantOnlyWhereItFits) {
   const evk::Registry reg = rd::make_registry();
   for (const auto& v : builtin_variants(reg)) {
     const evk::DeviceKey own{v.cc, v.device_name.empty() ? "Some GPU" : v.device_name};
-    for (const char* cls : {"paper-217", "head-1mm", "head-2mm"}) {
+    for (const char* cls : {"paper", "head1mm", "head2mm"}) {
       const bool validated = v.classes.empty() || std::find(v.classes.begin(), v.classes.end(), cls) != v.classes.end();
       evk::Selection s = reg.select("reg_deform", own, "auto", evk::Request{cls, {}});
       if (validated) EXPECT_FALSE(s.variant.is_original()) << v.id << " " << cls << ": " << s.rule;

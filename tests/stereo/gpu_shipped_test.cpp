@@ -19,7 +19,7 @@ using namespace evk::stereo;
 
 namespace {
 const std::map<std::string, std::vector<std::pair<int, int>>> kClassSizes = {
-    {"320x240", {{320, 240}, {301, 217}}},
+    {"paper", {{320, 240}, {301, 217}}},
     {"middlebury", {{450, 375}, {384, 288}}},
     {"kitti", {{1242, 375}, {1001, 333}}},
     {"1080p", {{1920, 1080}, {1282, 1110}}}};
@@ -49,7 +49,7 @@ TEST(ShippedStereoGpu, AutoPicksItLoadsTheFatbinAndMatchesTheCpu) {
   std::uint64_t seed = 4100;
   for (const auto& v : variants) {
     std::vector<std::string> classes = v.classes;
-    if (classes.empty()) classes = {"320x240", "middlebury", "kitti", "1080p"};
+    if (classes.empty()) classes = {"paper", "middlebury", "kitti", "1080p"};
     for (const auto& cls : classes) {
       for (auto [w, h] : kClassSizes.at(cls)) {
         Params p;  // the default job: window 11, disparities 0..50
@@ -89,7 +89,7 @@ TEST(ShippedStereoGpu, TheToolRunsItWithKernelAuto) {
   if (variants.empty()) GTEST_SKIP() << "no shipped stereo variant for this GPU";
   evk::testing::TempDir t;
   for (const auto& v : variants) {
-    const std::string cls = v.classes.empty() ? "320x240" : v.classes[0];
+    const std::string cls = v.classes.empty() ? "paper" : v.classes[0];
     auto [w, h] = kClassSizes.at(cls)[0];
     SyntheticPair sp = make_synthetic_pair(w, h, 50, 77);
     write_pgm(t / "l.pgm", sp.left);

@@ -199,7 +199,12 @@ class Problem final : public gi::Problem {
     const gi::Config c = validated(cfg);
     return {"-DBLOCK_W=" + c.at("BLOCK_W"), "-DSTACK_CAP=" + c.at("STACK_CAP")};
   }
-  std::unique_ptr<gi::Evaluation> make_evaluation(std::uint64_t seed, bool holdout) const override {
+  std::vector<gi::SizeClass> size_classes() const override {
+    return {{"ecoli", "an E. coli-sized generated reference (4.6 Mbp), reads with mismatches and gaps"}};
+  }
+  std::unique_ptr<gi::Evaluation> make_evaluation(std::uint64_t seed, bool holdout,
+                                                  const std::string& size_class) const override {
+    check_class(size_class);
 #if defined(EVK_HAVE_CUDA)
     int dev = 0, sms = 0;
     EVK_CUDA(cudaGetDevice(&dev));

@@ -16,6 +16,7 @@
 #include "evk/parallel.hpp"
 
 #include "core/kernel_config.hpp"
+#include "core/kernel_variant.hpp"
 #include "evk_kernels/barracuda_exact_kernel.hpp"
 #if defined(EVK_HAVE_CUDA)
 #include "core/gpu_exact.hpp"
@@ -449,9 +450,9 @@ class Problem final : public gi::Problem {
   }
   std::vector<std::string> property_names() const override { return {"read_length", "ref_length"}; }
   std::string class_of(const gi::Properties& request) const override {
-    // the occurrence table of a reference beyond ~50 Mbp (~50 MB) no longer fits in L2
+    // one definition with the tool's dispatch (kernel_variant.cpp)
     auto it = request.find("ref_length");
-    return it != request.end() && it->second > 50e6 ? "large" : "ecoli";
+    return size_class_of(it == request.end() ? 0 : static_cast<long long>(it->second));
   }
   std::vector<std::string> constraints(const gi::Config& cfg) const override {
     // a query buffered locally holds at most MAX_READ_WORDS * 8 bases

@@ -43,7 +43,9 @@ Registry make_registry() {
   return reg;
 }
 
-std::string size_class_of(long long ref_length) { return ref_length < 50000000 ? "ecoli-sized" : "500mbp"; }
+// The GI problem's classes (gi_problem.cpp class_of): an occurrence table of a reference beyond
+// ~50 Mbp (~50 MB) no longer fits in L2.
+std::string size_class_of(long long ref_length) { return ref_length > 50000000 ? "large" : "ecoli"; }
 
 Request make_request(long long ref_length, int read_length) {
   Request r;

@@ -177,7 +177,7 @@ class Problem final : public evk::gi::Problem {
       return it == request.end() ? d : it->second;
     };
     if (get("dense", 1) == 0) return "paper";
-    return get("voxels", 0) > 3e6 ? "head1mm" : "head2mm";
+    return size_class_of(static_cast<long long>(get("voxels", 0)));  // one definition with the tool's dispatch
   }
   std::vector<std::string> constraints(const evk::gi::Config& cfg) const override {
     // the spacing as the compile-time constant 5 (the tile kernel runs at spacing 5 in any case)

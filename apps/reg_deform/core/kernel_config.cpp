@@ -120,13 +120,15 @@ Registry make_registry() {
   return reg;
 }
 
-std::string size_class_of(long long voxels) { return voxels < 3000000 ? "head-2mm" : "head-1mm"; }
+// The GI problem's classes of a dense field (gi_problem.cpp class_of): a head at 2 mm (~0.9 M voxels)
+// or at 1 mm (~8.7 M voxels).
+std::string size_class_of(long long voxels) { return voxels > 3000000 ? "head1mm" : "head2mm"; }
 
 Request make_request(int nx, int ny, int nz, double sx, double sy, double sz) {
   Request r;
   const long long voxels = static_cast<long long>(nx) * ny * nz;
   r.size_class = size_class_of(voxels);
-  r.props = {{"voxels", static_cast<double>(voxels)}};
+  r.props = {{"voxels", static_cast<double>(voxels)}, {"dense", 1}};
   if (sx == sy && sy == sz) r.props["spacing"] = sx;
   return r;
 }

@@ -33,13 +33,9 @@ Registry make_registry() {
   return reg;
 }
 
-std::string size_class_of(int width, int height) {
-  const double px = static_cast<double>(width) * height;
-  if (px < 100e3) return "320x240";     // the paper's 320x240 (76.8 k pixels)
-  if (px < 300e3) return "middlebury";  // Middlebury 2001/2003: 384x288 (Tsukuba) .. 450x375
-  if (px < 1e6) return "kitti";         // KITTI 1242x375 (466 k)
-  return "1080p";                       // 1920x1080 and larger (Middlebury 2006 full size too)
-}
+// The GI problem's classes (gi_problem.cpp gi_class_of: the nearest class by pixel count), one
+// definition for searching and dispatch.
+std::string size_class_of(int width, int height) { return gi_class_of({{"width", width}, {"height", height}}); }
 
 Request make_request(const Params& p, int width, int height) {
   Request r;

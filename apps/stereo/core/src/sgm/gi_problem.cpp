@@ -154,7 +154,12 @@ class SgmAggregateProblem final : public gi::Problem {
     if (m != 0 && m != 1) input_error("SGM_MODE", "must be 0 or 1 (census cases)");
     return {"-DSGM_K=" + std::to_string(k), "-DSGM_MODE=" + std::to_string(m), "-DSGM_STORE16=0"};
   }
-  std::unique_ptr<gi::Evaluation> make_evaluation(std::uint64_t seed, bool holdout) const override {
+  std::vector<gi::SizeClass> size_classes() const override {
+    return {{"middlebury", "synthetic 384x288 census cases (Tsukuba-sized), disparities 0..63, 8 directions"}};
+  }
+  std::unique_ptr<gi::Evaluation> make_evaluation(std::uint64_t seed, bool holdout,
+                                                  const std::string& size_class) const override {
+    check_class(size_class);
 #if defined(EVK_HAVE_CUDA)
     return std::make_unique<SgmAggregateEvaluation>(seed, holdout);
 #else
