@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${1:-build}
 DEST=${2:-bundle}
-LIMIT_MIB=60
+LIMIT_MIB=48  # packed (.tgz); leaves room beside it in a 64 MiB carry
 rm -rf "$DEST"
 mkdir -p "$DEST"/{bin,lib,data/shared,data/project,kernels}
 
@@ -110,6 +110,10 @@ printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
 exit $status
 RUNNER
 chmod +x "$DEST/run.sh"
+# Our binaries travel without symbols (debugging happens at home); the device tool carries the bundle
+# as a gzipped tar: that is what must stay under the limit (its carry limit is 64 MiB in all).
+for b in "$DEST"/bin/*; do strip --strip-unneeded "$b" 2> /dev/null || true; done
 size=$(du -sm "$DEST" | cut -f1)
-echo "gpu-bundle: $DEST is ${size} MiB ($(ls "$DEST/bin" | wc -l) binaries, $(ls "$DEST/lib" | wc -l) libraries)"
-if [ "$size" -gt $LIMIT_MIB ]; then echo "gpu-bundle: over the ${LIMIT_MIB} MiB limit" >&2; exit 1; fi
+packed=$(( $(tar czf - -C "$(dirname "$DEST")" "$(basename "$DEST")" | wc -c) / 1048576 ))
+echo "gpu-bundle: $DEST is ${size} MiB, ${packed} MiB as .tgz ($(ls "$DEST/bin" | wc -l) binaries, $(ls "$DEST/lib" | wc -l) libraries)"
+if [ "$packed" -gt $LIMIT_MIB ]; then echo "gpu-bundle: over the ${LIMIT_MIB} MiB limit (packed)" >&2; exit 1; fi

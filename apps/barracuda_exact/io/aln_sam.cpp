@@ -103,11 +103,11 @@ AlnSamWriter::AlnSamWriter(const std::string& path, const std::string& file, con
                            const std::string& command_line, const ReadGroup& rg, int threads)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
-  m.path = path;
+  m.path = path == "-" ? "standard output" : path;  // how errors name it
   m.rg_id = rg.id;
   const bool bam = sam_path_is_bam(path);
   m.fp = sam_open(file.c_str(), bam ? "wb" : "w");
-  if (!m.fp) input_error(path, "cannot open for writing");
+  if (!m.fp) input_error(m.path, "cannot open for writing");
   if (bam && threads != 1)
     hts_set_threads(m.fp, threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency()));
   m.hdr = sam_hdr_init();
@@ -115,11 +115,11 @@ AlnSamWriter::AlnSamWriter(const std::string& path, const std::string& file, con
   if (!m.hdr || !m.b) throw std::bad_alloc();
   for (const auto& c : idx.contigs)
     if (sam_hdr_add_line(m.hdr, "SQ", "SN", c.name.c_str(), "LN", std::to_string(c.len).c_str(), nullptr) < 0)
-      input_error(path, "cannot build the SAM header");
+      input_error(m.path, "cannot build the SAM header");
   if (!rg.line.empty() && sam_hdr_add_lines(m.hdr, rg.line.c_str(), rg.line.size()) < 0)
     input_error("-R", "htslib refuses the read group line");
   sam_hdr_add_line(m.hdr, "PG", "ID", "barracuda_exact", "PN", "barracuda_exact", "CL", command_line.c_str(), nullptr);
-  if (sam_hdr_write(m.fp, m.hdr) < 0) input_error(path, "write failed");
+  if (sam_hdr_write(m.fp, m.hdr) < 0) input_error(m.path, "write failed");
 }
 
 AlnSamWriter::~AlnSamWriter() = default;
