@@ -1,4 +1,5 @@
 // barracuda_exact command line: argument parsing and printing only; the work lives in core/ and io/.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -66,41 +67,84 @@ void add_index_command(CLI::App& app) {
   });
 }
 
+// --devices: "all" or a comma-separated list of device numbers.
+std::vector<int> parse_devices(const std::string& text) {
+  std::vector<int> d;
+  if (text == "all") {
+    for (const auto& g : evk::gpu_environment().devices) d.push_back(g.index);
+    return d;
+  }
+  std::size_t p = 0;
+  while (p <= text.size()) {
+    const std::size_t c = std::min(text.find(',', p), text.size());
+    const std::string item = text.substr(p, c - p);
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos)
+      evk::input_error("--devices", "expected 'all' or device numbers like 0,1 (got '" + text + "')");
+    const int v = std::stoi(item);
+    if (std::find(d.begin(), d.end(), v) != d.end()) evk::input_error("--devices", "device " + item + " given twice");
+    d.push_back(v);
+    p = c + 1;
+  }
+  return d;
+}
+
 void add_map_command(CLI::App& app, const std::string& command_line) {
   auto* cmd = app.add_subcommand("map", "Map reads exactly (BarraCUDA's kernel on the GPU) and write SAM/BAM like bwa aln -n 0 -o 0 | bwa samse");
   auto mo = std::make_shared<bc::MapOptions>();
   auto co = std::make_shared<evk::CommonOptions>();
+  auto devices = std::make_shared<std::string>();
   mo->command_line = command_line;
   cmd->add_option("REF", mo->ref, "Reference FASTA whose index files (REF.bwt ...) exist")->required();
-  cmd->add_option("READS", mo->reads, "Reads: FASTQ or FASTA, plain or gzip ('-' = stdin)")->required();
-  cmd->add_option("-o,--output", mo->out, "Output .sam or .bam ('-' = SAM on stdout)")->required();
+  cmd->add_option("READS", mo->reads, "Reads: FASTQ or FASTA, plain, gzip or BGZF ('-' = stdin)")->required();
+  cmd->add_option("-o,--output", mo->out, "Output .sam or .bam ('-' = SAM on stdout, BAM with -u)")->required();
+  cmd->add_flag("-u,--uncompressed", mo->uncompressed, "Uncompressed BAM (for piping into samtools)");
   cmd->add_option("--unmatched", mo->unmatched, "Also write reads without an exact hit here (FASTQ.gz)");
-  cmd->add_option("-t,--threads", mo->threads, "CPU threads (0 = all cores)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("-t,--threads", mo->threads, "Worker threads and BAM compression threads (0 = all cores)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--devices", *devices, "GPUs sharing the batches: all or a list like 0,1 (default: --device)");
+  cmd->add_option("--streams", mo->streams, "CUDA streams (batches in flight) per GPU")->check(CLI::Range(1, 16));
+  cmd->add_option("--batch-reads", mo->batch_reads, "Reads per batch")->check(CLI::Range(1, 1 << 24));
   evk::add_common_options(cmd, *co);
-  cmd->callback([mo, co] {
+  cmd->callback([mo, co, devices] {
+    std::vector<int> devs;
+    if (!devices->empty()) {
+      devs = parse_devices(*devices);
+      if (devs.empty() && co->backend == "gpu") evk::input_error("--devices", evk::gpu_environment().status);
+      if (!devs.empty()) co->device = devs.front();
+    }
     const evk::BackendChoice be = evk::choose_backend(*co);
     const bool gpu = be.backend == evk::Backend::gpu;
+    if (!gpu) devs.clear();
+    if (gpu && devs.empty()) devs.push_back(be.device.index);
     const bool file_choice = co->kernel != "auto" && co->kernel != "original" && co->kernel != "evolved";
     std::string variant = "cpu reference";
     if (gpu || file_choice) {  // a genome FILE is checked even when the CPU backend will not use it
       evk::Registry reg = make_registry();
       if (gpu) reg.load_overlay(evk::default_overlay_dir());
-      const evk::DeviceKey key = gpu ? evk::DeviceKey{be.device.cc(), be.device.name} : evk::DeviceKey{};
-      const evk::Selection sel = reg.select("barracuda_exact", key, co->kernel);
-      const bc::KernelVariant kv = bc::resolve_kernel_variant(sel.variant);
-      if (gpu) {
-        mo->gpu = true;
-        mo->device = be.device.index;
-        mo->kernel_config = kv.config;
-        mo->kernel_source = kv.source;
-        variant = "kernel " + sel.variant.id + " [" + evk::to_string(sel.variant.source) + "] (" + sel.rule + "): " +
-                  kv.describe();
-      } else {
-        variant += " (--kernel " + co->kernel + " is valid but only used by the GPU backend)";
+      const auto& env = evk::gpu_environment();
+      auto key_of = [&](int d) {
+        if (!gpu) return evk::DeviceKey{};
+        if (d < 0 || d >= static_cast<int>(env.devices.size()))
+          evk::input_error("--devices", "no CUDA device " + std::to_string(d) + " (" + std::to_string(env.devices.size()) +
+                                            " found)");
+        const auto& g = env.devices[static_cast<std::size_t>(d)];
+        return evk::DeviceKey{g.cc(), g.name};
+      };
+      variant.clear();
+      for (int d : gpu ? devs : std::vector<int>{-1}) {
+        const evk::Selection sel = reg.select("barracuda_exact", key_of(d), co->kernel);
+        const bc::KernelVariant kv = bc::resolve_kernel_variant(sel.variant);
+        if (gpu) {
+          mo->gpus.push_back(bc::GpuPlan{d, kv.config, kv.source});
+          variant += std::string(variant.empty() ? "" : "; ") + "GPU " + std::to_string(d) + ": kernel " + sel.variant.id +
+                     " [" + evk::to_string(sel.variant.source) + "] (" + sel.rule + "): " + kv.describe();
+        } else {
+          variant = "cpu reference (--kernel " + co->kernel + " is valid but only used by the GPU backend)";
+        }
       }
+      mo->gpu = gpu;
     }
-    evk::verbose_line(*co, "backend: " + (be.backend == evk::Backend::gpu ? "GPU " + be.device.name : "CPU (" + be.reason + ")") +
-                               ", " + variant);
+    evk::verbose_line(*co, "backend: " + (gpu ? "GPU " + be.device.name : "CPU (" + be.reason + ")") + ", " + variant);
     const bc::MapStats st = bc::run_map(*mo);
     auto rate = [&](double s) { return s > 0 ? static_cast<double>(st.reads) / s : 0.0; };
     if (co->json) {
@@ -110,12 +154,23 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
                           {"unmatched", st.unmatched},
                           {"bridging_contigs", st.bridging},
                           {"backend", mo->gpu ? "gpu" : "cpu"},
-                          {"seconds", {{"index", st.index_s}, {"parse", st.parse_s}, {"transfer", st.transfer_s},
+                          {"mapper", st.mapper},
+                          {"input_format", st.input_format},
+                          {"threads", st.threads},
+                          {"lanes", st.lanes},
+                          {"batches_in_flight_max", st.batches},
+                          {"peak_rss_mib", st.peak_rss_mib},
+                          {"input_bytes", st.input_bytes},
+                          {"text_bytes", st.text_bytes},
+                          {"seconds", {{"index", st.index_s}, {"read", st.read_s}, {"inflate", st.inflate_s},
+                                       {"scan", st.scan_s}, {"parse", st.parse_s}, {"transfer", st.transfer_s},
                                        {"kernel", st.kernel_s}, {"match", st.match_s}, {"position_lookup", st.lookup_s},
-                                       {"write", st.write_s}, {"total", st.total_s}}},
-                          {"reads_per_s", {{"parse", rate(st.parse_s)}, {"kernel", rate(st.kernel_s)},
+                                       {"format", st.format_s}, {"write", st.write_s}, {"total", st.total_s}}},
+                          {"reads_per_s", {{"inflate", rate(st.inflate_s)}, {"scan", rate(st.scan_s)},
+                                           {"parse", rate(st.parse_s)}, {"kernel", rate(st.kernel_s)},
                                            {"match", rate(st.match_s)}, {"position_lookup", rate(st.lookup_s)},
-                                           {"write", rate(st.write_s)}, {"end_to_end", rate(st.total_s)}}}};
+                                           {"format", rate(st.format_s)}, {"write", rate(st.write_s)},
+                                           {"end_to_end", rate(st.total_s)}}}};
       std::cout << j.dump(2) << "\n";
     } else if (mo->out != "-") {
       auto pct = [&](std::uint64_t n) { return st.reads ? 100.0 * static_cast<double>(n) / static_cast<double>(st.reads) : 0.0; };
@@ -124,10 +179,13 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
                    static_cast<unsigned long long>(st.repeat), pct(st.repeat),
                    static_cast<unsigned long long>(st.unmatched), pct(st.unmatched), st.total_s, rate(st.total_s));
     }
-    evk::verbose_line(*co, "times (s): index " + std::to_string(st.index_s) + ", parse " + std::to_string(st.parse_s) +
-                               ", transfer " + std::to_string(st.transfer_s) + ", kernel " + std::to_string(st.kernel_s) +
-                               ", match " + std::to_string(st.match_s) + ", position lookup " + std::to_string(st.lookup_s) +
-                               ", write " + std::to_string(st.write_s) + ", total " + std::to_string(st.total_s));
+    evk::verbose_line(*co, st.mapper + "; input " + st.input_format + ", " + std::to_string(st.threads) + " threads");
+    evk::verbose_line(*co, "busy seconds per stage: index " + std::to_string(st.index_s) + ", read " + std::to_string(st.read_s) +
+                               ", inflate " + std::to_string(st.inflate_s) + ", scan " + std::to_string(st.scan_s) +
+                               ", parse " + std::to_string(st.parse_s) + ", transfer " + std::to_string(st.transfer_s) +
+                               ", kernel " + std::to_string(st.kernel_s) + ", match " + std::to_string(st.match_s) +
+                               ", position lookup " + std::to_string(st.lookup_s) + ", format " + std::to_string(st.format_s) +
+                               ", write " + std::to_string(st.write_s) + "; total " + std::to_string(st.total_s));
   });
 }
 

@@ -2,6 +2,7 @@
 #include "core/gpu_exact.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 #include "evk/gi/genome.hpp"
@@ -79,7 +80,13 @@ void DeviceReads::release() {
 }
 
 void DeviceReads::upload(const PackedReads& r, cudaStream_t s) {
-  const std::size_t nw = std::max<std::size_t>(r.words.size(), 32), nr = std::max<std::size_t>(r.size(), 1);
+  upload(r.words.data(), r.index.data(), r.len.data(), r.size(), r.stride, s);
+}
+
+void DeviceReads::upload(const std::uint32_t* words, const std::uint32_t* index, const std::uint32_t* lens, std::size_t n,
+                         std::uint32_t stride, cudaStream_t s) {
+  const std::size_t words_n = (n + 31) / 32 * 32 * stride;
+  const std::size_t nw = std::max<std::size_t>(words_n, 32), nr = std::max<std::size_t>(n, 1);
   if (nw > (1u << 27)) throw std::runtime_error("read batch too large for a 1-D texture");
   if (nw > cap_words_ || nr > cap_reads_) {
     EVK_CUDA(cudaStreamSynchronize(s));
@@ -99,11 +106,11 @@ void DeviceReads::upload(const PackedReads& r, cudaStream_t s) {
     td.readMode = cudaReadModeElementType;
     EVK_CUDA(cudaCreateTextureObject(&tex_, &rd, &td, nullptr));
   }
-  EVK_CUDA(cudaMemcpyAsync(words_, r.words.data(), r.words.size() * 4, cudaMemcpyHostToDevice, s));
-  EVK_CUDA(cudaMemcpyAsync(index_, r.index.data(), r.size() * 4, cudaMemcpyHostToDevice, s));
-  EVK_CUDA(cudaMemcpyAsync(lens_, r.len.data(), r.size() * 4, cudaMemcpyHostToDevice, s));
-  stride_ = r.stride;
-  n_ = static_cast<std::uint32_t>(r.size());
+  EVK_CUDA(cudaMemcpyAsync(words_, words, words_n * 4, cudaMemcpyHostToDevice, s));
+  EVK_CUDA(cudaMemcpyAsync(index_, index, n * 4, cudaMemcpyHostToDevice, s));
+  EVK_CUDA(cudaMemcpyAsync(lens_, lens, n * 4, cudaMemcpyHostToDevice, s));
+  stride_ = stride;
+  n_ = static_cast<std::uint32_t>(n);
 }
 
 void DeviceReads::fill_args(ExactArgs& a) const {
@@ -158,6 +165,85 @@ std::vector<KL> GpuMatcher::match(const PackedReads& reads, GpuBatchTimes* times
     times->download_ms += ms;
   }
   return out;
+}
+
+GpuDevice::GpuDevice(const BwtIndex& idx, const gi::Config& cfg, int device, const std::string& source)
+    : device_(device), cfg_(validate_kernel_config(cfg)), bwt_((EVK_CUDA(cudaSetDevice(device)), idx)) {
+  int major = 0, minor = 0;
+  EVK_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  EVK_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  lib_ = load_exact_kernel(cfg_, major * 10 + minor, source);
+  kernel_ = lib_.kernel(kKernelEntry);
+}
+
+PinnedBuffer::~PinnedBuffer() {
+  if (p_) cudaFreeHost(p_);
+}
+
+void* PinnedBuffer::reserve(std::size_t bytes) {
+  if (bytes <= bytes_) return p_;
+  if (p_) EVK_CUDA(cudaFreeHost(p_));
+  p_ = nullptr;
+  bytes_ = 0;
+  const std::size_t want = bytes + bytes / 4;
+  EVK_CUDA(cudaHostAlloc(&p_, want, cudaHostAllocPortable));
+  bytes_ = want;
+  return p_;
+}
+
+GpuStream::GpuStream(const GpuDevice& dev) : dev_(dev) {
+  EVK_CUDA(cudaSetDevice(dev_.device_));
+  EVK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  for (auto& e : ev_) EVK_CUDA(cudaEventCreate(&e));
+}
+
+GpuStream::~GpuStream() {
+  cudaSetDevice(dev_.device_);
+  if (stream_) cudaStreamSynchronize(stream_);
+  for (auto& e : ev_) cudaEventDestroy(e);
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+void GpuStream::reserve(std::size_t n, std::uint32_t stride) {
+  EVK_CUDA(cudaSetDevice(dev_.device_));
+  EVK_CUDA(cudaStreamSynchronize(stream_));  // the previous batch's copies are done with the buffers
+  const std::size_t nr = std::max<std::size_t>(n, 1);
+  words_.reserve((nr + 31) / 32 * 32 * stride * 4);
+  auto* index = static_cast<std::uint32_t*>(index_.reserve(nr * 4));
+  lens_.reserve(nr * 4);
+  kl_.reserve(nr * sizeof(KL));
+  for (std::size_t r = 0; r < n; ++r) index[r] = static_cast<std::uint32_t>((r / 32) * stride * 32 + r % 32);
+}
+
+const KL* GpuStream::run(std::size_t n, std::uint32_t stride, GpuBatchTimes* times) {
+  static_assert(sizeof(KL) == 16);
+  auto* kl = static_cast<KL*>(kl_.data());
+  if (n == 0) return kl;
+  EVK_CUDA(cudaSetDevice(dev_.device_));
+  if (poison_outputs) std::memset(static_cast<void*>(kl), 0x5A, n * sizeof(KL));
+  EVK_CUDA(cudaEventRecord(ev_[0], stream_));
+  reads_.upload(host_words(), static_cast<const std::uint32_t*>(index_.data()), host_lens(), n, stride, stream_);
+  if (poison_outputs) EVK_CUDA(cudaMemsetAsync(reads_.kl(), 0xA5, n * sizeof(KL), stream_));
+  EVK_CUDA(cudaEventRecord(ev_[1], stream_));
+  ExactArgs a;
+  a.bwt = dev_.bwt_.data();
+  a.consts = dev_.bwt_.consts();
+  reads_.fill_args(a);
+  launch_exact(dev_.kernel_, dev_.cfg_, a, stream_);
+  EVK_CUDA(cudaEventRecord(ev_[2], stream_));
+  EVK_CUDA(cudaMemcpyAsync(kl, reads_.kl(), n * sizeof(KL), cudaMemcpyDeviceToHost, stream_));
+  EVK_CUDA(cudaEventRecord(ev_[3], stream_));
+  EVK_CUDA(cudaStreamSynchronize(stream_));
+  if (times) {
+    float ms = 0;
+    EVK_CUDA(cudaEventElapsedTime(&ms, ev_[0], ev_[1]));
+    times->upload_ms += ms;
+    EVK_CUDA(cudaEventElapsedTime(&ms, ev_[1], ev_[2]));
+    times->kernel_ms += ms;
+    EVK_CUDA(cudaEventElapsedTime(&ms, ev_[2], ev_[3]));
+    times->download_ms += ms;
+  }
+  return kl;
 }
 
 }  // namespace evk::barracuda_exact

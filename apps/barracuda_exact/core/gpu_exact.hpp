@@ -70,6 +70,10 @@ class DeviceReads {
   DeviceReads(const DeviceReads&) = delete;
   DeviceReads& operator=(const DeviceReads&) = delete;
   void upload(const PackedReads& r, cudaStream_t s);  // async from r's memory: keep r alive until synced
+  // The same from raw host arrays (pinned memory for a truly asynchronous copy): n reads of
+  // `stride` words, laid out as pack_reads does (words of ((n + 31) / 32) * 32 * stride).
+  void upload(const std::uint32_t* words, const std::uint32_t* index, const std::uint32_t* lens, std::size_t n,
+              std::uint32_t stride, cudaStream_t s);
   void fill_args(ExactArgs& a) const;
   std::uint64_t* kl() const { return kl_; }
 
@@ -105,6 +109,66 @@ class GpuMatcher {
   cudaKernel_t kernel_ = nullptr;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t ev_[4] = {};
+};
+
+// A GPU ready to match: the BWT resident and the kernel of one configuration loaded. Shared by
+// the streams (GpuStream) that feed it batches concurrently.
+class GpuDevice {
+ public:
+  GpuDevice(const BwtIndex& idx, const gi::Config& cfg, int device, const std::string& source = {});
+  GpuDevice(const GpuDevice&) = delete;
+  GpuDevice& operator=(const GpuDevice&) = delete;
+  int device() const { return device_; }
+
+ private:
+  friend class GpuStream;
+  int device_;
+  gi::Config cfg_;
+  DeviceBwt bwt_;
+  CudaLibrary lib_;
+  cudaKernel_t kernel_ = nullptr;
+};
+
+// Page-locked host memory (grown on demand; contents are not kept when it grows).
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  ~PinnedBuffer();
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  void* reserve(std::size_t bytes);
+  void* data() const { return p_; }
+
+ private:
+  void* p_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// One stream of a GpuDevice with its own pinned staging and device buffers: several of them (one
+// per pipeline lane, each driven by its own host thread) keep transfers of one batch overlapped
+// with the kernel of another and with the host's packing and hit resolution.
+class GpuStream {
+ public:
+  explicit GpuStream(const GpuDevice& dev);
+  ~GpuStream();
+  GpuStream(const GpuStream&) = delete;
+  GpuStream& operator=(const GpuStream&) = delete;
+  // Pinned staging for n reads of `stride` words (see pack_reads_range): the packed words and the
+  // read lengths, to be filled by the caller before run().
+  void reserve(std::size_t n, std::uint32_t stride);
+  std::uint32_t* host_words() const { return static_cast<std::uint32_t*>(words_.data()); }
+  std::uint32_t* host_lens() const { return static_cast<std::uint32_t*>(lens_.data()); }
+  // Uploads the staged batch, runs the kernel, copies (k, l) back; returns when all is done. The
+  // results stay valid until the next reserve()/run().
+  const KL* run(std::size_t n, std::uint32_t stride, GpuBatchTimes* times = nullptr);
+  bool poison_outputs = false;  // tests: fill the device and host results with a pattern first
+
+ private:
+  const GpuDevice& dev_;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t ev_[4] = {};
+  DeviceReads reads_;
+  PinnedBuffer words_, index_, lens_, kl_;
 };
 
 }  // namespace evk::barracuda_exact

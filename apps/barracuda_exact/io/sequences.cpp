@@ -85,6 +85,7 @@ ReadSource::~ReadSource() = default;
 
 bool ReadSource::next(ReadBatch& b, std::size_t max_reads, std::size_t max_bases, std::uint32_t max_len) {
   b.clear();
+  b.first = n_;
   std::size_t bases = 0;
   while (b.size() < max_reads && bases < max_bases) {
     if (!impl_->read(path_, n_)) break;
@@ -92,12 +93,8 @@ bool ReadSource::next(ReadBatch& b, std::size_t max_reads, std::size_t max_bases
     if (s->seq.l > max_len)
       input_error(path_, "read " + std::string(s->name.s) + " has " + std::to_string(s->seq.l) +
                              " bases; at most " + std::to_string(max_len) + " are supported");
-    std::string name(s->name.s, s->name.l);
-    if (name.size() > 2 && name[name.size() - 2] == '/' && (name.back() == '1' || name.back() == '2'))
-      name.resize(name.size() - 2);  // bwa trims /1 and /2
-    b.name.push_back(std::move(name));
-    b.seq.emplace_back(s->seq.s, s->seq.l);
-    b.qual.emplace_back(s->qual.l ? std::string(s->qual.s, s->qual.l) : std::string());
+    check_read_name(path_, n_ + 1, std::string_view(s->name.s, s->name.l));
+    b.add(std::string_view(s->name.s, s->name.l), std::string_view(s->seq.s, s->seq.l), s->qual.l ? s->qual.s : nullptr);
     bases += s->seq.l;
     ++n_;
   }
