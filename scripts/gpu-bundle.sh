@@ -33,7 +33,7 @@ done
 # The peer of bench_barracuda_exact: Debian's bwa needs only glibc >= 2.34 and zlib (the GPU host has both).
 if command -v bwa > /dev/null; then cp "$(command -v bwa)" "$DEST/bin/"; fi
 # Non-system libraries the GPU host does not have (the rest of the closure ships with Ubuntu 24.04).
-carry_re='lib(hts|htscodecs|deflate|divsufsort(64)?|nifti[^/]*|znz|benchmark(_main)?|png16)\.so'
+carry_re='lib(hts|htscodecs|deflate|isal|divsufsort(64)?|nifti[^/]*|znz|benchmark(_main)?|png16)\.so'
 for b in "$DEST"/bin/*; do
   ldd "$b" | awk '/=>/ {print $3}' | grep -E "$carry_re" || true
 done | sort -u | while read -r lib; do cp -L "$lib" "$DEST/lib/"; done

@@ -10,7 +10,7 @@ pkgs=(
   # test / bench frameworks, CLI, JSON
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
   # formats: NIfTI, SAM/BAM/FASTQ (htslib), compression, suffix arrays, PNG
-  libnifti2-dev libznz-dev zlib1g-dev libhts-dev libdeflate-dev libdivsufsort-dev libpng-dev
+  libnifti2-dev libznz-dev zlib1g-dev libhts-dev libdeflate-dev libisal-dev libdivsufsort-dev libpng-dev
   # stereo image I/O and the StereoBM peer (optional for the build, installed for the demo)
   libopencv-imgcodecs-dev libopencv-imgproc-dev libopencv-calib3d-dev
   # oracles and simulators used by tests, demo and benchmarks

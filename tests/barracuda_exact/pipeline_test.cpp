@@ -23,6 +23,7 @@
 #include "io/sequences.hpp"
 #include "io/task_pool.hpp"
 #include "io/text_input.hpp"
+#include "pipeline_inputs.hpp"
 #include "test_util.hpp"
 
 namespace bc = evk::barracuda_exact;
@@ -32,90 +33,6 @@ using evk::testing::TempDir;
 namespace {
 
 // ---- inputs ------------------------------------------------------------------------------------
-
-std::string forward_text(const bc::BwtIndex& idx) {
-  std::string f;
-  for (std::int64_t i = 0; i < idx.l_pac; ++i) f += "ACGT"[idx.pac_base(i)];
-  return f;
-}
-
-// n records mapping (or not) to the reference, written in many legal ways: 4-line FASTQ, wrapped
-// sequences and qualities (quality lines may start with '@' or '+'), CRLF lines, comments, /1 /2
-// names, blank lines, FASTA records among FASTQ ones, empty reads, text before the first record.
-std::string varied_reads(const std::string& fwd, std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::ostringstream o;
-  o << "text before the first record is skipped\n\n";
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t len = rng() % 23 == 0 ? 0 : 1 + rng() % 300;
-    std::string s;
-    switch (rng() % 6) {
-      case 0: s = bct::random_dna(rng, len); break;
-      case 1: s = bct::revcomp(fwd.substr(rng() % (fwd.size() - len), len)); break;
-      case 2:
-        s = fwd.substr(rng() % (fwd.size() - len), len);
-        if (len) s[rng() % len] = "NnRY"[rng() % 4];
-        break;
-      case 3:
-        s = fwd.substr(rng() % (fwd.size() - len), len);
-        for (auto& c : s) c = static_cast<char>(std::tolower(c));
-        break;
-      default: s = fwd.substr(rng() % (fwd.size() - len), len);
-    }
-    const bool fasta = rng() % 7 == 0, crlf = rng() % 5 == 0, wrap = rng() % 4 == 0;
-    const char* eol = crlf ? "\r\n" : "\n";
-    std::string name = "r" + std::to_string(i);
-    if (rng() % 5 == 0) name += (rng() & 1) ? "/1" : "/2";
-    o << (fasta ? '>' : '@') << name;
-    if (rng() % 4 == 0) o << ((rng() & 1) ? " " : "\t") << "comment " << i;
-    o << eol;
-    const std::size_t width = 1 + rng() % 70;
-    auto lines = [&](const std::string& x) {
-      if (!wrap) {
-        o << x << eol;
-        return;
-      }
-      for (std::size_t p = 0; p < x.size(); p += width) o << x.substr(p, width) << eol;
-      if (x.empty()) o << eol;
-    };
-    lines(s);
-    if (!fasta) {
-      o << '+' << (rng() % 3 == 0 ? name : "") << eol;
-      std::string q(s.size(), 'I');
-      for (auto& c : q) c = static_cast<char>('!' + rng() % 41);  // includes '@' and '+'
-      lines(q);
-    }
-    if (rng() % 9 == 0) o << eol;  // blank line between records
-  }
-  return o.str();
-}
-
-std::string gzip_text(const TempDir& dir, const std::string& text) {
-  bct::write_file(dir / "gz.in", text);
-  auto r = evk::testing::run("gzip -c -n " + (dir / "gz.in").string());
-  EXPECT_EQ(r.exit_code, 0);
-  return r.out;
-}
-
-// Several gzip members cut at arbitrary bytes (one of them empty).
-std::string multi_member_gzip(const TempDir& dir, const std::string& text, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::string out;
-  std::size_t p = 0;
-  for (int m = 0; p < text.size(); ++m) {
-    const std::size_t n = m == 2 ? 0 : std::min(text.size() - p, 1 + rng() % (text.size() / 3 + 1));
-    out += gzip_text(dir, text.substr(p, n));
-    p += n;
-  }
-  return out;
-}
-
-void write_bgzf(const fs::path& p, const std::string& text) {
-  BGZF* f = bgzf_open(p.c_str(), "w");
-  ASSERT_NE(f, nullptr);
-  ASSERT_EQ(bgzf_write(f, text.data(), text.size()), static_cast<ssize_t>(text.size()));
-  ASSERT_EQ(bgzf_close(f), 0);
-}
 
 // ---- reading -----------------------------------------------------------------------------------
 
@@ -178,7 +95,7 @@ struct RefFixture {
     ref = (dir / "t.fa").string();
     bct::write_fasta(ref, r);
     bc::write_index(idx, ref);
-    fwd = forward_text(idx);
+    fwd = bct::forward_text(idx);
   }
 };
 
@@ -241,11 +158,11 @@ TEST(BarracudaPipeline, StreamingReaderEqualsKseqOnEveryInputForm) {
   TempDir dir;
   std::mt19937_64 rng(3);
   const std::string fwd = bct::random_dna(rng, 30000);
-  const std::string text = varied_reads(fwd, 3000, 5);
+  const std::string text = bct::varied_reads(fwd, 3000, 5);
   bct::write_file(dir / "r.fq", text);
-  bct::write_file(dir / "r.fq.gz", gzip_text(dir, text));
-  bct::write_file(dir / "mm.fq.gz", multi_member_gzip(dir, text, 7));
-  write_bgzf(dir / "r.bgzf.fq.gz", text);
+  bct::write_file(dir / "r.fq.gz", bct::gzip_text(dir, text));
+  bct::write_file(dir / "mm.fq.gz", bct::multi_member_gzip(dir, text, 7));
+  ASSERT_TRUE(bct::write_bgzf(dir / "r.bgzf.fq.gz", text));
   const Reads want = read_serial(dir / "r.fq");
   ASSERT_EQ(want.name.size(), 3000u);
   for (const char* f : {"r.fq.gz", "mm.fq.gz", "r.bgzf.fq.gz"}) EXPECT_TRUE(read_serial(dir / f) == want) << f;
@@ -253,7 +170,7 @@ TEST(BarracudaPipeline, StreamingReaderEqualsKseqOnEveryInputForm) {
     for (std::size_t chunk : {std::size_t(100), std::size_t(4096), std::size_t(4) << 20})
       for (int workers : {0, 2}) EXPECT_TRUE(read_streaming(dir / f, chunk, workers) == want) << f << " chunk " << chunk;
   // chunks of 1 and 7 bytes: every record crosses chunk boundaries
-  const std::string text300 = varied_reads(fwd, 300, 6);
+  const std::string text300 = bct::varied_reads(fwd, 300, 6);
   bct::write_file(dir / "s.fq", text300);
   const Reads want300 = read_serial(dir / "s.fq");
   ASSERT_EQ(want300.name.size(), 300u);
@@ -321,9 +238,9 @@ TEST(BarracudaPipeline, EveryRecordCutIsAnError) {
 TEST(BarracudaPipeline, CompressedTruncationAndDamageAreErrors) {
   TempDir dir;
   std::mt19937_64 rng(4);
-  const std::string text = varied_reads(bct::random_dna(rng, 20000), 4000, 9);
-  const std::string gz = gzip_text(dir, text);
-  write_bgzf(dir / "b.gz", text);
+  const std::string text = bct::varied_reads(bct::random_dna(rng, 20000), 4000, 9);
+  const std::string gz = bct::gzip_text(dir, text);
+  ASSERT_TRUE(bct::write_bgzf(dir / "b.gz", text));
   const std::string bgzf = bct::read_file(dir / "b.gz");
   ASSERT_GT(bgzf.size(), 3 * 65536u / 4);
   auto check = [&](const std::string& bytes, const std::string& what, bool serial_too) {
@@ -354,12 +271,12 @@ TEST(BarracudaPipeline, CompressedTruncationAndDamageAreErrors) {
 TEST(BarracudaPipeline, OutputIsByteIdenticalToTheSerialPath) {
   RefFixture fx(31);
   const TempDir& dir = fx.dir;
-  const std::string text = varied_reads(fx.fwd, 6000, 13);
+  const std::string text = bct::varied_reads(fx.fwd, 6000, 13);
   std::vector<fs::path> inputs = {dir / "v.fq", dir / "v.fq.gz", dir / "mm.fq.gz", dir / "v.bgzf.gz"};
   bct::write_file(inputs[0], text);
-  bct::write_file(inputs[1], gzip_text(dir, text));
-  bct::write_file(inputs[2], multi_member_gzip(dir, text, 17));
-  write_bgzf(inputs[3], text);
+  bct::write_file(inputs[1], bct::gzip_text(dir, text));
+  bct::write_file(inputs[2], bct::multi_member_gzip(dir, text, 17));
+  ASSERT_TRUE(bct::write_bgzf(inputs[3], text));
   const Outputs sam_ref = map_files(fx.ref, inputs[0], dir, "ref.sam", true, 1, 1000);
   const Outputs bam_ref = map_files(fx.ref, inputs[0], dir, "ref.bam", true, 1, 1000);
   const Outputs ubam_ref = map_files(fx.ref, inputs[0], dir, "ref.bam", true, 1, 1000, true, true);
