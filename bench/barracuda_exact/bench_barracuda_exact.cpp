@@ -1,8 +1,8 @@
 // bench_barracuda_exact: the exact-match kernel's reads/s (100 bp) on the E. coli index (fits in
 // L2) and on a large random-genome index built in-process by our indexer (BC_BENCH_GENOME_MBP,
-// default 0 = skipped; >= 500 for the documented table), for the option sets that matter; and end
-// to end FASTQ.gz -> BAM through the map pipeline (GPU and CPU). GPU timing: CUDA events, warm-up,
-// L2 flushed before every repeat, median (evk::time_gpu).
+// default 0 = skipped; >= 500 for the documented table), for the option sets that matter. GPU
+// timing: CUDA events, warm-up, L2 flushed before every repeat, median (evk::time_gpu). The map
+// pipeline end to end, its stages and the bwa peer: bench_pipeline.cpp.
 #include <stdexcept>
 #include <benchmark/benchmark.h>
 #include <htslib/bgzf.h>
@@ -24,67 +24,15 @@
 #include "evk/cuda_check.hpp"
 #include "evk/device.hpp"
 #include "evk/gpu_timer.hpp"
-#include "io/index_files.hpp"
-#include "io/map_run.hpp"
-#include "io/sequences.hpp"
+#include "bench_common.hpp"
 
 namespace bc = evk::barracuda_exact;
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path data_dir() {
-  if (const char* d = std::getenv("EVK_DATA_DIR")) return d;
-  return fs::path(EVK_SOURCE_DIR) / "data";
-}
-
-double max_rss_gib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / (1024.0 * 1024.0);
-}
-
-struct Genome {
-  std::string name;
-  bc::BwtIndex idx;
-  std::string fwd;  // forward text (for sampling reads)
-  double build_s = 0, rss_gib = 0;
-};
-
-std::map<std::string, std::unique_ptr<Genome>>& genomes() {
-  static std::map<std::string, std::unique_ptr<Genome>> g;
-  return g;
-}
-
-Genome* get_genome(const std::string& name) {
-  auto& g = genomes();
-  if (auto it = g.find(name); it != g.end()) return it->second.get();
-  auto G = std::make_unique<Genome>();
-  G->name = name;
-  std::vector<bc::RefSeq> ref;
-  if (name == "ecoli") {
-    const fs::path p = data_dir() / "genomes" / "NC_008253.fna.gz";
-    if (!fs::exists(p)) return nullptr;
-    ref = bc::read_reference(p.string());
-  } else {
-    const long mbp = std::atol(name.c_str() + 6);  // "random<N>"
-    std::mt19937_64 rng(500);
-    ref.resize(1);
-    ref[0].name = name;
-    ref[0].seq.resize(static_cast<std::size_t>(mbp) * 1000000);
-    for (std::size_t i = 0; i < ref[0].seq.size(); i += 32) {
-      std::uint64_t r = rng();
-      for (std::size_t j = i; j < std::min(ref[0].seq.size(), i + 32); ++j, r >>= 2) ref[0].seq[j] = "ACGT"[r & 3];
-    }
-  }
-  const auto t = std::chrono::steady_clock::now();
-  G->idx = bc::build_index(ref);
-  G->build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-  G->rss_gib = max_rss_gib();
-  G->fwd.reserve(static_cast<std::size_t>(G->idx.l_pac));
-  for (std::int64_t i = 0; i < G->idx.l_pac; ++i) G->fwd += "ACGT"[G->idx.pac_base(i)];
-  return (g[name] = std::move(G)).get();
-}
+using bcb::Genome;
+using bcb::get_genome;
 
 // 100 bp reads: 85% exact (either strand), 15% with one substitution (as the paper's 1000 Genomes mix).
 bc::ReadCodes sample_reads(const Genome& g, std::size_t n, std::uint64_t seed) {
@@ -198,102 +146,6 @@ void BM_Kernel(benchmark::State& state, const std::string& genome, const std::st
   state.SetLabel(dev.name);
 }
 
-// The end-to-end data set, written once per process: our bwa-format E. coli index and 1 M reads of
-// 100 bp as FASTQ.gz, in a temporary folder. Empty path when the genome data is missing.
-constexpr std::size_t kEndToEndReads = 1000000;
-const fs::path& end_to_end_dir() {
-  static fs::path dir;
-  if (!dir.empty()) return dir;
-  Genome* g = get_genome("ecoli");
-  if (!g) return dir;
-  dir = fs::temp_directory_path() / ("bench_barracuda_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  bc::write_index(g->idx, (dir / "ecoli.fa").string());
-  const bc::ReadCodes rc = sample_reads(*g, kEndToEndReads, 7);
-  BGZF* f = bgzf_open((dir / "reads.fq.gz").c_str(), "w");
-  std::string buf;
-  for (std::size_t i = 0; i < rc.size(); ++i) {
-    buf += "@r" + std::to_string(i) + "\n";
-    for (std::uint32_t j = 0; j < rc.len[i]; ++j) buf += "ACGTN"[rc.codes[rc.offset[i] + j]];
-    buf += "\n+\n" + std::string(rc.len[i], 'F') + "\n";
-    if (buf.size() > (1 << 20)) {
-      if (bgzf_write(f, buf.data(), buf.size()) < 0) throw std::runtime_error("bench: writing reads.fq.gz failed");
-      buf.clear();
-    }
-  }
-  if (bgzf_write(f, buf.data(), buf.size()) < 0 || bgzf_close(f) < 0)
-    throw std::runtime_error("bench: writing reads.fq.gz failed");
-  return dir;
-}
-
-// End to end: FASTQ.gz -> BAM through `map`'s pipeline, on the GPU or the CPU.
-void BM_EndToEnd(benchmark::State& state, bool gpu) {
-  if (gpu && !evk::gpu_environment().usable()) {
-    state.SkipWithError("no usable GPU");
-    return;
-  }
-  const fs::path& dir = end_to_end_dir();
-  if (dir.empty()) {
-    state.SkipWithError("genome data missing");
-    return;
-  }
-  bc::MapOptions o;
-  o.ref = (dir / "ecoli.fa").string();
-  o.reads = (dir / "reads.fq.gz").string();
-  o.out = (dir / "out.bam").string();
-  o.gpu = gpu;
-  bc::MapStats st;
-  for (auto _ : state) {
-    st = bc::run_map(o);
-    state.SetIterationTime(st.total_s);
-  }
-  state.counters["reads_per_s"] = static_cast<double>(st.reads) / st.total_s;
-  state.counters["parse_s"] = st.parse_s;
-  state.counters["match_s"] = st.match_s;
-  state.counters["kernel_s"] = st.kernel_s;
-  state.counters["lookup_s"] = st.lookup_s;
-  state.counters["write_s"] = st.write_s;
-  state.counters["total_s"] = st.total_s;
-  state.counters["threads"] = std::thread::hardware_concurrency();
-}
-
-// The peer, in the same process on the same reads and index: `bwa aln -n 0 -o 0 -t N` (exact matches
-// only, like our kernel) then `bwa samse` (single-threaded in bwa 0.7.17), timed separately. bwa is
-// looked up as $BC_BENCH_BWA, else `bwa` on PATH; skipped when absent.
-void BM_BwaPeer(benchmark::State& state) {
-  std::string bwa = std::getenv("BC_BENCH_BWA") ? std::getenv("BC_BENCH_BWA") : "";
-  if (bwa.empty() && std::system("command -v bwa > /dev/null 2>&1") == 0) bwa = "bwa";
-  if (bwa.empty()) {
-    state.SkipWithError("bwa not found (set BC_BENCH_BWA)");
-    return;
-  }
-  const fs::path& dir = end_to_end_dir();
-  if (dir.empty()) {
-    state.SkipWithError("genome data missing");
-    return;
-  }
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  const std::string fa = (dir / "ecoli.fa").string(), fq = (dir / "reads.fq.gz").string(),
-                    sai = (dir / "bwa.sai").string(), sam = (dir / "bwa.sam").string();
-  auto timed = [](const std::string& cmd) {
-    const auto t = std::chrono::steady_clock::now();
-    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("bench: failed: " + cmd);
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-  };
-  double aln_s = 0, samse_s = 0;
-  for (auto _ : state) {
-    aln_s = timed(bwa + " aln -n 0 -o 0 -t " + std::to_string(threads) + " " + fa + " " + fq + " > " + sai + " 2> /dev/null");
-    samse_s = timed(bwa + " samse " + fa + " " + sai + " " + fq + " > " + sam + " 2> /dev/null");
-    state.SetIterationTime(aln_s + samse_s);
-  }
-  const double n = static_cast<double>(kEndToEndReads);
-  state.counters["aln_s"] = aln_s;
-  state.counters["samse_s"] = samse_s;
-  state.counters["aln_reads_per_s"] = n / aln_s;
-  state.counters["reads_per_s"] = n / (aln_s + samse_s);
-  state.counters["threads"] = threads;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -305,11 +157,11 @@ int main(int argc, char** argv) {
           ->UseManualTime()
           ->Iterations(1)
           ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("BM_EndToEnd/fastq_gz_to_bam/gpu", BM_EndToEnd, true)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("BM_EndToEnd/fastq_gz_to_bam/cpu", BM_EndToEnd, false)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("BM_BwaPeer/aln_n0_o0_then_samse", BM_BwaPeer)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+  bcb::register_pipeline_benchmarks();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
+  bcb::print_pipeline_summary();
+  bcb::remove_pipeline_data();
   benchmark::Shutdown();
   return 0;
 }

@@ -1,10 +1,11 @@
 // GPU side of the `map` pipeline: GpuStreams driven concurrently from several host threads give
-// the CPU reference's (k, l) on every read (outputs poisoned first, odd batch sizes, mixed lengths
+// the CPU reference's (k, l) and text positions (sa_lookup) on every read (outputs poisoned first, odd batch sizes, mixed lengths
 // up to 1024, non-default kernel configurations through NVRTC); the whole pipeline with several
 // streams per GPU and with every GPU of the host (--devices) writes SAM/BAM/unmatched output
 // byte-identical to the CPU backend's serial path. Exact comparisons: integer results, no tolerance.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <random>
 #include <thread>
 
@@ -33,6 +34,8 @@ bc::ReadCodes sample_reads(const std::string& fwd, std::size_t n, std::uint64_t 
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t len = i % 97 == 0 ? 1024 : 1 + rng() % 300;
     std::string s = rng() % 10 == 0 ? bct::random_dna(rng, len) : fwd.substr(rng() % (fwd.size() - len), len);
+    if (i % 5 == 1) s = fwd.substr(1000 + rng() % 60, 30 + rng() % 60);    // 4 copies (one reverse-complemented)
+    if (i % 5 == 2) s = fwd.substr(12000 + rng() % 40, 20 + rng() % 70);   // 7 copies
     if (rng() % 4 == 0) s = bct::revcomp(s);
     if (rng() % 7 == 0) s[rng() % len] = "ACGTN"[rng() % 5];
     rc.add(s.data(), s.size());
@@ -96,6 +99,7 @@ TEST(BarracudaPipelineGpu, ConcurrentStreamsMatchTheCpuOnEveryRead) {
     }
     std::vector<std::thread> ts;
     std::vector<std::string> errors(streams.size());
+    std::vector<std::array<int, 6>> hits_seen(streams.size(), std::array<int, 6>{});
     for (std::size_t s = 0; s < streams.size(); ++s)
       ts.emplace_back([&, s] {
         for (std::size_t k = 0; k < sizes.size(); ++k) {  // each stream a different batch at a time
@@ -108,17 +112,31 @@ TEST(BarracudaPipelineGpu, ConcurrentStreamsMatchTheCpuOnEveryRead) {
           bc::pack_reads_range(rc, stride, 0, n, streams[s]->host_words());
           std::copy(rc.len.begin(), rc.len.end(), streams[s]->host_lens());
           const bc::KL* kl = streams[s]->run(n, stride);
-          int wrong = 0;
+          const std::uint64_t* sa = streams[s]->sa_rows();
+          int wrong = 0, wrong_pos = 0;
           for (std::size_t i = 0; i < n; ++i) {
             const bc::KL want = bc::match_exact(fx.idx, rc.codes.data() + rc.offset[i], rc.len[i]);
             // a read with an ambiguous base: k = 0 is the answer, l is left undefined by the kernel
             wrong += want.k == 0 ? kl[i].k != 0 : !(kl[i] == want);
+            if (!want.hit() || !sa) continue;
+            // the GPU's text positions of rows k .. k + min(count, 4) - 1 (row k alone beyond 4 hits)
+            const std::uint64_t rows = want.count() <= 4 ? want.count() : 1;
+            for (std::uint64_t j = 0; j < rows; ++j) wrong_pos += sa[i * bc::kSaRowsPerHit + j] != fx.idx.sa_at(want.k + j);
+            ++hits_seen[s][std::min<std::uint64_t>(want.count(), 5)];
           }
+          if (!sa) errors[s] += "no positions from the GPU; ";
           if (wrong) errors[s] += std::to_string(wrong) + " of " + std::to_string(n) + " reads differ; ";
+          if (wrong_pos) errors[s] += std::to_string(wrong_pos) + " positions differ; ";
         }
       });
     for (auto& t : ts) t.join();
     for (const auto& e : errors) EXPECT_EQ(e, "") << "config '" << text << "'";
+    std::array<int, 6> seen{};
+    for (const auto& h : hits_seen)
+      for (std::size_t c = 0; c < 6; ++c) seen[c] += h[c];
+    EXPECT_GT(seen[1], 0) << "no unique hit";
+    EXPECT_GT(seen[2] + seen[3] + seen[4], 0) << "no read with 2-4 hits (all rows on the GPU)";
+    EXPECT_GT(seen[5], 0) << "no read with more than 4 hits";
   }
 }
 

@@ -12,7 +12,9 @@
 #include <random>
 #include <sstream>
 
+#include "core/hits.hpp"
 #include "core/index.hpp"
+#include "core/match.hpp"
 #include "evk/error.hpp"
 #include "evk_testing.hpp"
 #include "io/index_files.hpp"
@@ -354,4 +356,41 @@ TEST(BarracudaPipeline, MemoryStaysBoundedWhateverTheFileSize) {
   const double extra_mib = static_cast<double>(big_bytes - small_bytes) / (1 << 20);
   EXPECT_GT(extra_mib, 90);
   EXPECT_LT(big, small + 12) << "small " << small << " MiB, big " << big << " MiB; the extra reads are " << extra_mib << " MiB";
+}
+
+// resolve_hit with the text positions precomputed (as the GPU's sa_lookup hands them over) equals
+// resolve_hit looking them up itself, on unique hits, 2-4 hits (XA) and more, bridging ones included.
+TEST(BarracudaPipeline, ResolveHitWithGivenPositionsEqualsTheLookup) {
+  const auto ref = bct::tricky_reference(61);
+  const bc::BwtIndex idx = bc::build_index(ref);
+  const std::string fwd = bct::forward_text(idx);
+  std::mt19937_64 rng(2);
+  int counts[3] = {0, 0, 0};
+  for (int i = 0; i < 20000; ++i) {
+    std::string s;
+    switch (i % 4) {
+      case 0: s = fwd.substr(1000 + rng() % 60, 30 + rng() % 60); break;   // 4 copies
+      case 1: s = fwd.substr(12000 + rng() % 40, 20 + rng() % 70); break;  // 7 copies
+      case 2: s = fwd.substr(20000 - 50, 100); break;                       // across chrA | chrB
+      default: s = fwd.substr(rng() % (fwd.size() - 100), 20 + rng() % 80);
+    }
+    if (i % 8 == 3) s = bct::revcomp(s);
+    bc::ReadCodes rc;
+    rc.add(s.data(), s.size());
+    const bc::KL kl = bc::match_exact(idx, rc.codes.data(), rc.len[0]);
+    if (!kl.hit()) continue;
+    std::uint64_t sa[bc::kSaRowsPerHit] = {~0ull, ~0ull, ~0ull, ~0ull};
+    const std::uint64_t rows = kl.count() <= bc::kSaRowsPerHit ? kl.count() : 1;
+    for (std::uint64_t j = 0; j < rows; ++j) sa[j] = idx.sa_at(kl.k + j);
+    const bc::Hit a = bc::resolve_hit(idx, kl, rc.len[0]), b = bc::resolve_hit(idx, kl, rc.len[0], sa);
+    ASSERT_EQ(a.count, b.count);
+    ASSERT_TRUE(a.primary == b.primary) << s;
+    ASSERT_EQ(a.bridging, b.bridging);
+    ASSERT_EQ(a.n_ambiguous, b.n_ambiguous);
+    ASSERT_TRUE(a.alts == b.alts) << s;
+    ++counts[kl.count() == 1 ? 0 : kl.count() <= 4 ? 1 : 2];
+  }
+  EXPECT_GT(counts[0], 1000);
+  EXPECT_GT(counts[1], 1000);
+  EXPECT_GT(counts[2], 1000);
 }

@@ -8,6 +8,7 @@
 #include "evk/gi/genome.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk_kernels/barracuda_exact_kernel.hpp"
+#include "evk_kernels/barracuda_sa_lookup.hpp"
 
 namespace evk::barracuda_exact {
 
@@ -167,13 +168,33 @@ std::vector<KL> GpuMatcher::match(const PackedReads& reads, GpuBatchTimes* times
   return out;
 }
 
-GpuDevice::GpuDevice(const BwtIndex& idx, const gi::Config& cfg, int device, const std::string& source)
+GpuDevice::GpuDevice(const BwtIndex& idx, const gi::Config& cfg, int device, const std::string& source, bool sa_lookup)
     : device_(device), cfg_(validate_kernel_config(cfg)), bwt_((EVK_CUDA(cudaSetDevice(device)), idx)) {
   int major = 0, minor = 0;
   EVK_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   EVK_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
   lib_ = load_exact_kernel(cfg_, major * 10 + minor, source);
   kernel_ = lib_.kernel(kKernelEntry);
+  if (!sa_lookup || idx.sa.empty()) return;
+  if (idx.sa_intv == 0 || (idx.sa_intv & (idx.sa_intv - 1)) != 0)
+    throw std::runtime_error("sa_lookup needs a power-of-two SA interval");
+  const KernelImage& img = barracuda_sa_lookup();
+  if (img.fatbin_size == 0) return;  // built without the fatbin: positions are looked up on the CPU
+  sa_lib_ = CudaLibrary(img.fatbin);
+  sa_kernel_ = sa_lib_.kernel("sa_lookup");
+  sa_consts_.primary = idx.primary;
+  sa_consts_.seq_len = idx.seq_len;
+  for (int i = 0; i < 5; ++i) sa_consts_.L2[i] = idx.L2[i];
+  sa_consts_.sa_intv = idx.sa_intv;
+  EVK_CUDA(cudaMalloc(&sa_, idx.sa.size() * sizeof(std::uint64_t)));
+  EVK_CUDA(cudaMemcpy(sa_, idx.sa.data(), idx.sa.size() * sizeof(std::uint64_t), cudaMemcpyHostToDevice));
+}
+
+GpuDevice::~GpuDevice() {
+  if (sa_) {
+    cudaSetDevice(device_);
+    cudaFree(sa_);
+  }
 }
 
 PinnedBuffer::~PinnedBuffer() {
@@ -200,8 +221,13 @@ GpuStream::GpuStream(const GpuDevice& dev) : dev_(dev) {
 GpuStream::~GpuStream() {
   cudaSetDevice(dev_.device_);
   if (stream_) cudaStreamSynchronize(stream_);
+  cudaFree(sa_dev_);
   for (auto& e : ev_) cudaEventDestroy(e);
   if (stream_) cudaStreamDestroy(stream_);
+}
+
+const std::uint64_t* GpuStream::sa_rows() const {
+  return dev_.sa_lookup() ? static_cast<const std::uint64_t*>(sa_host_.data()) : nullptr;
 }
 
 void GpuStream::reserve(std::size_t n, std::uint32_t stride) {
@@ -212,6 +238,16 @@ void GpuStream::reserve(std::size_t n, std::uint32_t stride) {
   auto* index = static_cast<std::uint32_t*>(index_.reserve(nr * 4));
   lens_.reserve(nr * 4);
   kl_.reserve(nr * sizeof(KL));
+  if (dev_.sa_lookup()) {
+    sa_host_.reserve(nr * kSaRowsPerHit * sizeof(std::uint64_t));
+    if (nr > sa_cap_) {
+      cudaFree(sa_dev_);
+      sa_dev_ = nullptr;
+      sa_cap_ = 0;
+      EVK_CUDA(cudaMalloc(&sa_dev_, (nr + nr / 4) * kSaRowsPerHit * sizeof(std::uint64_t)));
+      sa_cap_ = nr + nr / 4;
+    }
+  }
   for (std::size_t r = 0; r < n; ++r) index[r] = static_cast<std::uint32_t>((r / 32) * stride * 32 + r % 32);
 }
 
@@ -231,8 +267,29 @@ const KL* GpuStream::run(std::size_t n, std::uint32_t stride, GpuBatchTimes* tim
   reads_.fill_args(a);
   launch_exact(dev_.kernel_, dev_.cfg_, a, stream_);
   EVK_CUDA(cudaEventRecord(ev_[2], stream_));
-  EVK_CUDA(cudaMemcpyAsync(kl, reads_.kl(), n * sizeof(KL), cudaMemcpyDeviceToHost, stream_));
+  auto* sa_host = static_cast<std::uint64_t*>(sa_host_.data());
+  const std::size_t sa_n = n * kSaRowsPerHit;
+  if (dev_.sa_lookup()) {
+    if (poison_outputs) {
+      std::memset(static_cast<void*>(sa_host), 0x5A, sa_n * sizeof(std::uint64_t));
+      EVK_CUDA(cudaMemsetAsync(sa_dev_, 0xA5, sa_n * sizeof(std::uint64_t), stream_));
+    }
+    const std::uint32_t* occ = dev_.bwt_.data();
+    SaConsts c = dev_.sa_consts_;
+    const std::uint64_t* sa = dev_.sa_;
+    const std::uint64_t* kl_dev = reads_.kl();
+    auto n_reads = static_cast<unsigned>(n);
+    std::uint64_t* out = sa_dev_;
+    void* args[] = {&occ, &c, &sa, &kl_dev, &n_reads, &out};
+    constexpr unsigned kBlock = 256;
+    launch(dev_.sa_kernel_, dim3(static_cast<unsigned>((sa_n + kBlock - 1) / kBlock)), dim3(kBlock), args, 0, stream_);
+    EVK_CUDA_LAST();
+  }
   EVK_CUDA(cudaEventRecord(ev_[3], stream_));
+  EVK_CUDA(cudaMemcpyAsync(kl, reads_.kl(), n * sizeof(KL), cudaMemcpyDeviceToHost, stream_));
+  if (dev_.sa_lookup())
+    EVK_CUDA(cudaMemcpyAsync(sa_host, sa_dev_, sa_n * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, stream_));
+  EVK_CUDA(cudaEventRecord(ev_[4], stream_));
   EVK_CUDA(cudaStreamSynchronize(stream_));
   if (times) {
     float ms = 0;
@@ -241,6 +298,8 @@ const KL* GpuStream::run(std::size_t n, std::uint32_t stride, GpuBatchTimes* tim
     EVK_CUDA(cudaEventElapsedTime(&ms, ev_[1], ev_[2]));
     times->kernel_ms += ms;
     EVK_CUDA(cudaEventElapsedTime(&ms, ev_[2], ev_[3]));
+    times->lookup_ms += ms;
+    EVK_CUDA(cudaEventElapsedTime(&ms, ev_[3], ev_[4]));
     times->download_ms += ms;
   }
   return kl;

@@ -152,6 +152,7 @@ void ExactMapper::map(int lane, const ReadBatch& reads, std::unique_ptr<MappedBa
   m->hits.resize(n);
   auto t = Clock::now();
   const KL* kl = nullptr;
+  const std::uint64_t* sa_rows = nullptr;  // kSaRowsPerHit per read, when the GPU looked them up
 #if defined(EVK_HAVE_CUDA)
   if (gpu_) {
     GpuStream& s = *gpu_->streams.at(static_cast<std::size_t>(lane));
@@ -167,8 +168,9 @@ void ExactMapper::map(int lane, const ReadBatch& reads, std::unique_ptr<MappedBa
     });
     GpuBatchTimes gt;
     kl = s.run(n, stride, &gt);
+    sa_rows = s.sa_rows();
     times.transfer += (gt.upload_ms + gt.download_ms) / 1e3;
-    times.kernel += gt.kernel_ms / 1e3;
+    times.kernel += (gt.kernel_ms + gt.lookup_ms) / 1e3;
   } else
 #endif
   {
@@ -182,7 +184,8 @@ void ExactMapper::map(int lane, const ReadBatch& reads, std::unique_ptr<MappedBa
   times.match += since(t);
   t = Clock::now();
   pool.parallel_for(n, kGrain, [&](std::size_t b, std::size_t e) {
-    for (std::size_t i = b; i < e; ++i) m->hits[i] = resolve_hit(idx_, kl[i], rc.len[i]);
+    for (std::size_t i = b; i < e; ++i)
+      m->hits[i] = resolve_hit(idx_, kl[i], rc.len[i], sa_rows ? sa_rows + i * kSaRowsPerHit : nullptr);
   });
   times.lookup += since(t);
 }
