@@ -15,6 +15,8 @@ pkgs=(
   libopencv-imgcodecs-dev libopencv-imgproc-dev libopencv-calib3d-dev
   # oracles and simulators used by tests, demo and benchmarks
   bwa samtools art-nextgen-simulation-tools
+  # the many-machine mapping workflow (workflows/map), tested in CI
+  snakemake
   # dpkg -x for scripts/fetch-data.sh
   dpkg
 )

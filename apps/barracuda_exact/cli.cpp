@@ -15,6 +15,7 @@
 #include "io/index_files.hpp"
 #include "io/map_run.hpp"
 #include "io/sequences.hpp"
+#include "io/split_reads.hpp"
 
 namespace bc = evk::barracuda_exact;
 
@@ -98,6 +99,7 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
   cmd->add_option("READS", mo->reads, "Reads: FASTQ or FASTA, plain, gzip or BGZF ('-' = stdin)")->required();
   cmd->add_option("-o,--output", mo->out, "Output .sam or .bam ('-' = SAM on stdout, BAM with -u)")->required();
   cmd->add_flag("-u,--uncompressed", mo->uncompressed, "Uncompressed BAM (for piping into samtools)");
+  cmd->add_option("-l,--level", mo->level, "BAM compression level 1-9 (default: htslib's, 6)")->check(CLI::Range(1, 9));
   cmd->add_option("--unmatched", mo->unmatched, "Also write reads without an exact hit here (FASTQ.gz)");
   cmd->add_option("-t,--threads", mo->threads, "Worker threads and BAM compression threads (0 = all cores)")
       ->check(CLI::NonNegativeNumber);
@@ -189,6 +191,32 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
   });
 }
 
+void add_split_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("split", "Split reads (and their mates) into shards for the workflow (workflows/map): "
+                                          "blocks of records dealt round-robin, BGZF FASTQ out");
+  auto so = std::make_shared<bc::SplitOptions>();
+  auto shards = std::make_shared<int>(2);
+  auto prefix = std::make_shared<std::string>();
+  cmd->add_option("READS", so->reads, "Reads: FASTQ or FASTA, plain, gzip or BGZF ('-' = stdin)")->required();
+  cmd->add_option("READS2", so->reads2, "Mates of READS (split in lockstep)");
+  cmd->add_option("-n,--shards", *shards, "Number of shards")->check(CLI::Range(1, 100000))->required();
+  cmd->add_option("-p,--prefix", *prefix, "Output prefix: PREFIX<i>.fq.gz, or PREFIX<i>_1.fq.gz and PREFIX<i>_2.fq.gz with mates")
+      ->required();
+  cmd->add_option("--block", so->block, "Records per block")->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("-t,--threads", so->threads, "Threads (0 = all cores)")->check(CLI::NonNegativeNumber);
+  cmd->callback([so, shards, prefix] {
+    for (int i = 0; i < *shards; ++i) {
+      const std::string base = *prefix + std::to_string(i);
+      so->out.push_back(so->reads2.empty() ? base + ".fq.gz" : base + "_1.fq.gz");
+      if (!so->reads2.empty()) so->out2.push_back(base + "_2.fq.gz");
+    }
+    const auto counts = bc::split_reads(*so);
+    std::uint64_t total = 0;
+    for (auto c : counts) total += c;
+    std::fprintf(stderr, "%llu records in %d shards\n", static_cast<unsigned long long>(total), *shards);
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -196,6 +224,7 @@ int main(int argc, char** argv) {
   evk::add_devices_command(*app, "barracuda_exact", make_registry);
   add_index_command(*app);
   add_map_command(*app, join_args(argc, argv));
+  add_split_command(*app);
   evk::gi::add_gi_command(*app, [] { return evk::barracuda_exact::make_gi_problem(); });
   return evk::run_cli(*app, argc, argv);
 }

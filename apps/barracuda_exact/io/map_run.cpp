@@ -100,7 +100,7 @@ MapStats run_serial(const MapOptions& opt, const std::function<void(std::uint64_
   const BwtIndex idx = read_index(opt.ref);
   st.index_s = since(t);
   auto mapper = make_mapper(opt, idx, true);
-  SamWriter sam(opt.out, outs.out_file(), idx, opt.command_line, 1, opt.uncompressed);
+  SamWriter sam(opt.out, outs.out_file(), idx, opt.command_line, 1, opt.uncompressed, opt.level);
   std::unique_ptr<FastqWriter> fq;
   if (outs.un) fq = std::make_unique<FastqWriter>(opt.unmatched, outs.un->temp_path().string(), 1);
   TaskPool pool(0);
@@ -155,7 +155,7 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
   const BwtIndex idx = read_index(opt.ref);
   st.index_s = since(t);
   std::unique_ptr<Mapper> mapper = make_mapper(opt, idx, false);
-  SamWriter sam(opt.out, outs.out_file(), idx, opt.command_line, threads, opt.uncompressed);
+  SamWriter sam(opt.out, outs.out_file(), idx, opt.command_line, threads, opt.uncompressed, opt.level);
   std::unique_ptr<FastqWriter> fq;
   if (outs.un) fq = std::make_unique<FastqWriter>(opt.unmatched, outs.un->temp_path().string(), threads);
   RecordScanner scanner(input);

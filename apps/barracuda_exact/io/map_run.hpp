@@ -27,6 +27,7 @@ struct MapOptions {
   std::string command_line;
   int threads = 0;            // worker threads and BGZF compression threads (0 = all cores)
   bool uncompressed = false;  // BAM without compression (-u; with "-": BAM on stdout)
+  int level = -1;             // BAM compression level 1-9 (-1: htslib's default, 6)
   bool gpu = false;
   int device = 0;             // the GPU when `gpus` is empty
   gi::Config kernel_config;   // its kernel configuration (defaults when empty)

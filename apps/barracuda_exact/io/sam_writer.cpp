@@ -5,6 +5,7 @@
 #include <htslib/kstring.h>
 #include <htslib/sam.h>
 
+#include <algorithm>
 #include <bit>
 #include <climits>
 #include <cstring>
@@ -95,12 +96,14 @@ struct SamWriter::Impl {
 };
 
 SamWriter::SamWriter(const std::string& path, const std::string& file, const BwtIndex& idx, const std::string& cl,
-                     int threads, bool uncompressed)
+                     int threads, bool uncompressed, int level)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.path = path;
   m.bam = uncompressed || sam_path_is_bam(path);
-  m.fp = sam_open(file.c_str(), !m.bam ? "w" : uncompressed ? "wb0" : "wb");
+  std::string mode = !m.bam ? "w" : "wb";
+  if (m.bam && (uncompressed || level >= 0)) mode += std::to_string(uncompressed ? 0 : std::min(level, 9));
+  m.fp = sam_open(file.c_str(), mode.c_str());
   if (!m.fp) input_error(path, "cannot open for writing");
   if (m.bam && !uncompressed && threads != 1) hts_set_threads(m.fp, thread_count(threads));
   m.hdr = sam_hdr_init();

@@ -34,9 +34,10 @@ class SamWriter {
  public:
   // path: *.sam, *.bam or "-" (SAM on stdout); written to `file` (a temporary name, or "-").
   // uncompressed: BAM with uncompressed BGZF blocks (also on stdout with "-"), for pipes.
-  // threads: BGZF compression threads for BAM (0 = all cores).
+  // threads: BGZF compression threads for BAM (0 = all cores). level: BAM compression level 1-9
+  // (-1: htslib's default, 6).
   SamWriter(const std::string& path, const std::string& file, const BwtIndex& idx, const std::string& command_line,
-            int threads = 0, bool uncompressed = false);
+            int threads = 0, bool uncompressed = false, int level = -1);
   ~SamWriter();
   SamWriter(const SamWriter&) = delete;
   SamWriter& operator=(const SamWriter&) = delete;
