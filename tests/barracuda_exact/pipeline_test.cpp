@@ -15,6 +15,7 @@
 #include "core/hits.hpp"
 #include "core/index.hpp"
 #include "core/match.hpp"
+#include "evk/device.hpp"
 #include "evk/error.hpp"
 #include "evk_testing.hpp"
 #include "io/index_files.hpp"
@@ -393,4 +394,46 @@ TEST(BarracudaPipeline, ResolveHitWithGivenPositionsEqualsTheLookup) {
   EXPECT_GT(counts[0], 1000);
   EXPECT_GT(counts[1], 1000);
   EXPECT_GT(counts[2], 1000);
+}
+
+// The CLI on cut inputs and bad pipeline options: exit 2, one line naming the file or option, no
+// output left behind (with --unmatched too).
+TEST(BarracudaPipeline, CliRefusesCutInputsAndBadOptionsWithOneLine) {
+  RefFixture fx(81);
+  const TempDir& dir = fx.dir;
+  std::string good;
+  for (int i = 0; i < 3000; ++i)
+    good += "@r" + std::to_string(i) + "\n" + fx.fwd.substr(static_cast<std::size_t>(i) * 7, 90) + "\n+\n" + std::string(90, 'I') + "\n";
+  auto expect_refused = [&](const std::string& args, const std::string& mention) {
+    const auto r = evk::testing::run_tool("barracuda_exact", args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(mention), std::string::npos) << "expected '" << mention << "' in: " << r.err;
+    EXPECT_FALSE(fs::exists(dir / "o.bam"));
+    EXPECT_FALSE(fs::exists(dir / "un.fq.gz"));
+    EXPECT_EQ(bct::temp_files_in(dir.path()), 0);
+  };
+  const std::string map = "map --backend cpu " + fx.ref + " ";
+  const std::string outs = " -o " + (dir / "o.bam").string() + " --unmatched " + (dir / "un.fq.gz").string();
+  // a record cut after its sequence line (plain, gzip, BGZF)
+  const std::string cut = good + "@last\nACGTACGT\n";
+  bct::write_file(dir / "cut.fq", cut);
+  bct::write_file(dir / "cut.fq.gz", bct::gzip_text(dir, cut));
+  ASSERT_TRUE(bct::write_bgzf(dir / "cut.bgzf.gz", cut));
+  for (const char* f : {"cut.fq", "cut.fq.gz", "cut.bgzf.gz"})
+    expect_refused(map + (dir / f).string() + outs, std::string(f) + ": record 3001 (last): truncated");
+  // a BGZF file cut at a block boundary (its end-of-file block missing)
+  ASSERT_TRUE(bct::write_bgzf(dir / "g.gz", good));
+  const std::string bgzf = bct::read_file(dir / "g.gz");
+  bct::write_file(dir / "noeof.gz", bgzf.substr(0, bgzf.size() - 28));
+  expect_refused(map + (dir / "noeof.gz").string() + outs, "noeof.gz: truncated BGZF data: the end-of-file block is missing");
+  // options
+  expect_refused(map + (dir / "g.gz").string() + " -u -o " + (dir / "o.sam").string(), "must end in .bam");
+  expect_refused(map + (dir / "g.gz").string() + outs + " --devices 0,x", "--devices");
+  expect_refused(map + (dir / "g.gz").string() + outs + " --devices 1,1", "--devices: device 1 given twice");
+  if (!evk::gpu_environment().usable())
+    expect_refused("map --backend gpu --devices all " + fx.ref + " " + (dir / "g.gz").string() + outs, "no CUDA device");
+  // and the intact file maps, -u writing BAM to stdout
+  const auto r = evk::testing::run_tool("barracuda_exact", map + (dir / "g.gz").string() + " -u -o - | samtools view -c -");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
 }
