@@ -199,7 +199,7 @@ void add_split_command(CLI::App& app) {
   auto prefix = std::make_shared<std::string>();
   cmd->add_option("READS", so->reads, "Reads: FASTQ or FASTA, plain, gzip or BGZF ('-' = stdin)")->required();
   cmd->add_option("READS2", so->reads2, "Mates of READS (split in lockstep)");
-  cmd->add_option("-n,--shards", *shards, "Number of shards")->check(CLI::Range(1, 100000))->required();
+  cmd->add_option("-n,--shards", *shards, "Number of shards (one open file each)")->check(CLI::Range(1, 1000))->required();
   cmd->add_option("-p,--prefix", *prefix, "Output prefix: PREFIX<i>.fq.gz, or PREFIX<i>_1.fq.gz and PREFIX<i>_2.fq.gz with mates")
       ->required();
   cmd->add_option("--block", so->block, "Records per block")->check(CLI::Range(1, 1 << 24));
