@@ -209,13 +209,19 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
   cmd->add_option("READS", mo.reads, "Reads: FASTQ or FASTA, plain, gzip or BGZF ('-' = stdin)")->required();
   cmd->add_option("READS2", ao->reads2, "Second ends of pairs (paired mode, as bwa sampe): same count and order as READS");
   cmd->add_option("-o,--output", mo.out, "Output .sam or .bam ('-' = SAM on stdout, BAM with -u)")->required();
-  cmd->add_flag("-u,--uncompressed", mo.uncompressed, "Uncompressed BAM (for piping into samtools)");
-  cmd->add_option("-l,--level", mo.level, "BAM compression level 1-9 (default: htslib's, 6)")->check(CLI::Range(1, 9));
+  // the streaming pipeline's options (io/map_run.hpp): the exact mode only, for now
+  std::vector<CLI::Option*> stream_only;
+  stream_only.push_back(cmd->add_flag("-u,--uncompressed", mo.uncompressed, "With --exact: uncompressed BAM (for piping into samtools)"));
+  stream_only.push_back(
+      cmd->add_option("-l,--level", mo.level, "With --exact: BAM compression level 1-9 (default: htslib's, 6)")->check(CLI::Range(1, 9)));
   cmd->add_option("-t,--threads", mo.threads, "Worker threads and BAM compression threads (0 = all cores)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--devices", *devices, "GPUs sharing the batches: all or a list like 0,1 (default: --device)");
-  cmd->add_option("--streams", mo.streams, "CUDA streams (batches in flight) per GPU")->check(CLI::Range(1, 16));
-  cmd->add_option("--batch-reads", mo.batch_reads, "Reads per batch")->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--devices", *devices, "GPUs sharing the batches: all or a list like 0,1 (default: --device; "
+                                         "several GPUs with --exact only)");
+  stream_only.push_back(
+      cmd->add_option("--streams", mo.streams, "With --exact: CUDA streams (batches in flight) per GPU")->check(CLI::Range(1, 16)));
+  stream_only.push_back(
+      cmd->add_option("--batch-reads", mo.batch_reads, "With --exact: reads per batch")->check(CLI::Range(1, 1 << 24)));
   cmd->add_flag("--exact", *exact, "Exact matches only (bwa aln -n 0 -o 0 | samse, the exact kernel): single end");
   cmd->add_option("--unmatched", mo.unmatched, "With --exact: also write reads without an exact hit here (FASTQ.gz)");
   cmd->add_option("-R,--read-group", ao->read_group, "Read group header line such as '@RG\\tID:foo\\tSM:bar' (RG:Z on every record)");
@@ -242,7 +248,7 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
   p->add_flag("!--no-rescue", pe.sw, "No Smith-Waterman rescue of the unmapped mate");
   p->add_flag("--no-isize", pe.force_isize, "No insert size estimate (and no rescue)");
   evk::add_common_options(cmd, *co);
-  cmd->callback([ao, co, exact, max_diff, max_gape, devices] {
+  cmd->callback([ao, co, exact, max_diff, max_gape, devices, stream_only] {
     bc::MapOptions& m = ao->map;
     if (!max_diff->empty()) parse_max_diff(*max_diff, ao->aln);
     if (*max_gape > 0) {
@@ -252,6 +258,10 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
     if (*exact && !ao->reads2.empty()) throw evk::InputError("--exact maps single-end reads only (no READS2)");
     if (!*exact && !m.unmatched.empty()) throw evk::InputError("--unmatched: only with --exact");
     if (!ao->reads2.empty() && ao->reads2 == m.reads) throw evk::InputError(ao->reads2 + ": READS2 is READS (give the second ends' file)");
+    // the inexact mode has its own driver (io/aln_run.cpp), not yet the streaming pipeline's options
+    if (!*exact)
+      for (const CLI::Option* o : stream_only)
+        if (o->count() > 0) throw evk::InputError(o->get_name() + ": only with --exact (the inexact mode does not stream through the pipeline yet)");
     std::vector<int> devs;
     if (!devices->empty()) {
       devs = parse_devices(*devices);
@@ -262,6 +272,8 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
     const bool gpu = be.backend == evk::Backend::gpu;
     if (!gpu) devs.clear();
     if (gpu && devs.empty()) devs.push_back(be.device.index);
+    if (!*exact && devs.size() > 1)
+      evk::input_error("--devices", "several GPUs only with --exact (the inexact mode maps on one GPU)");
     const bool file_choice = co->kernel != "auto" && co->kernel != "original" && co->kernel != "evolved";
     std::string variant = "cpu reference";
     if (*exact && (gpu || file_choice)) {  // a genome FILE is checked even when the CPU backend will not use it
@@ -296,6 +308,10 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
     }
     m.gpu = gpu;
     m.device = gpu ? devs.front() : 0;
+    if (*exact) {  // -R and --max-best (X1 up to it) apply to the exact mode's records too
+      m.read_group = ao->read_group;
+      m.max_top2 = ao->aln.max_top2;
+    }
     evk::verbose_line(*co, "backend: " + (gpu ? "GPU " + be.device.name : "CPU (" + be.reason + ")") + ", " + variant +
                                (*exact ? ", exact mode" : ao->reads2.empty() ? ", bwa aln + samse" : ", bwa aln + sampe"));
     if (m.out != "-") evk::check_not_an_input(m.out, {m.reads, m.ref, ao->reads2});

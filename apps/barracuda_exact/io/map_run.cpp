@@ -14,6 +14,7 @@
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
 #include "evk/parallel.hpp"
+#include "io/aln_sam.hpp"
 #include "io/index_files.hpp"
 #include "io/queue.hpp"
 #include "io/read_batch.hpp"
@@ -50,10 +51,13 @@ class Failure {  // the first exception of any stage
 };
 
 std::unique_ptr<Mapper> make_mapper(const MapOptions& opt, const BwtIndex& idx, bool serial) {
-  if (!opt.gpu) return std::make_unique<ExactMapper>(idx, serial ? 1 : opt.cpu_lanes);
+  RecordOptions ro;
+  ro.rg_id = parse_read_group(opt.read_group).id;
+  ro.max_top2 = opt.max_top2;
+  if (!opt.gpu) return std::make_unique<ExactMapper>(idx, serial ? 1 : opt.cpu_lanes, ro);
   std::vector<GpuPlan> gpus = opt.gpus;
   if (gpus.empty()) gpus.push_back(GpuPlan{opt.device, opt.kernel_config, opt.kernel_source});
-  auto m = std::make_unique<ExactMapper>(idx, gpus, serial ? 1 : opt.streams);
+  auto m = std::make_unique<ExactMapper>(idx, gpus, serial ? 1 : opt.streams, ro);
   if (opt.poison_gpu) m->poison_gpu_outputs();
   return m;
 }
@@ -62,6 +66,7 @@ SamOptions sam_options(const MapOptions& opt) {
   SamOptions so;
   so.uncompressed = opt.uncompressed;
   so.level = opt.level;
+  so.rg_line = parse_read_group(opt.read_group).line;
   return so;
 }
 
@@ -152,6 +157,7 @@ struct Batch {
 }  // namespace
 
 MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>& progress) {
+  (void)parse_read_group(opt.read_group);  // a bad -R fails before any work
   if (opt.serial_io) return run_serial(opt, progress);
   MapStats st;
   const auto t0 = Clock::now();
@@ -205,7 +211,8 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
       auto b = free_q.pop();
       if (!b || !scanner.next((*b)->scan, opt.batch_reads, max_bases, kMaxReadLen)) break;
       (*b)->seq = seq;
-      if (!scanned.push(*b)) break;
+      const bool last = (*b)->scan.error != nullptr;  // parse rethrows it after the batch's own errors
+      if (!scanned.push(*b) || last) break;
     }
     scanned.close();
   }));

@@ -25,6 +25,8 @@ struct MapOptions {
   std::string out;        // .sam, .bam or "-"
   std::string unmatched;  // optional FASTQ.gz of reads without an exact hit
   std::string command_line;
+  std::string read_group;     // -R as typed ('\t' escapes): a header line and RG:Z on every record
+  int max_top2 = 30;          // X1 only for hits with X0 <= this (bwa aln's -R)
   int threads = 0;            // worker threads and BGZF compression threads (0 = all cores)
   bool uncompressed = false;  // BAM without compression (-u; with "-": BAM on stdout)
   int level = -1;             // BAM compression level 1-9 (-1: htslib's default, 6)

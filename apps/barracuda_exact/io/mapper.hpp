@@ -1,7 +1,8 @@
 // The mapping stage of `map` as an interface, so that the streaming driver (reading, batching,
 // lanes, ordering, formatting, writing: map_run.cpp) serves any mapper: a batch of reads in, one
-// SAM/BAM record per read out. Two implementations: the exact mapper (exact_mapper.hpp) and the
-// inexact one, bwa aln + samse/sampe (aln_mapper.hpp).
+// SAM/BAM record per read out. The exact mapper (exact_mapper.hpp) implements it. The inexact mode
+// (bwa aln + samse/sampe) still has its own driver (aln_run.hpp); finish(), RecordOptions and the
+// inexact counts here are what it needs to plug in (its record step must see batches in file order).
 //
 // Threading contract: map() is called concurrently from lanes() threads, never twice at once for
 // one lane (a lane may own a GPU stream), on batches in any order; a lane may use the task pool for
