@@ -183,10 +183,10 @@ TEST(BarracudaPipelineGpu, SeveralDevicesGiveTheCpuBackendsBytes) {
   }
   // through the CLI: --devices all and --devices 1,0 against --backend cpu
   const std::string args = fx.ref + " " + fq.string() + " -o -";
-  const auto cpu = evk::testing::run_tool("barracuda_exact", "map --backend cpu " + args);
+  const auto cpu = evk::testing::run_tool("barracuda_exact", "map --exact --backend cpu " + args);
   ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
   for (const char* d : {"all", "1,0"}) {
-    const auto gpu = evk::testing::run_tool("barracuda_exact", std::string("map --backend gpu --devices ") + d + " " + args);
+    const auto gpu = evk::testing::run_tool("barracuda_exact", std::string("map --exact --backend gpu --devices ") + d + " " + args);
     ASSERT_EQ(gpu.exit_code, 0) << gpu.err;
     EXPECT_TRUE(bct::sam_records(gpu.out) == bct::sam_records(cpu.out)) << "--devices " << d;
   }

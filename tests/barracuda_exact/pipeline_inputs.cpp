@@ -19,9 +19,10 @@ std::string forward_text(const evk::barracuda_exact::BwtIndex& idx) {
 std::string varied_reads(const std::string& fwd, std::size_t n, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::ostringstream o;
-  o << "text before the first record is skipped\n\n";
+  const bool fasta = seed % 6 == 5;  // one format per file (read_rules.hpp)
+  o << "\n\n";                      // blank lines before the first record are allowed
   for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t len = rng() % 23 == 0 ? 0 : 1 + rng() % 300;
+    const std::size_t len = !fasta && rng() % 23 == 0 ? 0 : 1 + rng() % 300;  // a FASTA record has bases
     std::string s;
     switch (rng() % 6) {
       case 0: s = random_dna(rng, len); break;
@@ -36,8 +37,9 @@ std::string varied_reads(const std::string& fwd, std::size_t n, std::uint64_t se
         break;
       default: s = fwd.substr(rng() % (fwd.size() - len), len);
     }
-    const bool fasta = rng() % 7 == 0, crlf = rng() % 5 == 0, wrap = rng() % 4 == 0;
-    const char* eol = crlf ? "\r\n" : "\n";
+    const bool crlf = rng() % 5 == 0, wrap = rng() % 4 == 0;
+    // an empty read's lines with CRLF would be a lone '\r', which kseq keeps as the sequence (refused)
+    const char* eol = crlf && !s.empty() ? "\r\n" : "\n";
     std::string name = "r" + std::to_string(i);
     if (rng() % 5 == 0) name += (rng() & 1) ? "/1" : "/2";
     o << (fasta ? '>' : '@') << name;
