@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The map pipeline on a GPU host, from an OpenCV-free bundle (`make bundle`), in one device call:
 #   1. barracuda_exact_pipeline_gpu_tests (streams and every GPU of the host against the CPU backend)
-#      and barracuda_exact_gpu_tests without the long kernel-space sweep (the kernel's own suite);
+#      and barracuda_exact_gpu_tests without the long kernel-space sweep and the inexact kernel's tests
+#      (the exact kernel's own suite; the inexact ones: inexact_device.sh tests);
 #   2. bench_barracuda_exact: the kernel at its default, then `map` end to end FASTQ.gz -> BAM on
 #      READS reads (GPU, every GPU, GPU with BAM level 1, CPU backend; BGZF and gzip input), each
 #      stage alone with its core cost, and bwa aln -n 0 -o 0 -t N + samse on the same reads; the
@@ -35,7 +36,7 @@ run() {  # NAME CAP_S CMD...
 }
 if [ "$mode" != bench ]; then
   run pipeline_gpu_tests 240 barracuda_exact_pipeline_gpu_tests --gtest_output="json:$out/pipeline_gpu_tests.json"
-  run gpu_tests 240 barracuda_exact_gpu_tests --gtest_filter='-*KernelSpace*' --gtest_output="json:$out/gpu_tests.json"
+  run gpu_tests 240 barracuda_exact_gpu_tests --gtest_filter='-*KernelSpace*:BarracudaInexactGpu.*' --gtest_output="json:$out/gpu_tests.json"
 fi
 if [ "$mode" != tests ]; then
   run bench 560 bench_barracuda_exact --benchmark_filter='BM_Kernel/ecoli/default|BM_EndToEnd|BM_Stage|BM_BwaPeer' \
