@@ -37,7 +37,7 @@ if command -v bwa > /dev/null; then cp "$(command -v bwa)" "$DEST/bin/"; fi
 if command -v art_illumina > /dev/null; then cp "$(command -v art_illumina)" "$DEST/bin/"; fi
 [ -x "$BUILD_DIR/bin/bc_sam_agree" ] && cp "$BUILD_DIR/bin/bc_sam_agree" "$DEST/bin/"
 # Non-system libraries the GPU host does not have (the rest of the closure ships with Ubuntu 24.04).
-carry_re='lib(hts|htscodecs|deflate|divsufsort(64)?|nifti[^/]*|znz|benchmark(_main)?|png16|gsl|gslcblas)\.so'
+carry_re='lib(hts|htscodecs|deflate|isal|divsufsort(64)?|nifti[^/]*|znz|benchmark(_main)?|png16|gsl|gslcblas)\.so'
 for b in "$DEST"/bin/*; do
   ldd "$b" | awk '/=>/ {print $3}' | grep -E "$carry_re" || true
 done | sort -u | while read -r lib; do cp -L "$lib" "$DEST/lib/"; done

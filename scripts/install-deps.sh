@@ -12,7 +12,7 @@ pkgs=(
   # linear algebra (header only): SVD, QR, matrix log/exp for reg_deform affine
   libeigen3-dev
   # formats: NIfTI, SAM/BAM/FASTQ (htslib), compression, suffix arrays, PNG
-  libnifti2-dev libznz-dev zlib1g-dev libhts-dev libdeflate-dev libdivsufsort-dev libpng-dev
+  libnifti2-dev libznz-dev zlib1g-dev libhts-dev libdeflate-dev libisal-dev libdivsufsort-dev libpng-dev
   # stereo image I/O and the StereoBM peer (optional for the build, installed for the demo)
   libopencv-imgcodecs-dev libopencv-imgproc-dev libopencv-calib3d-dev
   # oracles and simulators used by tests, demo and benchmarks
@@ -22,6 +22,8 @@ pkgs=(
   help2man dpkg-dev file
   # the Python module (import evokernels) and its tests; nipype drives the drop-in NiftyReg commands
   python3-dev pybind11-dev python3-numpy python3-pytest python3-nibabel python3-nipype
+  # the many-machine mapping workflow (workflows/map), tested in CI
+  snakemake
   # dpkg -x for scripts/fetch-data.sh
   dpkg
   # libFuzzer harnesses (make fuzz, fuzz-smoke in make test): clang 16 with its fuzzer runtime

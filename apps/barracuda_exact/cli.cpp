@@ -1,4 +1,5 @@
 // barracuda_exact command line: argument parsing and printing only; the work lives in core/ and io/.
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include "core/kernel_config.hpp"
 #include "core/kernel_variant.hpp"
 #include "evk/atomic_file.hpp"
+#include "evk/device.hpp"
 #include "evk/cli.hpp"
 #include "evk/gi/cli.hpp"
 #include "core/aln_gi_problem.hpp"
@@ -18,6 +20,7 @@
 #include "io/aln_run.hpp"
 #include "io/map_run.hpp"
 #include "io/sequences.hpp"
+#include "io/split_reads.hpp"
 
 namespace bc = evk::barracuda_exact;
 
@@ -80,6 +83,27 @@ void parse_max_diff(const std::string& v, bc::AlnOptions& o) {
   }
 }
 
+// --devices: "all" or a comma-separated list of device numbers.
+std::vector<int> parse_devices(const std::string& text) {
+  std::vector<int> d;
+  if (text == "all") {
+    for (const auto& g : evk::gpu_environment().devices) d.push_back(g.index);
+    return d;
+  }
+  std::size_t p = 0;
+  while (p <= text.size()) {
+    const std::size_t c = std::min(text.find(',', p), text.size());
+    const std::string item = text.substr(p, c - p);
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos)
+      evk::input_error("--devices", "expected 'all' or device numbers like 0,1 (got '" + text + "')");
+    const int v = std::stoi(item);
+    if (std::find(d.begin(), d.end(), v) != d.end()) evk::input_error("--devices", "device " + item + " given twice");
+    d.push_back(v);
+    p = c + 1;
+  }
+  return d;
+}
+
 void print_exact_stats(const bc::MapOptions& mo, const evk::CommonOptions& co, const bc::MapStats& st) {
   auto rate = [&](double s) { return s > 0 ? static_cast<double>(st.reads) / s : 0.0; };
   if (co.json) {
@@ -91,12 +115,23 @@ void print_exact_stats(const bc::MapOptions& mo, const evk::CommonOptions& co, c
                         {"bridging_contigs", st.bridging},
                         {"backend", mo.gpu ? "gpu" : "cpu"},
                         {"kernel_origin", st.kernel_origin},
-                        {"seconds", {{"index", st.index_s}, {"parse", st.parse_s}, {"transfer", st.transfer_s},
+                        {"mapper", st.mapper},
+                        {"input_format", st.input_format},
+                        {"threads", st.threads},
+                        {"lanes", st.lanes},
+                        {"batches_in_flight_max", st.batches},
+                        {"peak_rss_mib", st.peak_rss_mib},
+                        {"input_bytes", st.input_bytes},
+                        {"text_bytes", st.text_bytes},
+                        {"seconds", {{"index", st.index_s}, {"read", st.read_s}, {"inflate", st.inflate_s},
+                                     {"scan", st.scan_s}, {"parse", st.parse_s}, {"transfer", st.transfer_s},
                                      {"kernel", st.kernel_s}, {"match", st.match_s}, {"position_lookup", st.lookup_s},
-                                     {"write", st.write_s}, {"total", st.total_s}}},
-                        {"reads_per_s", {{"parse", rate(st.parse_s)}, {"kernel", rate(st.kernel_s)},
+                                     {"format", st.format_s}, {"write", st.write_s}, {"total", st.total_s}}},
+                        {"reads_per_s", {{"inflate", rate(st.inflate_s)}, {"scan", rate(st.scan_s)},
+                                         {"parse", rate(st.parse_s)}, {"kernel", rate(st.kernel_s)},
                                          {"match", rate(st.match_s)}, {"position_lookup", rate(st.lookup_s)},
-                                         {"write", rate(st.write_s)}, {"end_to_end", rate(st.total_s)}}}};
+                                         {"format", rate(st.format_s)}, {"write", rate(st.write_s)},
+                                         {"end_to_end", rate(st.total_s)}}}};
     std::cout << j.dump(2) << "\n";
   } else if (mo.out != "-") {
     auto pct = [&](std::uint64_t n) { return st.reads ? 100.0 * static_cast<double>(n) / static_cast<double>(st.reads) : 0.0; };
@@ -105,11 +140,14 @@ void print_exact_stats(const bc::MapOptions& mo, const evk::CommonOptions& co, c
                  static_cast<unsigned long long>(st.repeat), pct(st.repeat),
                  static_cast<unsigned long long>(st.unmatched), pct(st.unmatched), st.total_s, rate(st.total_s));
   }
+  evk::verbose_line(co, st.mapper + "; input " + st.input_format + ", " + std::to_string(st.threads) + " threads");
   if (!st.kernel_origin.empty()) evk::verbose_line(co, "kernel loaded from " + st.kernel_origin);
-  evk::verbose_line(co, "times (s): index " + std::to_string(st.index_s) + ", parse " + std::to_string(st.parse_s) +
-                            ", transfer " + std::to_string(st.transfer_s) + ", kernel " + std::to_string(st.kernel_s) +
-                            ", match " + std::to_string(st.match_s) + ", position lookup " + std::to_string(st.lookup_s) +
-                            ", write " + std::to_string(st.write_s) + ", total " + std::to_string(st.total_s));
+  evk::verbose_line(co, "busy seconds per stage: index " + std::to_string(st.index_s) + ", read " + std::to_string(st.read_s) +
+                            ", inflate " + std::to_string(st.inflate_s) + ", scan " + std::to_string(st.scan_s) +
+                            ", parse " + std::to_string(st.parse_s) + ", transfer " + std::to_string(st.transfer_s) +
+                            ", kernel " + std::to_string(st.kernel_s) + ", match " + std::to_string(st.match_s) +
+                            ", position lookup " + std::to_string(st.lookup_s) + ", format " + std::to_string(st.format_s) +
+                            ", write " + std::to_string(st.write_s) + "; total " + std::to_string(st.total_s));
 }
 
 void print_aln_stats(const bc::AlnMapOptions& ao, const evk::CommonOptions& co, const bc::AlnMapStats& st) {
@@ -162,15 +200,28 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
   auto exact = std::make_shared<bool>(false);
   auto max_diff = std::make_shared<std::string>();
   auto max_gape = std::make_shared<int>(-1);
+  auto devices = std::make_shared<std::string>();
   bc::MapOptions& mo = ao->map;
   bc::AlnOptions& a = ao->aln;
   bc::PeOptions& pe = ao->pe;
   mo.command_line = command_line;
   cmd->add_option("REF", mo.ref, "Reference FASTA whose index files (REF.bwt ...) exist")->required();
-  cmd->add_option("READS", mo.reads, "Reads: FASTQ or FASTA, plain or gzip ('-' = stdin)")->required();
+  cmd->add_option("READS", mo.reads, "Reads: FASTQ or FASTA, plain, gzip or BGZF ('-' = stdin)")->required();
   cmd->add_option("READS2", ao->reads2, "Second ends of pairs (paired mode, as bwa sampe): same count and order as READS");
-  cmd->add_option("-o,--output", mo.out, "Output .sam or .bam ('-' = SAM on stdout)")->required();
-  cmd->add_option("-t,--threads", mo.threads, "CPU threads (0 = all cores)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("-o,--output", mo.out, "Output .sam or .bam ('-' = SAM on stdout, BAM with -u)")->required();
+  // the streaming pipeline's options (io/map_run.hpp): the exact mode only, for now
+  std::vector<CLI::Option*> stream_only;
+  stream_only.push_back(cmd->add_flag("-u,--uncompressed", mo.uncompressed, "With --exact: uncompressed BAM (for piping into samtools)"));
+  stream_only.push_back(
+      cmd->add_option("-l,--level", mo.level, "With --exact: BAM compression level 1-9 (default: htslib's, 6)")->check(CLI::Range(1, 9)));
+  cmd->add_option("-t,--threads", mo.threads, "Worker threads and BAM compression threads (0 = all cores)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--devices", *devices, "GPUs sharing the batches: all or a list like 0,1 (default: --device; "
+                                         "several GPUs with --exact only)");
+  stream_only.push_back(
+      cmd->add_option("--streams", mo.streams, "With --exact: CUDA streams (batches in flight) per GPU")->check(CLI::Range(1, 16)));
+  stream_only.push_back(
+      cmd->add_option("--batch-reads", mo.batch_reads, "With --exact: reads per batch")->check(CLI::Range(1, 1 << 24)));
   cmd->add_flag("--exact", *exact, "Exact matches only (bwa aln -n 0 -o 0 | samse, the exact kernel): single end");
   cmd->add_option("--unmatched", mo.unmatched, "With --exact: also write reads without an exact hit here (FASTQ.gz)");
   cmd->add_option("-R,--read-group", ao->read_group, "Read group header line such as '@RG\\tID:foo\\tSM:bar' (RG:Z on every record)");
@@ -197,7 +248,7 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
   p->add_flag("!--no-rescue", pe.sw, "No Smith-Waterman rescue of the unmapped mate");
   p->add_flag("--no-isize", pe.force_isize, "No insert size estimate (and no rescue)");
   evk::add_common_options(cmd, *co);
-  cmd->callback([ao, co, exact, max_diff, max_gape] {
+  cmd->callback([ao, co, exact, max_diff, max_gape, devices, stream_only] {
     bc::MapOptions& m = ao->map;
     if (!max_diff->empty()) parse_max_diff(*max_diff, ao->aln);
     if (*max_gape > 0) {
@@ -207,24 +258,48 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
     if (*exact && !ao->reads2.empty()) throw evk::InputError("--exact maps single-end reads only (no READS2)");
     if (!*exact && !m.unmatched.empty()) throw evk::InputError("--unmatched: only with --exact");
     if (!ao->reads2.empty() && ao->reads2 == m.reads) throw evk::InputError(ao->reads2 + ": READS2 is READS (give the second ends' file)");
+    // the inexact mode has its own driver (io/aln_run.cpp), not yet the streaming pipeline's options
+    if (!*exact)
+      for (const CLI::Option* o : stream_only)
+        if (o->count() > 0) throw evk::InputError(o->get_name() + ": only with --exact (the inexact mode does not stream through the pipeline yet)");
+    std::vector<int> devs;
+    if (!devices->empty()) {
+      devs = parse_devices(*devices);
+      if (devs.empty() && co->backend == "gpu") evk::input_error("--devices", evk::gpu_environment().status);
+      if (!devs.empty()) co->device = devs.front();
+    }
     const evk::BackendChoice be = evk::choose_backend(*co);
     const bool gpu = be.backend == evk::Backend::gpu;
+    if (!gpu) devs.clear();
+    if (gpu && devs.empty()) devs.push_back(be.device.index);
+    if (!*exact && devs.size() > 1)
+      evk::input_error("--devices", "several GPUs only with --exact (the inexact mode maps on one GPU)");
     const bool file_choice = co->kernel != "auto" && co->kernel != "original" && co->kernel != "evolved";
     std::string variant = "cpu reference";
     if (*exact && (gpu || file_choice)) {  // a genome FILE is checked even when the CPU backend will not use it
       evk::Registry reg = bc::make_registry();
       if (gpu) reg.load_overlay(evk::default_overlay_dir());
-      const evk::DeviceKey key = gpu ? evk::DeviceKey{be.device.cc(), be.device.name} : evk::DeviceKey{};
+      const auto& env = evk::gpu_environment();
+      auto key_of = [&](int d) {
+        if (!gpu) return evk::DeviceKey{};
+        if (d < 0 || d >= static_cast<int>(env.devices.size()))
+          evk::input_error("--devices", "no CUDA device " + std::to_string(d) + " (" + std::to_string(env.devices.size()) +
+                                            " found)");
+        const auto& dv = env.devices[static_cast<std::size_t>(d)];
+        return evk::DeviceKey{dv.cc(), dv.name};
+      };
       const evk::Request req = gpu ? bc::make_request(bc::read_reference_length(m.ref)) : evk::Request{};
-      const evk::Selection sel = reg.select("barracuda_exact", key, co->kernel, req);
-      const bc::KernelVariant kv = bc::resolve_kernel_variant(sel.variant);
-      if (gpu) {
-        m.kernel_config = kv.config;
-        m.kernel_source = kv.source;
-        variant = "kernel " + sel.variant.id + " [" + evk::to_string(sel.variant.source) + "] (" + sel.rule + "): " +
-                  kv.describe();
-      } else {
-        variant += " (--kernel " + co->kernel + " is valid but only used by the GPU backend)";
+      variant.clear();
+      for (int d : gpu ? devs : std::vector<int>{-1}) {
+        const evk::Selection sel = reg.select("barracuda_exact", key_of(d), co->kernel, req);
+        const bc::KernelVariant kv = bc::resolve_kernel_variant(sel.variant);
+        if (gpu) {
+          m.gpus.push_back(bc::GpuPlan{d, kv.config, kv.source});
+          variant += std::string(variant.empty() ? "" : "; ") + "GPU " + std::to_string(d) + ": kernel " + sel.variant.id +
+                     " [" + evk::to_string(sel.variant.source) + "] (" + sel.rule + "): " + kv.describe();
+        } else {
+          variant = "cpu reference (--kernel " + co->kernel + " is valid but only used by the GPU backend)";
+        }
       }
     } else if (!*exact) {
       if (co->kernel != "auto" && co->kernel != "original")
@@ -232,13 +307,43 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
       if (gpu) variant = "inexact kernel (original)";
     }
     m.gpu = gpu;
-    m.device = gpu ? be.device.index : 0;
+    m.device = gpu ? devs.front() : 0;
+    if (*exact) {  // -R and --max-best (X1 up to it) apply to the exact mode's records too
+      m.read_group = ao->read_group;
+      m.max_top2 = ao->aln.max_top2;
+    }
     evk::verbose_line(*co, "backend: " + (gpu ? "GPU " + be.device.name : "CPU (" + be.reason + ")") + ", " + variant +
                                (*exact ? ", exact mode" : ao->reads2.empty() ? ", bwa aln + samse" : ", bwa aln + sampe"));
     if (m.out != "-") evk::check_not_an_input(m.out, {m.reads, m.ref, ao->reads2});
     if (!m.unmatched.empty()) evk::check_not_an_input(m.unmatched, {m.reads, m.ref, m.out});
     if (*exact) print_exact_stats(m, *co, bc::run_map(m));
     else print_aln_stats(*ao, *co, bc::run_aln_map(*ao));
+  });
+}
+
+void add_split_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("split", "Split reads (and their mates) into shards for the workflow (workflows/map): "
+                                          "blocks of records dealt round-robin, BGZF FASTQ out");
+  auto so = std::make_shared<bc::SplitOptions>();
+  auto shards = std::make_shared<int>(2);
+  auto prefix = std::make_shared<std::string>();
+  cmd->add_option("READS", so->reads, "Reads: FASTQ or FASTA, plain, gzip or BGZF ('-' = stdin)")->required();
+  cmd->add_option("READS2", so->reads2, "Mates of READS (split in lockstep)");
+  cmd->add_option("-n,--shards", *shards, "Number of shards (one open file each)")->check(CLI::Range(1, 1000))->required();
+  cmd->add_option("-p,--prefix", *prefix, "Output prefix: PREFIX<i>.fq.gz, or PREFIX<i>_1.fq.gz and PREFIX<i>_2.fq.gz with mates")
+      ->required();
+  cmd->add_option("--block", so->block, "Records per block")->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("-t,--threads", so->threads, "Threads (0 = all cores)")->check(CLI::NonNegativeNumber);
+  cmd->callback([so, shards, prefix] {
+    for (int i = 0; i < *shards; ++i) {
+      const std::string base = *prefix + std::to_string(i);
+      so->out.push_back(so->reads2.empty() ? base + ".fq.gz" : base + "_1.fq.gz");
+      if (!so->reads2.empty()) so->out2.push_back(base + "_2.fq.gz");
+    }
+    const auto counts = bc::split_reads(*so);
+    std::uint64_t total = 0;
+    for (auto c : counts) total += c;
+    std::fprintf(stderr, "%llu records in %d shards\n", static_cast<unsigned long long>(total), *shards);
   });
 }
 
@@ -249,6 +354,7 @@ int main(int argc, char** argv) {
   evk::add_devices_command(*app, "barracuda_exact", bc::make_registry);
   add_index_command(*app);
   add_map_command(*app, join_args(argc, argv));
+  add_split_command(*app);
   evk::gi::add_gi_command(*app, [] { return evk::barracuda_exact::make_gi_problem(); }, bc::make_registry);
   evk::gi::add_gi_command(
       *app, [] { return evk::barracuda_exact::make_inexact_gi_problem(); }, {}, "gi-inexact",

@@ -133,11 +133,9 @@ int bwa_aln(int argc, char** argv) {
 #endif
   bcx::SaiWriter sai(out == "-" ? "stdout" : out, file ? file->temp_path().string() : "-", o);
   bcx::ReadBatch batch;
-  bcx::ReadCodes codes;
   std::uint64_t n = 0;
   while (source.next(batch, 0x40000, std::size_t{0x40000} * 160, bcx::kMaxReadLen)) {
-    codes.clear();
-    for (std::size_t i = 0; i < batch.size(); ++i) codes.add(batch.seq[i].data(), batch.seq[i].size());
+    const bcx::ReadCodes& codes = batch.codes;
     std::vector<bcx::KL> kl;
 #if defined(EVK_HAVE_CUDA)
     if (gpu) {

@@ -18,6 +18,7 @@
 #include "evk/error.hpp"
 #include "io/index_files.hpp"
 #include "io/sai.hpp"
+#include "io/exact_mapper.hpp"
 #include "io/sam_writer.hpp"
 #include "io/sequences.hpp"
 
@@ -71,16 +72,18 @@ int bwa_samse(int argc, char** argv) {
   so.pg_id = "bwa";
   so.pg_name = "bwa";
   so.pg_version = pg_version();
-  so.max_top2 = o.max_top2;
+  bcx::RecordOptions ro;
+  ro.max_top2 = o.max_top2;
   if (rg) {
     so.rg_line = rg->line;
-    so.rg_id = rg->id;
+    ro.rg_id = rg->id;
   }
   // bwa samse writes SAM text whatever the -f name; "-" as the SamWriter's path means SAM.
   bcx::SamWriter sam("-", file ? file->temp_path().string() : "-", idx, cl, 1, so);
   bcx::Rand48 rng(idx.seed);  // bwa: srand48(bns->seed)
   bcx::ReadBatch batch;
-  std::vector<bcx::Hit> hits;
+  bcx::ExactMapped mapped(idx, ro);
+  std::vector<bcx::Hit>& hits = mapped.hits;
   std::vector<bcx::SaiAln> alns;
   std::uint64_t n = 0;
   while (source.next(batch, 0x40000, std::size_t{0x40000} * 160, bcx::kMaxReadLen)) {
@@ -89,12 +92,12 @@ int bwa_samse(int argc, char** argv) {
       if (!sai.next(alns))
         input_error(sai_path, "ends after " + std::to_string(n + i) + " reads; " + reads + " has more (not the .sai of these reads?)");
       try {
-        hits.push_back(bcx::samse_hit(idx, alns, static_cast<std::uint32_t>(batch.seq[i].size()), rng, n_occ));
+        hits.push_back(bcx::samse_hit(idx, alns, batch.codes.len[i], rng, n_occ));
       } catch (const InputError& e) {
-        throw Refused(sai_path + ": read " + std::to_string(n + i + 1) + " (" + batch.name[i] + "): " + e.what());
+        throw Refused(sai_path + ": read " + std::to_string(n + i + 1) + " (" + std::string(batch.name(i)) + "): " + e.what());
       }
     }
-    sam.write(batch, hits);
+    sam.write_serial(batch, mapped);
     n += batch.size();
   }
   if (sai.next(alns))

@@ -75,16 +75,11 @@ Reads load_reads(const std::string& path, int trim_qual) {
   bc::ReadSource src(path);
   bc::ReadBatch b;
   while (src.next(b, 1u << 20, ~std::size_t{0} >> 1, 1024)) {
-    for (std::size_t i = 0; i < b.size(); ++i) {
-      r.batch.name.push_back(b.name[i]);
-      r.batch.seq.push_back(b.seq[i]);
-      r.batch.qual.push_back(b.qual[i]);
-    }
+    for (std::size_t i = 0; i < b.size(); ++i) r.batch.add(b, i);
   }
   for (std::size_t i = 0; i < r.batch.size(); ++i) {
-    const auto& s = r.batch.seq[i];
-    const int n = bc::trim_len(trim_qual, r.batch.qual[i].empty() ? nullptr : r.batch.qual[i].c_str(),
-                               static_cast<int>(s.size()));
+    const std::string_view s = r.batch.seq(i), q = r.batch.qual(i);
+    const int n = bc::trim_len(trim_qual, q.empty() ? nullptr : q.data(), static_cast<int>(s.size()));
     r.codes.add(s.data(), static_cast<std::size_t>(n));
   }
   return r;

@@ -50,7 +50,7 @@ Tally compare_with_bwa_aln(const TempDir& dir, const std::string& fasta, const s
       std::string sa, sb;
       for (const auto& x : a) sa += describe(x);
       for (const auto& x : b) sb += describe(x);
-      ADD_FAILURE() << "read " << i + 1 << " (" << r.batch.name[i] << ", " << r.batch.seq[i] << ")\n ours: " << sa
+      ADD_FAILURE() << "read " << i + 1 << " (" << r.batch.name(i) << ", " << r.batch.seq(i) << ")\n ours: " << sa
                     << "\n bwa:  " << sb;
     }
     ++t.reads;

@@ -79,7 +79,7 @@ with open("r.fq", "w") as f:
         f.write("@r%d\n%s\n+\n%s\n" % (i, s, "I" * len(s)))
 PY
 "$p/bin/barracuda_exact" index ref.fa > /dev/null || fail "barracuda_exact index"
-"$p/bin/barracuda_exact" map ref.fa r.fq -o r.sam 2> /dev/null || fail "barracuda_exact map"
+"$p/bin/barracuda_exact" map --exact ref.fa r.fq -o r.sam 2> /dev/null || fail "barracuda_exact map --exact"  # = bwa aln -n 0 | samse
 [ "$(grep -vc '^@' r.sam)" = 50 ] || fail "barracuda_exact map: not 50 records"
 [ "$(awk '!/^@/ && $2 == 0 && $6 == "40M"' r.sam | wc -l)" = 50 ] || fail "barracuda_exact map: reads not mapped"
 

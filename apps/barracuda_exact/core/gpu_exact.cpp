@@ -2,12 +2,14 @@
 #include "core/gpu_exact.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 #include "evk/gi/genome.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk/embedded.hpp"
 #include "evk_kernels/barracuda_exact_kernel.hpp"
+#include "evk_kernels/barracuda_sa_lookup.hpp"
 
 namespace evk::barracuda_exact {
 
@@ -96,7 +98,13 @@ void DeviceReads::release() {
 }
 
 void DeviceReads::upload(const PackedReads& r, cudaStream_t s) {
-  const std::size_t nw = std::max<std::size_t>(r.words.size(), 32), nr = std::max<std::size_t>(r.size(), 1);
+  upload(r.words.data(), r.index.data(), r.len.data(), r.size(), r.stride, s);
+}
+
+void DeviceReads::upload(const std::uint32_t* words, const std::uint32_t* index, const std::uint32_t* lens, std::size_t n,
+                         std::uint32_t stride, cudaStream_t s) {
+  const std::size_t words_n = (n + 31) / 32 * 32 * stride;
+  const std::size_t nw = std::max<std::size_t>(words_n, 32), nr = std::max<std::size_t>(n, 1);
   if (nw > (1u << 27)) throw std::runtime_error("read batch too large for a 1-D texture");
   if (nw > cap_words_ || nr > cap_reads_) {
     EVK_CUDA(cudaStreamSynchronize(s));
@@ -116,11 +124,11 @@ void DeviceReads::upload(const PackedReads& r, cudaStream_t s) {
     td.readMode = cudaReadModeElementType;
     EVK_CUDA(cudaCreateTextureObject(&tex_, &rd, &td, nullptr));
   }
-  EVK_CUDA(cudaMemcpyAsync(words_, r.words.data(), r.words.size() * 4, cudaMemcpyHostToDevice, s));
-  EVK_CUDA(cudaMemcpyAsync(index_, r.index.data(), r.size() * 4, cudaMemcpyHostToDevice, s));
-  EVK_CUDA(cudaMemcpyAsync(lens_, r.len.data(), r.size() * 4, cudaMemcpyHostToDevice, s));
-  stride_ = r.stride;
-  n_ = static_cast<std::uint32_t>(r.size());
+  EVK_CUDA(cudaMemcpyAsync(words_, words, words_n * 4, cudaMemcpyHostToDevice, s));
+  EVK_CUDA(cudaMemcpyAsync(index_, index, n * 4, cudaMemcpyHostToDevice, s));
+  EVK_CUDA(cudaMemcpyAsync(lens_, lens, n * 4, cudaMemcpyHostToDevice, s));
+  stride_ = stride;
+  n_ = static_cast<std::uint32_t>(n);
 }
 
 void DeviceReads::fill_args(ExactArgs& a) const {
@@ -175,6 +183,143 @@ std::vector<KL> GpuMatcher::match(const PackedReads& reads, GpuBatchTimes* times
     times->download_ms += ms;
   }
   return out;
+}
+
+GpuDevice::GpuDevice(const BwtIndex& idx, const gi::Config& cfg, int device, const std::string& source, bool sa_lookup)
+    : device_(device), cfg_(validate_kernel_config(cfg)), bwt_((EVK_CUDA(cudaSetDevice(device)), idx)) {
+  int major = 0, minor = 0;
+  EVK_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  EVK_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  lib_ = load_exact_kernel(cfg_, major * 10 + minor, source, &origin_);
+  kernel_ = lib_.kernel(kKernelEntry);
+  if (!sa_lookup || idx.sa.empty()) return;
+  if (idx.sa_intv == 0 || (idx.sa_intv & (idx.sa_intv - 1)) != 0)
+    throw std::runtime_error("sa_lookup needs a power-of-two SA interval");
+  const KernelImage& img = barracuda_sa_lookup();
+  if (img.fatbin_size == 0) return;  // built without the fatbin: positions are looked up on the CPU
+  sa_lib_ = CudaLibrary(img.fatbin);
+  sa_kernel_ = sa_lib_.kernel("sa_lookup");
+  sa_consts_.primary = idx.primary;
+  sa_consts_.seq_len = idx.seq_len;
+  for (int i = 0; i < 5; ++i) sa_consts_.L2[i] = idx.L2[i];
+  sa_consts_.sa_intv = idx.sa_intv;
+  EVK_CUDA(cudaMalloc(&sa_, idx.sa.size() * sizeof(std::uint64_t)));
+  EVK_CUDA(cudaMemcpy(sa_, idx.sa.data(), idx.sa.size() * sizeof(std::uint64_t), cudaMemcpyHostToDevice));
+}
+
+GpuDevice::~GpuDevice() {
+  if (sa_) {
+    cudaSetDevice(device_);
+    cudaFree(sa_);
+  }
+}
+
+PinnedBuffer::~PinnedBuffer() {
+  if (p_) cudaFreeHost(p_);
+}
+
+void* PinnedBuffer::reserve(std::size_t bytes) {
+  if (bytes <= bytes_) return p_;
+  if (p_) EVK_CUDA(cudaFreeHost(p_));
+  p_ = nullptr;
+  bytes_ = 0;
+  const std::size_t want = bytes + bytes / 4;
+  EVK_CUDA(cudaHostAlloc(&p_, want, cudaHostAllocPortable));
+  bytes_ = want;
+  return p_;
+}
+
+GpuStream::GpuStream(const GpuDevice& dev) : dev_(dev) {
+  EVK_CUDA(cudaSetDevice(dev_.device_));
+  EVK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  for (auto& e : ev_) EVK_CUDA(cudaEventCreate(&e));
+}
+
+GpuStream::~GpuStream() {
+  cudaSetDevice(dev_.device_);
+  if (stream_) cudaStreamSynchronize(stream_);
+  cudaFree(sa_dev_);
+  for (auto& e : ev_) cudaEventDestroy(e);
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+const std::uint64_t* GpuStream::sa_rows() const {
+  return dev_.sa_lookup() ? static_cast<const std::uint64_t*>(sa_host_.data()) : nullptr;
+}
+
+void GpuStream::reserve(std::size_t n, std::uint32_t stride) {
+  EVK_CUDA(cudaSetDevice(dev_.device_));
+  EVK_CUDA(cudaStreamSynchronize(stream_));  // the previous batch's copies are done with the buffers
+  const std::size_t nr = std::max<std::size_t>(n, 1);
+  words_.reserve((nr + 31) / 32 * 32 * stride * 4);
+  auto* index = static_cast<std::uint32_t*>(index_.reserve(nr * 4));
+  lens_.reserve(nr * 4);
+  kl_.reserve(nr * sizeof(KL));
+  if (dev_.sa_lookup()) {
+    sa_host_.reserve(nr * kSaRowsPerHit * sizeof(std::uint64_t));
+    if (nr > sa_cap_) {
+      cudaFree(sa_dev_);
+      sa_dev_ = nullptr;
+      sa_cap_ = 0;
+      EVK_CUDA(cudaMalloc(&sa_dev_, (nr + nr / 4) * kSaRowsPerHit * sizeof(std::uint64_t)));
+      sa_cap_ = nr + nr / 4;
+    }
+  }
+  for (std::size_t r = 0; r < n; ++r) index[r] = static_cast<std::uint32_t>((r / 32) * stride * 32 + r % 32);
+}
+
+const KL* GpuStream::run(std::size_t n, std::uint32_t stride, GpuBatchTimes* times) {
+  static_assert(sizeof(KL) == 16);
+  auto* kl = static_cast<KL*>(kl_.data());
+  if (n == 0) return kl;
+  EVK_CUDA(cudaSetDevice(dev_.device_));
+  if (poison_outputs) std::memset(static_cast<void*>(kl), 0x5A, n * sizeof(KL));
+  EVK_CUDA(cudaEventRecord(ev_[0], stream_));
+  reads_.upload(host_words(), static_cast<const std::uint32_t*>(index_.data()), host_lens(), n, stride, stream_);
+  if (poison_outputs) EVK_CUDA(cudaMemsetAsync(reads_.kl(), 0xA5, n * sizeof(KL), stream_));
+  EVK_CUDA(cudaEventRecord(ev_[1], stream_));
+  ExactArgs a;
+  a.bwt = dev_.bwt_.data();
+  a.consts = dev_.bwt_.consts();
+  reads_.fill_args(a);
+  launch_exact(dev_.kernel_, dev_.cfg_, a, stream_);
+  EVK_CUDA(cudaEventRecord(ev_[2], stream_));
+  auto* sa_host = static_cast<std::uint64_t*>(sa_host_.data());
+  const std::size_t sa_n = n * kSaRowsPerHit;
+  if (dev_.sa_lookup()) {
+    if (poison_outputs) {
+      std::memset(static_cast<void*>(sa_host), 0x5A, sa_n * sizeof(std::uint64_t));
+      EVK_CUDA(cudaMemsetAsync(sa_dev_, 0xA5, sa_n * sizeof(std::uint64_t), stream_));
+    }
+    const std::uint32_t* occ = dev_.bwt_.data();
+    SaConsts c = dev_.sa_consts_;
+    const std::uint64_t* sa = dev_.sa_;
+    const std::uint64_t* kl_dev = reads_.kl();
+    auto n_reads = static_cast<unsigned>(n);
+    std::uint64_t* out = sa_dev_;
+    void* args[] = {&occ, &c, &sa, &kl_dev, &n_reads, &out};
+    constexpr unsigned kBlock = 256;
+    launch(dev_.sa_kernel_, dim3(static_cast<unsigned>((sa_n + kBlock - 1) / kBlock)), dim3(kBlock), args, 0, stream_);
+    EVK_CUDA_LAST();
+  }
+  EVK_CUDA(cudaEventRecord(ev_[3], stream_));
+  EVK_CUDA(cudaMemcpyAsync(kl, reads_.kl(), n * sizeof(KL), cudaMemcpyDeviceToHost, stream_));
+  if (dev_.sa_lookup())
+    EVK_CUDA(cudaMemcpyAsync(sa_host, sa_dev_, sa_n * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, stream_));
+  EVK_CUDA(cudaEventRecord(ev_[4], stream_));
+  EVK_CUDA(cudaStreamSynchronize(stream_));
+  if (times) {
+    float ms = 0;
+    EVK_CUDA(cudaEventElapsedTime(&ms, ev_[0], ev_[1]));
+    times->upload_ms += ms;
+    EVK_CUDA(cudaEventElapsedTime(&ms, ev_[1], ev_[2]));
+    times->kernel_ms += ms;
+    EVK_CUDA(cudaEventElapsedTime(&ms, ev_[2], ev_[3]));
+    times->lookup_ms += ms;
+    EVK_CUDA(cudaEventElapsedTime(&ms, ev_[3], ev_[4]));
+    times->download_ms += ms;
+  }
+  return kl;
 }
 
 }  // namespace evk::barracuda_exact

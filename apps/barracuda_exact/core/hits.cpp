@@ -4,8 +4,10 @@
 
 namespace evk::barracuda_exact {
 
-Place row_place(const BwtIndex& idx, std::uint64_t row, std::uint32_t len) {
-  const std::int64_t p = static_cast<std::int64_t>(idx.sa_at(row));
+Place row_place(const BwtIndex& idx, std::uint64_t row, std::uint32_t len) { return text_place(idx, idx.sa_at(row), len); }
+
+Place text_place(const BwtIndex& idx, std::uint64_t text_pos, std::uint32_t len) {
+  const std::int64_t p = static_cast<std::int64_t>(text_pos);
   Place pl;
   if (p >= idx.l_pac) {  // the reverse-complement half: the read itself lies on the forward strand
     const std::int64_t f = (idx.l_pac << 1) - 1 - p;
@@ -55,20 +57,24 @@ int count_ambiguous(const BwtIndex& idx, std::int64_t pos, int len) {
   return nn;
 }
 
-Hit resolve_hit(const BwtIndex& idx, const KL& kl, std::uint32_t len) {
+Hit resolve_hit(const BwtIndex& idx, const KL& kl, std::uint32_t len, const std::uint64_t* sa_rows) {
   Hit h;
   if (!kl.hit()) return h;
   h.count = kl.count();
+  const std::uint64_t given = !sa_rows ? 0 : h.count <= static_cast<std::uint64_t>(kSaRowsPerHit) ? h.count : 1;
+  auto place_of_row = [&](const BwtIndex& x, std::uint64_t row, std::uint32_t n) {
+    return row - kl.k < given ? text_place(x, sa_rows[row - kl.k], n) : text_place(x, x.sa_at(row), n);
+  };
   auto bridges = [&](const Place& p) {
     const Contig& ct = idx.contigs[static_cast<std::size_t>(p.tid)];
     return p.pos + static_cast<std::int64_t>(len) - ct.offset > ct.len;
   };
   // the primary: row k, or for a repeat the first of its first 16 rows that lies within one contig
   std::uint64_t chosen = kl.k;
-  h.primary = row_place(idx, kl.k, len);
+  h.primary = place_of_row(idx, kl.k, len);
   h.bridging = bridges(h.primary);
   for (std::uint64_t r = kl.k + 1; h.bridging && r <= kl.l && r < kl.k + 16; ++r) {
-    const Place p = row_place(idx, r, len);
+    const Place p = place_of_row(idx, r, len);
     if (!bridges(p)) {
       h.primary = p;
       h.bridging = false;
@@ -79,7 +85,7 @@ Hit resolve_hit(const BwtIndex& idx, const KL& kl, std::uint32_t len) {
   if (h.count > 1 && h.count <= static_cast<std::uint64_t>(kMaxXa + 1)) {
     for (std::uint64_t r = kl.k; r <= kl.l; ++r) {
       if (r == chosen) continue;
-      Place p = row_place(idx, r, len);
+      Place p = place_of_row(idx, r, len);
       if (p.pos != h.primary.pos) h.alts.push_back(p);  // bwa compares positions only
     }
   }

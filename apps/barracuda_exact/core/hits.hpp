@@ -30,13 +30,19 @@ constexpr int kMaxXa = 3;  // bwa samse -n default
 
 // The reference position and strand of SA row `row` for a read of length len (bwa_sa2pos).
 Place row_place(const BwtIndex& idx, std::uint64_t row, std::uint32_t len);
+// The same from the row's text position (idx.sa_at(row), e.g. computed on the GPU).
+Place text_place(const BwtIndex& idx, std::uint64_t text_pos, std::uint32_t len);
 // bwa's bns_pos2rid and bns_cnt_ambi (which counts only the first overlapping hole, as bwa does).
 int contig_of(const BwtIndex& idx, std::int64_t pos);
 int count_ambiguous(const BwtIndex& idx, std::int64_t pos, int len);
 
 // The primary occurrence is row kl.k, or for a repeat whose row k runs past its contig's end the
 // first of the next rows that does not (any row of the interval is correct; bwa picks one at random).
-Hit resolve_hit(const BwtIndex& idx, const KL& kl, std::uint32_t len);
+// sa_rows (optional): the text positions of rows k .. k + min(count, kSaRowsPerHit) - 1 when
+// count <= kSaRowsPerHit, of row k alone beyond (the GPU backend's sa_lookup); other rows are
+// looked up here.
+constexpr int kSaRowsPerHit = kMaxXa + 1;
+Hit resolve_hit(const BwtIndex& idx, const KL& kl, std::uint32_t len, const std::uint64_t* sa_rows = nullptr);
 // Multi-threaded over a batch.
 std::vector<Hit> resolve_hits(const BwtIndex& idx, const std::vector<KL>& kl, const std::vector<std::uint32_t>& len,
                               int threads = 0);

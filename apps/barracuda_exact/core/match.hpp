@@ -44,5 +44,10 @@ struct PackedReads {
   std::size_t size() const { return len.size(); }
 };
 void pack_reads(const ReadCodes& reads, PackedReads& out);
+// The same layout in parts (the pipeline packs in parallel straight into pinned memory):
+// words per read for reads of at most max_len bases, and reads [r0, r1) (r0 a multiple of 32) into
+// `words` (the whole batch's array; the words of those reads' 32-read blocks are overwritten).
+std::uint32_t packed_stride(std::uint32_t max_len);
+void pack_reads_range(const ReadCodes& reads, std::uint32_t stride, std::size_t r0, std::size_t r1, std::uint32_t* words);
 
 }  // namespace evk::barracuda_exact

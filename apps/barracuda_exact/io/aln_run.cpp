@@ -81,8 +81,7 @@ class Failure {  // the first exception of any stage
 
 // One end's reads of a batch: as read, as codes (whole reads), and the searched (trimmed) lengths.
 struct End {
-  ReadBatch reads;
-  ReadCodes codes;      // whole reads
+  ReadBatch reads;      // with the codes of the whole reads
   ReadCodes searched;   // the same codes, lengths after -q trimming
   std::vector<int> len;
   AlnBatch alns;
@@ -98,29 +97,12 @@ void prepare(End& e, const AlnOptions& opt) {
   const std::size_t n = e.reads.size();
   e.len.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const std::string& s = e.reads.seq[i];
-    e.codes.add(s.data(), s.size());
-    e.len[i] = trim_len(opt.trim_qual, e.reads.qual[i].empty() ? nullptr : e.reads.qual[i].c_str(), static_cast<int>(s.size()));
+    const std::string_view q = e.reads.qual(i);
+    e.len[i] = trim_len(opt.trim_qual, q.empty() ? nullptr : q.data(), static_cast<int>(e.reads.codes.len[i]));
   }
   e.searched.codes.clear();
-  e.searched.offset = e.codes.offset;
+  e.searched.offset = e.reads.codes.offset;
   e.searched.len.assign(e.len.begin(), e.len.end());
-}
-
-void drop_empty(ReadBatch& b) {
-  std::size_t k = 0;
-  for (std::size_t i = 0; i < b.size(); ++i) {
-    if (b.seq[i].empty()) continue;
-    if (k != i) {
-      b.name[k] = std::move(b.name[i]);
-      b.seq[k] = std::move(b.seq[i]);
-      b.qual[k] = std::move(b.qual[i]);
-    }
-    ++k;
-  }
-  b.name.resize(k);
-  b.seq.resize(k);
-  b.qual.resize(k);
 }
 
 void count(AlnMapStats& st, const AlnRecord& r) {
@@ -182,11 +164,11 @@ AlnMapStats run_aln_map(const AlnMapOptions& opt, const std::function<void(std::
                         "has fewer reads than " + (short1 ? opt.reads2 : mo.reads) + " (paired files must have the same number of reads)");
           }
           for (std::size_t i = 0; i < b->end[0].reads.size(); ++i) {
-            const auto &n1 = b->end[0].reads.name[i], &n2 = b->end[1].reads.name[i];
+            const std::string n1(b->end[0].reads.name(i)), n2(b->end[1].reads.name(i));
             if (n1 != n2)
               input_error(opt.reads2, "read " + std::to_string(first + i + 1) + " is named " + n2 + " but its mate in " +
                                           mo.reads + " is " + n1 + " (paired files must list the pairs in the same order)");
-            if (b->end[0].reads.qual[i].empty() != b->end[1].reads.qual[i].empty())
+            if (b->end[0].reads.qual(i).empty() != b->end[1].reads.qual(i).empty())
               input_error(opt.reads2, "read " + n2 + ": one end has qualities (FASTQ), the other none (FASTA)");
           }
         }
@@ -194,10 +176,11 @@ AlnMapStats run_aln_map(const AlnMapOptions& opt, const std::function<void(std::
         if (paired) {  // bwa drops empty reads from each file on its own, which would mispair them
           for (int e = 0; e < 2; ++e)
             for (std::size_t i = 0; i < b->end[e].reads.size(); ++i)
-              if (b->end[e].reads.seq[i].empty())
-                input_error(e ? opt.reads2 : mo.reads, "read " + b->end[e].reads.name[i] + " is empty (paired reads need bases)");
+              if (b->end[e].reads.codes.len[i] == 0)
+                input_error(e ? opt.reads2 : mo.reads,
+                            "read " + std::string(b->end[e].reads.name(i)) + " is empty (paired reads need bases)");
         } else {
-          drop_empty(b->end[0].reads);  // as bwa aln/samse do: no record for an empty read
+          b->end[0].reads.drop_empty();  // as bwa aln/samse do: no record for an empty read
         }
         for (int e = 0; e < (paired ? 2 : 1); ++e) prepare(b->end[e], opt.aln);
         first += b->end[0].reads.size();
@@ -237,7 +220,7 @@ AlnMapStats run_aln_map(const AlnMapOptions& opt, const std::function<void(std::
       auto ts = Clock::now();
       for (int e = 0; e < n_end; ++e) {
         End& E = B.end[e];
-        E.searched.codes.swap(E.codes.codes);  // share the codes: the search reads only the first len of each read
+        E.searched.codes.swap(E.reads.codes.codes);  // share the codes: the search reads only the first len of each read
 #if defined(EVK_HAVE_CUDA)
         if (gpu) {
           GpuAlnTimes gt;
@@ -251,19 +234,19 @@ AlnMapStats run_aln_map(const AlnMapOptions& opt, const std::function<void(std::
         {
           E.alns = aln_search_batch(idx, E.searched, opt.aln, mo.threads);
         }
-        E.searched.codes.swap(E.codes.codes);
+        E.searched.codes.swap(E.reads.codes.codes);
       }
       st.search_s += since(ts);
       ts = Clock::now();
       if (B.paired) {
-        const AlnReads r1{&B.end[0].codes, &B.end[0].len}, r2{&B.end[1].codes, &B.end[1].len};
+        const AlnReads r1{&B.end[0].reads.codes, &B.end[0].len}, r2{&B.end[1].reads.codes, &B.end[1].len};
         SampeResult res = sampe_batch(idx, r1, r2, B.end[0].alns, B.end[1].alns, opt.aln, opt.pe, rng, last_ii, mo.threads);
         B.end[0].recs = std::move(res.rec1);
         B.end[1].recs = std::move(res.rec2);
         last_ii = res.isize;
         st.pairs += B.end[0].reads.size();
       } else {
-        B.end[0].recs = samse_batch(idx, AlnReads{&B.end[0].codes, &B.end[0].len}, B.end[0].alns, opt.aln, rng, mo.threads);
+        B.end[0].recs = samse_batch(idx, AlnReads{&B.end[0].reads.codes, &B.end[0].len}, B.end[0].alns, opt.aln, rng, mo.threads);
       }
       st.sam_s += since(ts);
       for (int e = 0; e < n_end; ++e) {

@@ -45,11 +45,12 @@ void aux_str(bam1_t* b, const char* tag, const std::string& s) {
 }
 }  // namespace
 
-bool aln_record_to_bam(bam1_t* b, const std::string& name, const std::string& seq, const std::string& qual,
+bool aln_record_to_bam(bam1_t* b, std::string_view name, std::string_view seq, std::string_view qual,
                        const AlnRecord& r, const std::string& rg_id) {
   static const char kFwd[] = "ACGTN", kRev[] = "TGCAN";
   const std::size_t n = seq.size();
-  std::string s(n, 'N'), q;
+  thread_local std::string s, q;
+  s.assign(n, 'N');
   for (std::size_t i = 0; i < n; ++i) {
     const int c = base_code(r.reverse ? seq[n - 1 - i] : seq[i]);
     s[i] = r.reverse ? kRev[c] : kFwd[c];
@@ -58,7 +59,7 @@ bool aln_record_to_bam(bam1_t* b, const std::string& name, const std::string& se
     q.resize(n);
     for (std::size_t i = 0; i < n; ++i) q[i] = static_cast<char>((r.reverse ? qual[n - 1 - i] : qual[i]) - 33);
   }
-  if (bam_set1(b, name.size(), name.c_str(), r.flag, r.tid, r.pos, static_cast<uint8_t>(r.mapq), r.cigar.size(),
+  if (bam_set1(b, name.size(), name.data(), r.flag, r.tid, r.pos, static_cast<uint8_t>(r.mapq), r.cigar.size(),
                r.cigar.empty() ? nullptr : r.cigar.data(), r.mtid, r.mpos, r.isize, n, s.c_str(),
                qual.empty() ? nullptr : q.data(), 256) < 0)
     return false;
@@ -94,7 +95,7 @@ struct AlnSamWriter::Impl {
     if (hdr) sam_hdr_destroy(hdr);
     if (fp) sam_close(fp);
   }
-  void one(const std::string& name, const std::string& seq, const std::string& qual, const AlnRecord& r) {
+  void one(std::string_view name, std::string_view seq, std::string_view qual, const AlnRecord& r) {
     if (!aln_record_to_bam(b, name, seq, qual, r, rg_id) || sam_write1(fp, hdr, b) < 0) failed = true;
   }
 };
@@ -119,21 +120,21 @@ AlnSamWriter::AlnSamWriter(const std::string& path, const std::string& file, con
   if (!rg.line.empty() && sam_hdr_add_lines(m.hdr, rg.line.c_str(), rg.line.size()) < 0)
     input_error("-R", "htslib refuses the read group line");
   sam_hdr_add_line(m.hdr, "PG", "ID", "barracuda_exact", "PN", "barracuda_exact", "CL", command_line.c_str(), nullptr);
-  if (sam_hdr_write(m.fp, m.hdr) < 0) input_error(m.path, "write failed");
+  if (sam_hdr_write(m.fp, m.hdr) < 0) input_error(m.path, "write failed (disk full?)");
 }
 
 AlnSamWriter::~AlnSamWriter() = default;
 
 void AlnSamWriter::write(const ReadBatch& reads, const std::vector<AlnRecord>& recs) {
-  for (std::size_t i = 0; i < reads.size(); ++i) impl_->one(reads.name[i], reads.seq[i], reads.qual[i], recs[i]);
+  for (std::size_t i = 0; i < reads.size(); ++i) impl_->one(reads.name(i), reads.seq(i), reads.qual(i), recs[i]);
   if (impl_->failed) input_error(impl_->path, "write failed (disk full?)");
 }
 
 void AlnSamWriter::write_pairs(const ReadBatch& r1, const ReadBatch& r2, const std::vector<AlnRecord>& rec1,
                                const std::vector<AlnRecord>& rec2) {
   for (std::size_t i = 0; i < r1.size(); ++i) {
-    impl_->one(r1.name[i], r1.seq[i], r1.qual[i], rec1[i]);
-    impl_->one(r2.name[i], r2.seq[i], r2.qual[i], rec2[i]);
+    impl_->one(r1.name(i), r1.seq(i), r1.qual(i), rec1[i]);
+    impl_->one(r2.name(i), r2.seq(i), r2.qual(i), rec2[i]);
   }
   if (impl_->failed) input_error(impl_->path, "write failed (disk full?)");
 }

@@ -3,11 +3,12 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/aln_record.hpp"
 #include "core/index.hpp"
-#include "io/sequences.hpp"
+#include "io/read_batch.hpp"
 
 struct bam1_t;
 
@@ -23,7 +24,7 @@ ReadGroup parse_read_group(const std::string& text);
 
 // Fills b with one record (name, sequence and qualities as read: FASTQ characters, empty = none).
 // Returns false when htslib refuses it.
-bool aln_record_to_bam(bam1_t* b, const std::string& name, const std::string& seq, const std::string& qual,
+bool aln_record_to_bam(bam1_t* b, std::string_view name, std::string_view seq, std::string_view qual,
                        const AlnRecord& r, const std::string& rg_id);
 
 class AlnSamWriter {

@@ -1,23 +1,27 @@
 #include "io/map_run.hpp"
 
+#include <sys/resource.h>
+
+#include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <exception>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
 
-#include "core/gpu_exact.hpp"
-#include "core/hits.hpp"
 #include "core/kernel_config.hpp"
-#include "core/match.hpp"
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
+#include "evk/parallel.hpp"
+#include "io/aln_sam.hpp"
 #include "io/index_files.hpp"
+#include "io/queue.hpp"
+#include "io/read_batch.hpp"
+#include "io/record_scan.hpp"
 #include "io/sam_writer.hpp"
 #include "io/sequences.hpp"
+#include "io/text_input.hpp"
 
 namespace evk::barracuda_exact {
 namespace {
@@ -25,48 +29,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-template <class T>
-class Queue {  // bounded; close() wakes everyone, pop() then drains and returns nullopt
- public:
-  explicit Queue(std::size_t cap) : cap_(cap) {}
-  bool push(T v) {
-    std::unique_lock<std::mutex> l(m_);
-    cv_.wait(l, [&] { return closed_ || q_.size() < cap_; });
-    if (closed_) return false;
-    q_.push_back(std::move(v));
-    cv_.notify_all();
-    return true;
-  }
-  std::optional<T> pop() {
-    std::unique_lock<std::mutex> l(m_);
-    cv_.wait(l, [&] { return closed_ || !q_.empty(); });
-    if (q_.empty()) return std::nullopt;
-    T v = std::move(q_.front());
-    q_.pop_front();
-    cv_.notify_all();
-    return v;
-  }
-  void close() {
-    std::lock_guard<std::mutex> l(m_);
-    closed_ = true;
-    cv_.notify_all();
-  }
-
- private:
-  std::size_t cap_;
-  std::deque<T> q_;
-  bool closed_ = false;
-  std::mutex m_;
-  std::condition_variable cv_;
-};
-
-struct Batch {
-  ReadBatch reads;
-  ReadCodes codes;
-  PackedReads packed;
-  std::vector<Hit> hits;
-};
-using BatchPtr = std::unique_ptr<Batch>;
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
 
 class Failure {  // the first exception of any stage
  public:
@@ -83,120 +50,238 @@ class Failure {  // the first exception of any stage
   std::exception_ptr e_;
 };
 
-}  // namespace
+std::unique_ptr<Mapper> make_mapper(const MapOptions& opt, const BwtIndex& idx, bool serial) {
+  RecordOptions ro;
+  ro.rg_id = parse_read_group(opt.read_group).id;
+  ro.max_top2 = opt.max_top2;
+  if (!opt.gpu) return std::make_unique<ExactMapper>(idx, serial ? 1 : opt.cpu_lanes, ro);
+  std::vector<GpuPlan> gpus = opt.gpus;
+  if (gpus.empty()) gpus.push_back(GpuPlan{opt.device, opt.kernel_config, opt.kernel_source});
+  auto m = std::make_unique<ExactMapper>(idx, gpus, serial ? 1 : opt.streams, ro);
+  if (opt.poison_gpu) m->poison_gpu_outputs();
+  return m;
+}
 
-MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>& progress) {
+SamOptions sam_options(const MapOptions& opt) {
+  SamOptions so;
+  so.uncompressed = opt.uncompressed;
+  so.level = opt.level;
+  so.rg_line = parse_read_group(opt.read_group).line;
+  return so;
+}
+
+void add_counts(MapStats& st, const MapCounts& c) {
+  st.reads += c.reads;
+  st.unique += c.unique;
+  st.repeat += c.repeat;
+  st.unmatched += c.unmatched;
+  st.bridging += c.bridging;
+}
+
+void add_times(MapStats& st, const MapTimes& t) {
+  st.transfer_s += t.transfer;
+  st.kernel_s += t.kernel;
+  st.match_s += t.match;
+  st.lookup_s += t.lookup;
+}
+
+// Outputs first: a bad output path fails before any work.
+struct Outputs {
+  std::optional<AtomicOutput> out, un;
+  explicit Outputs(const MapOptions& opt) {
+    const bool bam = sam_path_is_bam(opt.out);  // checks the extension
+    if (opt.uncompressed && opt.out != "-" && !bam)
+      input_error(opt.out, "-u writes uncompressed BAM: the output must end in .bam (or be - for stdout)");
+    if (opt.out != "-") out.emplace(opt.out);
+    if (!opt.unmatched.empty()) un.emplace(opt.unmatched);
+  }
+  std::string out_file() const { return out ? out->temp_path().string() : "-"; }
+  void commit() {
+    if (out) out->commit();
+    if (un) un->commit();
+  }
+};
+
+// The reference path: kseq, one batch at a time, sam_write1 per record, no worker threads.
+MapStats run_serial(const MapOptions& opt, const std::function<void(std::uint64_t)>& progress) {
   MapStats st;
   const auto t0 = Clock::now();
-  // outputs first: a bad output path fails before any work
-  const bool bam = sam_path_is_bam(opt.out);
-  (void)bam;
-  std::optional<AtomicOutput> out_file, un_file;
-  if (opt.out != "-") out_file.emplace(opt.out);
-  if (!opt.unmatched.empty()) un_file.emplace(opt.unmatched);
+  Outputs outs(opt);
   ReadSource source(opt.reads);
-
   auto t = Clock::now();
   const BwtIndex idx = read_index(opt.ref);
   st.index_s = since(t);
-
-  std::unique_ptr<SamWriter> sam =
-      std::make_unique<SamWriter>(opt.out, out_file ? out_file->temp_path().string() : "-", idx, opt.command_line, opt.threads);
+  auto mapper = make_mapper(opt, idx, true);
+  SamWriter sam(opt.out, outs.out_file(), idx, opt.command_line, 1, sam_options(opt));
   std::unique_ptr<FastqWriter> fq;
-  if (un_file) fq = std::make_unique<FastqWriter>(opt.unmatched, un_file->temp_path().string());
-
-#if defined(EVK_HAVE_CUDA)
-  std::unique_ptr<GpuMatcher> gpu;
-  if (opt.gpu)
-    gpu = std::make_unique<GpuMatcher>(idx, opt.kernel_config.empty() ? default_kernel_config() : opt.kernel_config,
-                                       opt.device, opt.kernel_source);
-  if (gpu) st.kernel_origin = gpu->origin();
-#else
-  if (opt.gpu) throw InputError("--backend gpu: built without CUDA");
-#endif
-
-  Queue<BatchPtr> parsed(2), matched(2);
-  Failure fail;
-  double parse_s = 0, write_s = 0;
-  std::thread reader([&] {
-    try {
-      for (;;) {
-        const auto tp = Clock::now();
-        auto b = std::make_unique<Batch>();
-        if (!source.next(b->reads, opt.batch_reads, opt.batch_reads * 160, kMaxReadLen)) break;
-        for (std::size_t i = 0; i < b->reads.size(); ++i) b->codes.add(b->reads.seq[i].data(), b->reads.seq[i].size());
-        if (opt.gpu) pack_reads(b->codes, b->packed);
-        parse_s += since(tp);
-        if (!parsed.push(std::move(b))) break;
-      }
-    } catch (...) {
-      fail.set(std::current_exception());
-      matched.close();
-    }
-    parsed.close();
-  });
-  std::thread writer([&] {
-    try {
-      std::uint64_t done = 0;
-      while (auto b = matched.pop()) {
-        const auto tw = Clock::now();
-        sam->write((*b)->reads, (*b)->hits);
-        if (fq) fq->write((*b)->reads, (*b)->hits);
-        write_s += since(tw);
-        done += (*b)->reads.size();
-        if (progress) progress(done);
-      }
-    } catch (...) {
-      fail.set(std::current_exception());
-      parsed.close();
-    }
-    matched.close();
-  });
-  try {
-    while (auto b = parsed.pop()) {
-      Batch& B = **b;
-      std::vector<KL> kl;
-      auto tm = Clock::now();
-#if defined(EVK_HAVE_CUDA)
-      if (gpu) {
-        GpuBatchTimes gt;
-        kl = gpu->match(B.packed, &gt);
-        st.transfer_s += (gt.upload_ms + gt.download_ms) / 1e3;
-        st.kernel_s += gt.kernel_ms / 1e3;
-      } else
-#endif
-      {
-        kl = match_cpu(idx, B.codes, opt.threads);
-      }
-      st.match_s += since(tm);
-      tm = Clock::now();
-      B.hits = resolve_hits(idx, kl, B.codes.len, opt.threads);
-      st.lookup_s += since(tm);
-      for (const auto& h : B.hits) {
-        if (!h.mapped()) ++st.unmatched;
-        else if (h.count == 1) ++st.unique;
-        else ++st.repeat;
-        st.bridging += h.bridging;
-      }
-      st.reads += B.reads.size();
-      if (!matched.push(std::move(*b))) break;
-    }
-  } catch (...) {
-    fail.set(std::current_exception());
-    parsed.close();
+  if (outs.un) fq = std::make_unique<FastqWriter>(opt.unmatched, outs.un->temp_path().string(), 1);
+  TaskPool pool(0);
+  ReadBatch reads;
+  std::unique_ptr<MappedBatch> mapped;
+  MapTimes times;
+  for (;;) {
+    t = Clock::now();
+    if (!source.next(reads, opt.batch_reads, opt.batch_reads * 160, kMaxReadLen)) break;
+    st.parse_s += since(t);
+    mapper->map(0, reads, mapped, pool, times);
+    t = Clock::now();
+    sam.write_serial(reads, *mapped);
+    if (fq) fq->write_serial(reads, *mapped);
+    st.write_s += since(t);
+    add_counts(st, mapped->counts());
+    if (progress) progress(st.reads);
   }
-  matched.close();
-  reader.join();
-  writer.join();
-  fail.rethrow();
-  st.parse_s = parse_s;
   t = Clock::now();
-  sam->close();
+  sam.close();
   if (fq) fq->close();
-  st.write_s = write_s + since(t);
-  if (out_file) out_file->commit();
-  if (un_file) un_file->commit();
+  st.write_s += since(t);
+  outs.commit();
+  add_times(st, times);
+  st.mapper = mapper->describe();
+  st.kernel_origin = mapper->kernel_origin();
+  st.input_format = "kseq";
   st.total_s = since(t0);
+  st.peak_rss_mib = peak_rss_mib();
+  return st;
+}
+
+// A batch on its way through the stages (the objects are recycled: their buffers keep capacity).
+struct Batch {
+  std::uint64_t seq = 0;
+  ScanBatch scan;
+  ReadBatch reads;
+  std::unique_ptr<MappedBatch> mapped;
+  FormattedBatch out;
+};
+
+}  // namespace
+
+MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>& progress) {
+  (void)parse_read_group(opt.read_group);  // a bad -R fails before any work
+  if (opt.serial_io) return run_serial(opt, progress);
+  MapStats st;
+  const auto t0 = Clock::now();
+  Outputs outs(opt);
+  const int threads = opt.threads > 0 ? opt.threads : default_threads();
+  TaskPool pool(threads);
+  TextInput input(opt.reads, pool);  // opens the reads (InputError when missing) and starts reading
+  auto t = Clock::now();
+  const BwtIndex idx = read_index(opt.ref);
+  st.index_s = since(t);
+  std::unique_ptr<Mapper> mapper = make_mapper(opt, idx, false);
+  SamWriter sam(opt.out, outs.out_file(), idx, opt.command_line, threads, sam_options(opt));
+  std::unique_ptr<FastqWriter> fq;
+  if (outs.un) fq = std::make_unique<FastqWriter>(opt.unmatched, outs.un->temp_path().string(), threads);
+  RecordScanner scanner(input);
+
+  const int lanes = mapper->lanes();
+  // every batch in flight is one of these: scan 1, parse 1, lanes, 1 waiting for its turn to be
+  // formatted, format 1, write 1, and one in each queue between them
+  const std::size_t n_batches = static_cast<std::size_t>(lanes) + 6;
+  std::vector<std::unique_ptr<Batch>> store;
+  Queue<Batch*> free_q(n_batches), scanned(1), parsed(1), formatted(1);
+  OrderedQueue<Batch*> mapped_q(static_cast<std::size_t>(lanes));
+  for (std::size_t i = 0; i < n_batches; ++i) free_q.push(store.emplace_back(std::make_unique<Batch>()).get());
+
+  Failure fail;
+  auto close_all = [&] {
+    free_q.close();
+    scanned.close();
+    parsed.close();
+    mapped_q.close();
+    formatted.close();
+  };
+  auto stage = [&](auto body) {
+    return std::thread([&, body] {
+      try {
+        body();
+      } catch (...) {
+        fail.set(std::current_exception());
+        close_all();
+      }
+    });
+  };
+  const std::size_t max_bases = opt.batch_reads * 160;
+  double parse_s = 0, format_s = 0, write_s = 0;
+  std::vector<MapTimes> lane_times(static_cast<std::size_t>(lanes));
+  std::atomic<int> lanes_left{lanes};
+  std::vector<std::thread> ts;
+  ts.push_back(stage([&] {  // scan
+    for (std::uint64_t seq = 0;; ++seq) {
+      auto b = free_q.pop();
+      if (!b || !scanner.next((*b)->scan, opt.batch_reads, max_bases, kMaxReadLen)) break;
+      (*b)->seq = seq;
+      const bool last = (*b)->scan.error != nullptr;  // parse rethrows it after the batch's own errors
+      if (!scanned.push(*b) || last) break;
+    }
+    scanned.close();
+  }));
+  ts.push_back(stage([&] {  // parse
+    while (auto b = scanned.pop()) {
+      const auto tp = Clock::now();
+      parse_batch(opt.reads, (*b)->scan, (*b)->reads, pool);
+      (*b)->scan.clear();  // the text chunks go back as soon as the reads are parsed
+      parse_s += since(tp);
+      if (!parsed.push(*b)) break;
+    }
+    parsed.close();
+  }));
+  for (int l = 0; l < lanes; ++l)
+    ts.push_back(stage([&, l] {  // map
+      while (auto b = parsed.pop()) {
+        mapper->map(l, (*b)->reads, (*b)->mapped, pool, lane_times[static_cast<std::size_t>(l)]);
+        if (!mapped_q.push((*b)->seq, *b)) break;
+      }
+      if (--lanes_left == 0) mapped_q.finish();
+    }));
+  ts.push_back(stage([&] {  // format, in input order
+    while (auto b = mapped_q.pop()) {
+      const auto tf = Clock::now();
+      sam.format((*b)->reads, *(*b)->mapped, (*b)->out, pool, fq != nullptr);
+      add_counts(st, (*b)->mapped->counts());
+      format_s += since(tf);
+      if (!formatted.push(*b)) break;
+    }
+    formatted.close();
+  }));
+  ts.push_back(stage([&] {  // write
+    std::uint64_t done = 0;
+    while (auto b = formatted.pop()) {
+      const auto tw = Clock::now();
+      sam.write((*b)->out);
+      if (fq) fq->write((*b)->out);
+      write_s += since(tw);
+      done += (*b)->reads.size();
+      if (progress) progress(done);
+      if (!free_q.push(*b)) break;
+    }
+  }));
+  for (auto& th : ts) th.join();
+  fail.rethrow();
+  t = Clock::now();
+  sam.close();
+  if (fq) fq->close();
+  write_s += since(t);
+  outs.commit();
+
+  for (const auto& lt : lane_times) add_times(st, lt);
+  const TextInputStats& is = input.stats();
+  st.read_s = static_cast<double>(is.read_ns.load()) / 1e9;
+  st.inflate_s = static_cast<double>(is.inflate_ns.load()) / 1e9;
+  st.input_bytes = is.compressed_bytes;
+  st.text_bytes = is.text_bytes;
+  st.input_format = input.format() == TextFormat::plain ? "plain" : input.format() == TextFormat::gzip ? "gzip" : "bgzf";
+  st.scan_s = scanner.busy_seconds();
+  st.parse_s = parse_s;
+  st.format_s = format_s;
+  st.write_s = write_s;
+  st.mapper = mapper->describe();
+  st.kernel_origin = mapper->kernel_origin();
+  st.lanes = lanes;
+  st.threads = threads;
+  st.batches = static_cast<int>(n_batches);
+  st.total_s = since(t0);
+  st.peak_rss_mib = peak_rss_mib();
   return st;
 }
 

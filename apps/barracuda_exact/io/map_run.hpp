@@ -1,33 +1,61 @@
-// `barracuda_exact map`: reads -> exact matches -> SAM/BAM, as a three-stage pipeline (parsing,
-// matching, writing in their own threads with two batches in flight between stages) so the GPU
-// does not wait on I/O.
+// `barracuda_exact map`: reads -> mapper -> SAM/BAM as a streaming pipeline of named stages, each
+// on its own thread with bounded queues between them (memory stays bounded whatever the file size):
+//   input   decompress (text_input: plain, gzip on its own thread, BGZF blocks on the task pool)
+//   scan    record boundaries, serially, with kseq's semantics (record_scan)
+//   parse   records -> reads, in parallel chunks (read_batch)
+//   map     `lanes` batches at once (mapper.hpp; a GPU lane drives one CUDA stream), out of order
+//   format  records in parallel parts, batches back in input order (sam_writer)
+//   write   BGZF blocks compressed by htslib's thread pool
+// The parallel stages share one task pool of `threads` workers. The serial path (serial_io) reads
+// with htslib's kseq and writes record by record: the reference the pipeline is tested against.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "evk/gi/problem.hpp"
+#include "io/exact_mapper.hpp"
 
 namespace evk::barracuda_exact {
 
 struct MapOptions {
   std::string ref;        // prefix of the index files (REF.fa)
-  std::string reads;      // FASTQ/FASTA, plain or gzip, "-" = stdin
+  std::string reads;      // FASTQ/FASTA, plain, gzip or BGZF, "-" = stdin
   std::string out;        // .sam, .bam or "-"
   std::string unmatched;  // optional FASTQ.gz of reads without an exact hit
   std::string command_line;
-  int threads = 0;        // CPU threads (0 = all)
+  std::string read_group;     // -R as typed ('\t' escapes): a header line and RG:Z on every record
+  int max_top2 = 30;          // X1 only for hits with X0 <= this (bwa aln's -R)
+  int threads = 0;            // worker threads and BGZF compression threads (0 = all cores)
+  bool uncompressed = false;  // BAM without compression (-u; with "-": BAM on stdout)
+  int level = -1;             // BAM compression level 1-9 (-1: htslib's default, 6)
   bool gpu = false;
-  int device = 0;
-  gi::Config kernel_config;     // GPU kernel configuration (defaults when empty)
-  std::string kernel_source;    // GPU kernel source (empty: the original; else an evolved variant's)
-  std::size_t batch_reads = 1u << 18;
+  int device = 0;             // the GPU when `gpus` is empty
+  gi::Config kernel_config;   // its kernel configuration (defaults when empty)
+  std::string kernel_source;  // its kernel source (empty: the original; else an evolved variant's)
+  std::vector<GpuPlan> gpus;  // several GPUs share the batches (--devices); overrides the three above
+  int streams = 2;            // lanes (CUDA streams) per GPU
+  int cpu_lanes = 2;          // batches matched at once by the CPU backend
+  std::size_t batch_reads = std::size_t(1) << 16;
+  bool serial_io = false;     // the reference path (tests)
+  bool poison_gpu = false;    // tests: GPU outputs poisoned before each launch
 };
 
 struct MapStats {
   std::uint64_t reads = 0, unique = 0, repeat = 0, unmatched = 0, bridging = 0;
-  double index_s = 0, parse_s = 0, transfer_s = 0, kernel_s = 0, match_s = 0, lookup_s = 0, write_s = 0, total_s = 0;
-  std::string kernel_origin;  // GPU: "embedded fatbin", "embedded fatbin (ID)" or "NVRTC ..."
+  // wall seconds of the whole run and of loading the index; the rest are busy seconds of each
+  // stage (summed over lanes; a parallel stage's time is its wall time with the pool)
+  double index_s = 0, total_s = 0;
+  double read_s = 0, inflate_s = 0;  // read(2) and inflation thread-seconds (all threads)
+  double scan_s = 0, parse_s = 0;
+  double transfer_s = 0, kernel_s = 0, match_s = 0, lookup_s = 0;
+  double format_s = 0, write_s = 0;
+  std::uint64_t input_bytes = 0, text_bytes = 0;
+  std::string input_format, mapper;
+  std::string kernel_origin;  // GPU: "embedded fatbin", "embedded fatbin (ID)" or "NVRTC ..." (per GPU)
+  int lanes = 1, threads = 1, batches = 0;
+  double peak_rss_mib = 0;
 };
 
 // Throws InputError for bad inputs/outputs; outputs only appear when everything succeeded.

@@ -1,5 +1,6 @@
 // FASTA/FASTQ input through htslib (BGZF reads plain and gzip files; htslib's kseq parses records).
-// References are read whole; reads are streamed in batches so memory does not grow with the file.
+// References are read whole. ReadSource streams reads serially: the reference path that the
+// streaming reader of `map` (text_input, record_scan, read_batch) is tested against.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -7,22 +8,13 @@
 #include <vector>
 
 #include "core/index.hpp"
+#include "io/read_batch.hpp"
 
 namespace evk::barracuda_exact {
 
 // Reads a FASTA reference (plain or gzip). Throws InputError for a missing/empty/non-FASTA file,
 // an empty contig, a character that is not an IUPAC nucleotide code, or a damaged gzip stream.
 std::vector<RefSeq> read_reference(const std::string& path);
-
-struct ReadBatch {
-  std::vector<std::string> name, seq, qual;  // qual empty for FASTA records
-  std::size_t size() const { return name.size(); }
-  void clear() {
-    name.clear();
-    seq.clear();
-    qual.clear();
-  }
-};
 
 class ReadSource {
  public:

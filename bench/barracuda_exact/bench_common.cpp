@@ -1,0 +1,67 @@
+#include "bench_common.hpp"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "io/sequences.hpp"
+
+namespace bc = evk::barracuda_exact;
+namespace fs = std::filesystem;
+
+namespace bcb {
+
+fs::path data_dir() {
+  if (const char* d = std::getenv("EVK_DATA_DIR")) return d;
+  return fs::path(EVK_SOURCE_DIR) / "data";
+}
+
+double max_rss_gib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / (1024.0 * 1024.0);
+}
+
+namespace {
+std::map<std::string, std::unique_ptr<Genome>>& genomes() {
+  static std::map<std::string, std::unique_ptr<Genome>> g;
+  return g;
+}
+}  // namespace
+
+Genome* get_genome(const std::string& name) {
+  auto& g = genomes();
+  if (auto it = g.find(name); it != g.end()) return it->second.get();
+  auto G = std::make_unique<Genome>();
+  G->name = name;
+  std::vector<bc::RefSeq> ref;
+  if (name == "ecoli") {
+    const fs::path p = data_dir() / "genomes" / "NC_008253.fna.gz";
+    if (!fs::exists(p)) return nullptr;
+    ref = bc::read_reference(p.string());
+  } else {
+    const long mbp = std::atol(name.c_str() + 6);  // "random<N>"
+    std::mt19937_64 rng(500);
+    ref.resize(1);
+    ref[0].name = name;
+    ref[0].seq.resize(static_cast<std::size_t>(mbp) * 1000000);
+    for (std::size_t i = 0; i < ref[0].seq.size(); i += 32) {
+      std::uint64_t r = rng();
+      for (std::size_t j = i; j < std::min(ref[0].seq.size(), i + 32); ++j, r >>= 2) ref[0].seq[j] = "ACGT"[r & 3];
+    }
+  }
+  const auto t = std::chrono::steady_clock::now();
+  G->idx = bc::build_index(ref);
+  G->build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  G->rss_gib = max_rss_gib();
+  G->fwd.reserve(static_cast<std::size_t>(G->idx.l_pac));
+  for (std::int64_t i = 0; i < G->idx.l_pac; ++i) G->fwd += "ACGT"[G->idx.pac_base(i)];
+  return (g[name] = std::move(G)).get();
+}
+
+}  // namespace bcb

@@ -1,0 +1,34 @@
+// Shared by the barracuda_exact benchmarks: data location, genomes (E. coli from the data folder or
+// a random genome of N Mbp, indexed in-process) and the pipeline benchmarks' registration.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/index.hpp"
+
+namespace bcb {
+
+std::filesystem::path data_dir();
+double max_rss_gib();
+
+struct Genome {
+  std::string name;
+  evk::barracuda_exact::BwtIndex idx;
+  std::string fwd;  // forward text (for sampling reads)
+  double build_s = 0, rss_gib = 0;
+};
+// "ecoli" (nullptr when the data is missing) or "random<N>" (N Mbp); built once per process.
+Genome* get_genome(const std::string& name);
+
+// bench_pipeline.cpp: end to end FASTQ.gz -> BAM, each stage alone, and the bwa peer.
+void register_pipeline_benchmarks();
+void print_pipeline_summary();   // after the run: each stage's throughput and where the limit is
+void remove_pipeline_data();     // the temporary data set
+
+// bench_inexact.cpp: the inexact search (kernel, mapping stage, end to end single and paired) and
+// bwa aln + samse / sampe on the same reads.
+void register_inexact_benchmarks(const std::vector<std::string>& genomes);
+void remove_inexact_data();      // unless BC_BENCH_KEEP is set
+
+}  // namespace bcb

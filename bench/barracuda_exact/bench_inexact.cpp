@@ -1,0 +1,431 @@
+// bench_barracuda_exact, the inexact part (bwa aln's search, default options): 1 M ART reads of
+// E. coli (art_illumina HS25 100 bp, BC_BENCH_INEXACT_READS to change; reads with errors from an
+// in-process model on the random genome), the kernel alone, the mapping stage (kernel + transfers +
+// the CPU for handed-back reads) on the GPU and on all CPU cores, end to end FASTQ.gz -> BAM (single
+// and paired end), and the peers `bwa aln -t N` + samse / sampe on the same reads in the same run
+// (their files are removed at the end unless BC_BENCH_KEEP is set).
+#include <benchmark/benchmark.h>
+#include <htslib/bgzf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include "bench_common.hpp"
+#include "core/aln_search.hpp"
+#include "evk/device.hpp"
+#include "io/aln_run.hpp"
+#include "io/index_files.hpp"
+#include "io/sequences.hpp"
+#include "core/aln_gpu.hpp"
+#include "core/aln_kernel.hpp"
+#include "evk/cuda_check.hpp"
+#include "evk/gpu_timer.hpp"
+
+namespace bc = evk::barracuda_exact;
+namespace fs = std::filesystem;
+
+namespace bcb {
+namespace {
+
+// ---- the inexact search -------------------------------------------------------------------------
+
+std::size_t inexact_reads_wanted() {
+  const char* e = std::getenv("BC_BENCH_INEXACT_READS");
+  return e && std::atol(e) > 0 ? static_cast<std::size_t>(std::atol(e)) : 1000000;
+}
+
+// Reads with sequencing errors from an in-process model (when art_illumina is absent, and for the
+// random genome): 100 bp, both strands, 0..5 substitutions (half without), 1/16 with a 1-3 bp indel,
+// 1/33 with an N.
+bc::ReadCodes error_reads(const Genome& g, std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  static const char kB[] = "ACGT";
+  static const unsigned kSubs[16] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 5};
+  bc::ReadCodes rc;
+  std::string s;
+  for (std::size_t i = 0; i < n; ++i) {
+    s = g.fwd.substr(rng() % (g.fwd.size() - 110), 108);
+    const unsigned k = static_cast<unsigned>(rng() % 16);
+    if (k == 0) s.insert(6 + rng() % 88, std::string(1 + rng() % 3, kB[rng() & 3]));
+    else if (k == 1) s.erase(6 + rng() % 88, 1 + rng() % 3);
+    s.resize(100);
+    for (unsigned j = 0, m = kSubs[rng() % 16]; j < m; ++j) s[rng() % 100] = kB[rng() & 3];
+    if (rng() % 33 == 0) s[rng() % 100] = 'N';
+    if (rng() & 1) {
+      std::reverse(s.begin(), s.end());
+      for (auto& c : s) c = c == 'A' ? 'T' : c == 'C' ? 'G' : c == 'G' ? 'C' : c == 'T' ? 'A' : c;
+    }
+    rc.add(s.data(), s.size());
+  }
+  return rc;
+}
+
+// Reads [b, e) of rc as a batch of their own.
+bc::ReadCodes slice(const bc::ReadCodes& rc, std::size_t b, std::size_t e) {
+  bc::ReadCodes out;
+  for (std::size_t i = b; i < e; ++i) {
+    out.offset.push_back(out.codes.size());
+    out.len.push_back(rc.len[i]);
+    out.codes.insert(out.codes.end(), rc.codes.begin() + static_cast<std::ptrdiff_t>(rc.offset[i]),
+                     rc.codes.begin() + static_cast<std::ptrdiff_t>(rc.offset[i] + rc.len[i]));
+  }
+  return out;
+}
+
+void write_fastq_gz(const bc::ReadCodes& rc, const fs::path& p) {
+  BGZF* f = bgzf_open(p.c_str(), "w");
+  if (!f) throw std::runtime_error("bench: cannot write " + p.string());
+  std::string buf;
+  for (std::size_t i = 0; i < rc.size(); ++i) {
+    buf += "@r" + std::to_string(i) + "\n";
+    for (std::uint32_t j = 0; j < rc.len[i]; ++j) buf += "ACGTN"[rc.codes[rc.offset[i] + j]];
+    buf += "\n+\n" + std::string(rc.len[i], 'F') + "\n";
+    if (buf.size() > (1 << 20)) {
+      if (bgzf_write(f, buf.data(), buf.size()) < 0) throw std::runtime_error("bench: writing failed");
+      buf.clear();
+    }
+  }
+  if (bgzf_write(f, buf.data(), buf.size()) < 0 || bgzf_close(f) < 0) throw std::runtime_error("bench: writing failed");
+}
+
+// The inexact data set of a genome, written once per process: our index, the reads as FASTQ.gz
+// (art_illumina when on PATH for E. coli, else the error model) and as codes.
+struct InexactSet {
+  fs::path dir;
+  bc::ReadCodes reads;
+  std::string source;  // "art_illumina HS25 100 bp" or "error model"
+};
+std::map<std::string, std::unique_ptr<InexactSet>>& inexact_sets() {
+  static std::map<std::string, std::unique_ptr<InexactSet>> sets;
+  return sets;
+}
+InexactSet* inexact_set(const std::string& genome) {
+  auto& sets = inexact_sets();
+  if (auto it = sets.find(genome); it != sets.end()) return it->second.get();
+  Genome* g = get_genome(genome);
+  if (!g) return nullptr;
+  auto s = std::make_unique<InexactSet>();
+  s->dir = fs::temp_directory_path() / ("bench_barracuda_inexact_" + genome + "_" + std::to_string(::getpid()));
+  fs::create_directories(s->dir);
+  bc::write_index(g->idx, (s->dir / "ref.fa").string());
+  const std::size_t n = inexact_reads_wanted();
+  bool art = false;
+  if (genome == "ecoli" && std::system("command -v art_illumina > /dev/null 2>&1") == 0) {
+    {  // the genome as FASTA for art_illumina
+      std::ofstream fa(s->dir / "art_ref.fa");
+      fa << ">ecoli\n";
+      for (std::size_t i = 0; i < g->fwd.size(); i += 60) fa << g->fwd.substr(i, 60) << "\n";
+    }
+    const std::string cmd = "art_illumina -ss HS25 -i " + (s->dir / "art_ref.fa").string() + " -l 100 -c " + std::to_string(n) +
+                            " -rs 11 -na -q -o " + (s->dir / "art").string() + " > /dev/null 2>&1";
+    art = std::system(cmd.c_str()) == 0 && fs::exists(s->dir / "art.fq");
+  }
+  if (art) {
+    bc::ReadSource src((s->dir / "art.fq").string());
+    bc::ReadBatch b;
+    while (src.next(b, 1u << 18, ~std::size_t{0} >> 1, 1024))
+      for (std::size_t i = 0; i < b.size(); ++i) s->reads.add(b.seq(i).data(), b.seq(i).size());
+    s->source = "art_illumina HS25 100 bp";
+    fs::remove(s->dir / "art.fq");
+  } else {
+    s->reads = error_reads(*g, n, 99);
+    s->source = "error model 100 bp";
+  }
+  write_fastq_gz(s->reads, s->dir / "reads.fq.gz");
+  return (sets[genome] = std::move(s)).get();
+}
+
+// The kernel alone (reads resident, every repeat searches all of them; L2 flushed), after checking
+// every read against the CPU search (hand-backs excluded: the CPU answers those in the stage below).
+void BM_InexactKernel(benchmark::State& state, const std::string& genome) {
+  if (!evk::gpu_environment().usable()) {
+    state.SkipWithError("no usable GPU");
+    return;
+  }
+  InexactSet* set = inexact_set(genome);
+  if (!set) {
+    state.SkipWithError("genome data missing");
+    return;
+  }
+  const Genome& g = *get_genome(genome);
+  const auto& dev = evk::gpu_environment().devices[0];
+  const bc::AlnOptions opt;
+  bc::InexactKernelConfig cfg;
+  evk::CudaLibrary lib = bc::load_inexact_kernel(cfg, dev.cc());
+  cudaKernel_t k = lib.kernel(bc::kAlnKernelEntry);
+  bc::InexactDevice d(g.idx, opt, dev.index, cfg.stack_cap, cfg.max_len, cfg.threads_per_sm);
+  // at most 2^20 reads per launch (the map pipeline's batches are 2^18)
+  const std::size_t n = std::min<std::size_t>(set->reads.size(), 1u << 20);
+  const bc::ReadCodes part = slice(set->reads, 0, n);
+  d.upload(part, cfg.aln_cap, nullptr);
+  d.poison(nullptr);
+  d.launch(k, cfg.block_w, cfg.stack_cap, d.max_threads(), nullptr);
+  std::vector<std::uint32_t> n_out;
+  std::vector<std::uint64_t> aln_out;
+  d.download(n_out, aln_out, nullptr);
+  const bc::AlnBatch ref = bc::aln_search_batch(g.idx, part, opt, 0);
+  std::size_t wrong = 0, back = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (n_out[i] == bc::kHandedBack) {
+      ++back;
+      continue;
+    }
+    if (n_out[i] != ref.count(i)) {
+      ++wrong;
+      continue;
+    }
+    for (std::uint32_t a = 0; a < n_out[i]; ++a)
+      if (!(bc::decode_kernel_aln(aln_out.data() + (i * static_cast<std::size_t>(cfg.aln_cap) + a) * 3) == ref.begin(i)[a])) {
+        ++wrong;
+        break;
+      }
+  }
+  if (wrong) {
+    state.SkipWithError((std::to_string(wrong) + " reads differ from the CPU search").c_str());
+    return;
+  }
+  evk::TimingOptions to;
+  to.warmup = 1;
+  to.repeats = 5;
+  to.max_seconds = 30;
+  evk::TimingStats t;
+  for (auto _ : state) {
+    t = evk::time_gpu([&](cudaStream_t s) { d.launch(k, cfg.block_w, cfg.stack_cap, d.max_threads(), s); }, nullptr, to);
+    state.SetIterationTime(t.median_ms / 1e3);
+  }
+  state.counters["reads_per_s"] = static_cast<double>(n) / (t.median_ms / 1e3);
+  state.counters["median_ms"] = t.median_ms;
+  state.counters["spread"] = t.spread();
+  state.counters["reads"] = static_cast<double>(n);
+  state.counters["handed_back"] = static_cast<double>(back);
+  state.counters["threads"] = d.max_threads();
+  state.counters["genome_mbp"] = static_cast<double>(g.idx.l_pac) / 1e6;
+  state.SetLabel(dev.name + ", " + set->source);
+}
+
+// The mapping stage: all reads in batches of 2^18 through the GPU backend (upload, kernel, download,
+// the CPU for handed-back reads), or through the CPU search on all cores.
+void BM_InexactMapStage(benchmark::State& state, const std::string& genome, bool gpu) {
+  if (gpu && !evk::gpu_environment().usable()) {
+    state.SkipWithError("no usable GPU");
+    return;
+  }
+  InexactSet* set = inexact_set(genome);
+  if (!set) {
+    state.SkipWithError("genome data missing");
+    return;
+  }
+  const Genome& g = *get_genome(genome);
+  const bc::AlnOptions opt;
+  std::unique_ptr<bc::GpuAligner> al;
+  if (gpu) al = std::make_unique<bc::GpuAligner>(g.idx, opt, evk::gpu_environment().devices[0].index);
+  std::vector<bc::ReadCodes> batches;
+  for (std::size_t b = 0; b < set->reads.size(); b += 1u << 18)
+    batches.push_back(slice(set->reads, b, std::min(set->reads.size(), b + (1u << 18))));
+  bc::GpuAlnTimes gt;
+  double secs = 0;
+  std::size_t alns = 0;
+  for (auto _ : state) {
+    gt = bc::GpuAlnTimes{};
+    alns = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (const auto& b : batches) alns += (gpu ? al->search(b, 0, &gt) : bc::aln_search_batch(g.idx, b, opt, 0)).alns.size();
+    secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    state.SetIterationTime(secs);
+  }
+  const double n = static_cast<double>(set->reads.size());
+  state.counters["reads_per_s"] = n / secs;
+  state.counters["seconds"] = secs;
+  state.counters["reads"] = n;
+  state.counters["intervals"] = static_cast<double>(alns);
+  state.counters["kernel_s"] = gt.kernel_ms / 1e3;
+  state.counters["transfer_s"] = (gt.upload_ms + gt.download_ms) / 1e3;
+  state.counters["handed_back"] = static_cast<double>(gt.fallback_reads);
+  state.counters["handed_back_cpu_s"] = gt.fallback_s;
+  state.counters["threads"] = std::thread::hardware_concurrency();
+  state.SetLabel(set->source);
+}
+
+// End to end, FASTQ.gz -> BAM through `map` (inexact, single end) on the GPU or the CPU.
+void BM_InexactEndToEnd(benchmark::State& state, const std::string& genome, bool gpu) {
+  if (gpu && !evk::gpu_environment().usable()) {
+    state.SkipWithError("no usable GPU");
+    return;
+  }
+  InexactSet* set = inexact_set(genome);
+  if (!set) {
+    state.SkipWithError("genome data missing");
+    return;
+  }
+  bc::AlnMapOptions o;
+  o.map.ref = (set->dir / "ref.fa").string();
+  o.map.reads = (set->dir / "reads.fq.gz").string();
+  o.map.out = (set->dir / "out.bam").string();
+  o.map.gpu = gpu;
+  bc::AlnMapStats st;
+  for (auto _ : state) {
+    st = bc::run_aln_map(o);
+    state.SetIterationTime(st.total_s);
+  }
+  state.counters["reads_per_s"] = static_cast<double>(st.reads) / st.total_s;
+  state.counters["parse_s"] = st.parse_s;
+  state.counters["search_s"] = st.search_s;
+  state.counters["kernel_s"] = st.kernel_s;
+  state.counters["handed_back"] = static_cast<double>(st.gpu_fallback);
+  state.counters["sam_s"] = st.sam_s;
+  state.counters["write_s"] = st.write_s;
+  state.counters["total_s"] = st.total_s;
+  state.counters["mapped"] = static_cast<double>(st.unique + st.repeat);
+  state.counters["threads"] = std::thread::hardware_concurrency();
+  state.SetLabel(set->source);
+}
+
+// The peer on the same reads and index, in the same run: `bwa aln -t N` (bwa's defaults: the same
+// inexact search) then `bwa samse`, timed apart.
+void BM_BwaAlnPeer(benchmark::State& state, const std::string& genome) {
+  std::string bwa = std::getenv("BC_BENCH_BWA") ? std::getenv("BC_BENCH_BWA") : "";
+  if (bwa.empty() && std::system("command -v bwa > /dev/null 2>&1") == 0) bwa = "bwa";
+  if (bwa.empty()) {
+    state.SkipWithError("bwa not found (set BC_BENCH_BWA)");
+    return;
+  }
+  InexactSet* set = inexact_set(genome);
+  if (!set) {
+    state.SkipWithError("genome data missing");
+    return;
+  }
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  const std::string fa = (set->dir / "ref.fa").string(), fq = (set->dir / "reads.fq.gz").string(),
+                    sai = (set->dir / "bwa.sai").string(), sam = (set->dir / "bwa.sam").string();
+  auto timed = [](const std::string& cmd) {
+    const auto t = std::chrono::steady_clock::now();
+    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("bench: failed: " + cmd);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  double aln_s = 0, samse_s = 0;
+  for (auto _ : state) {
+    aln_s = timed(bwa + " aln -t " + std::to_string(threads) + " " + fa + " " + fq + " > " + sai + " 2> /dev/null");
+    samse_s = timed(bwa + " samse " + fa + " " + sai + " " + fq + " > " + sam + " 2> /dev/null");
+    state.SetIterationTime(aln_s + samse_s);
+  }
+  const double n = static_cast<double>(set->reads.size());
+  state.counters["aln_s"] = aln_s;
+  state.counters["samse_s"] = samse_s;
+  state.counters["aln_reads_per_s"] = n / aln_s;
+  state.counters["reads_per_s"] = n / (aln_s + samse_s);
+  state.counters["threads"] = threads;
+  state.SetLabel(set->source);
+}
+
+// Paired end: 500 k art_illumina pairs of E. coli (100 bp, fragments 300 +- 30; half of
+// BC_BENCH_INEXACT_READS), written once; end to end through `map` and `bwa aln` x2 + `bwa sampe`.
+const fs::path& paired_set() {
+  static fs::path dir;
+  if (!dir.empty()) return dir;
+  InexactSet* set = inexact_set("ecoli");
+  if (!set || !fs::exists(set->dir / "art_ref.fa")) return dir;  // needs art_illumina
+  const std::string cmd = "art_illumina -ss HS25 -i " + (set->dir / "art_ref.fa").string() + " -l 100 -c " +
+                          std::to_string(inexact_reads_wanted() / 2) + " -p -m 300 -s 30 -rs 12 -na -q -o " +
+                          (set->dir / "pair").string() + " > /dev/null 2>&1 && gzip -f " + (set->dir / "pair1.fq").string() +
+                          " " + (set->dir / "pair2.fq").string();
+  if (std::system(cmd.c_str()) == 0) dir = set->dir;
+  return dir;
+}
+
+void BM_InexactEndToEndPaired(benchmark::State& state, bool gpu) {
+  if (gpu && !evk::gpu_environment().usable()) {
+    state.SkipWithError("no usable GPU");
+    return;
+  }
+  const fs::path& d = paired_set();
+  if (d.empty()) {
+    state.SkipWithError("genome data or art_illumina missing");
+    return;
+  }
+  bc::AlnMapOptions o;
+  o.map.ref = (d / "ref.fa").string();
+  o.map.reads = (d / "pair1.fq.gz").string();
+  o.reads2 = (d / "pair2.fq.gz").string();
+  o.map.out = (d / "pairs.bam").string();
+  o.map.gpu = gpu;
+  bc::AlnMapStats st;
+  for (auto _ : state) {
+    st = bc::run_aln_map(o);
+    state.SetIterationTime(st.total_s);
+  }
+  state.counters["reads_per_s"] = static_cast<double>(st.reads) / st.total_s;
+  state.counters["pairs"] = static_cast<double>(st.pairs);
+  state.counters["search_s"] = st.search_s;
+  state.counters["kernel_s"] = st.kernel_s;
+  state.counters["sam_s"] = st.sam_s;
+  state.counters["total_s"] = st.total_s;
+  state.counters["proper_pair_reads"] = static_cast<double>(st.proper_pairs);
+  state.counters["threads"] = std::thread::hardware_concurrency();
+}
+
+void BM_BwaSampePeer(benchmark::State& state) {
+  std::string bwa = std::getenv("BC_BENCH_BWA") ? std::getenv("BC_BENCH_BWA") : "";
+  if (bwa.empty() && std::system("command -v bwa > /dev/null 2>&1") == 0) bwa = "bwa";
+  const fs::path& d = paired_set();
+  if (bwa.empty() || d.empty()) {
+    state.SkipWithError("bwa, genome data or art_illumina missing");
+    return;
+  }
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  const std::string fa = (d / "ref.fa").string(), r1 = (d / "pair1.fq.gz").string(), r2 = (d / "pair2.fq.gz").string();
+  auto timed = [](const std::string& cmd) {
+    const auto t = std::chrono::steady_clock::now();
+    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("bench: failed: " + cmd);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  double aln_s = 0, sampe_s = 0;
+  for (auto _ : state) {
+    aln_s = timed(bwa + " aln -t " + std::to_string(threads) + " " + fa + " " + r1 + " > " + (d / "1.sai").string() + " 2> /dev/null") +
+            timed(bwa + " aln -t " + std::to_string(threads) + " " + fa + " " + r2 + " > " + (d / "2.sai").string() + " 2> /dev/null");
+    sampe_s = timed(bwa + " sampe " + fa + " " + (d / "1.sai").string() + " " + (d / "2.sai").string() + " " + r1 + " " + r2 +
+                    " > " + (d / "bwa_pairs.sam").string() + " 2> /dev/null");
+    state.SetIterationTime(aln_s + sampe_s);
+  }
+  const double n = static_cast<double>(inexact_reads_wanted() / 2 * 2);
+  state.counters["aln_s"] = aln_s;
+  state.counters["sampe_s"] = sampe_s;
+  state.counters["aln_reads_per_s"] = n / aln_s;
+  state.counters["reads_per_s"] = n / (aln_s + sampe_s);
+  state.counters["threads"] = threads;
+}
+
+}  // namespace
+
+void register_inexact_benchmarks(const std::vector<std::string>& genomes) {
+  for (const auto& g : genomes) {  // the inexact search (bwa aln's defaults)
+    benchmark::RegisterBenchmark(("BM_InexactKernel/" + g).c_str(), BM_InexactKernel, g)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("BM_InexactMapStage/" + g + "/gpu").c_str(), BM_InexactMapStage, g, true)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("BM_InexactMapStage/" + g + "/cpu").c_str(), BM_InexactMapStage, g, false)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("BM_InexactEndToEnd/" + g + "/gpu").c_str(), BM_InexactEndToEnd, g, true)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("BM_InexactEndToEnd/" + g + "/cpu").c_str(), BM_InexactEndToEnd, g, false)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("BM_BwaAlnPeer/" + g + "/aln_then_samse").c_str(), BM_BwaAlnPeer, g)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+  }
+  benchmark::RegisterBenchmark("BM_InexactEndToEndPaired/ecoli/gpu", BM_InexactEndToEndPaired, true)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_InexactEndToEndPaired/ecoli/cpu", BM_InexactEndToEndPaired, false)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_BwaSampePeer/ecoli/aln_x2_then_sampe", BM_BwaSampePeer)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+}
+
+void remove_inexact_data() {
+  // the inexact data sets (index, reads, outputs) go unless BC_BENCH_KEEP is set (the device script
+  // keeps them to compare our GPU records with bwa's)
+  if (std::getenv("BC_BENCH_KEEP")) return;
+  for (const auto& [name, set] : inexact_sets()) {
+    std::error_code ec;
+    fs::remove_all(set->dir, ec);
+  }
+}
+
+}  // namespace bcb

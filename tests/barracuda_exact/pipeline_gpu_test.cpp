@@ -1,0 +1,220 @@
+// GPU side of the `map` pipeline: GpuStreams driven concurrently from several host threads give
+// the CPU reference's (k, l) and text positions (sa_lookup) on every read (outputs poisoned first, odd batch sizes, mixed lengths
+// up to 1024, non-default kernel configurations through NVRTC); the whole pipeline with several
+// streams per GPU and with every GPU of the host (--devices) writes SAM/BAM/unmatched output
+// byte-identical to the CPU backend's serial path. Exact comparisons: integer results, no tolerance.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <random>
+#include <thread>
+
+#include "core/gpu_exact.hpp"
+#include "core/kernel_config.hpp"
+#include "core/match.hpp"
+#include "evk/device.hpp"
+#include "evk_testing.hpp"
+#include "io/index_files.hpp"
+#include "io/map_run.hpp"
+#include "io/sequences.hpp"
+#include "pipeline_inputs.hpp"
+#include "test_util.hpp"
+
+namespace bc = evk::barracuda_exact;
+namespace fs = std::filesystem;
+using evk::testing::TempDir;
+
+namespace {
+
+// Reads of mixed lengths (1..1024) from the reference text, some reverse-complemented, some with
+// a substitution or an N, some random.
+bc::ReadCodes sample_reads(const std::string& fwd, std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  bc::ReadCodes rc;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t len = i % 97 == 0 ? 1024 : 1 + rng() % 300;
+    std::string s = rng() % 10 == 0 ? bct::random_dna(rng, len) : fwd.substr(rng() % (fwd.size() - len), len);
+    if (i % 5 == 1) s = fwd.substr(1000 + rng() % 60, 30 + rng() % 60);    // 4 copies (one reverse-complemented)
+    if (i % 5 == 2) s = fwd.substr(12000 + rng() % 40, 20 + rng() % 70);   // 7 copies
+    if (rng() % 4 == 0) s = bct::revcomp(s);
+    if (rng() % 7 == 0) s[rng() % len] = "ACGTN"[rng() % 5];
+    rc.add(s.data(), s.size());
+  }
+  return rc;
+}
+
+struct Fixture {
+  TempDir dir;
+  std::string ref, fwd;
+  bc::BwtIndex idx;
+  explicit Fixture(std::uint64_t seed) {
+    const auto r = bct::tricky_reference(seed);
+    idx = bc::build_index(r);
+    ref = (dir / "t.fa").string();
+    bct::write_fasta(ref, r);
+    bc::write_index(idx, ref);
+    fwd = bct::forward_text(idx);
+  }
+};
+
+struct Out {
+  std::string main, unmatched;
+};
+Out run(const std::string& ref, const fs::path& reads, const TempDir& dir, const std::string& name, bool gpu,
+        bool serial, const std::vector<bc::GpuPlan>& gpus, int streams, std::size_t batch, int threads) {
+  bc::MapOptions o;
+  o.ref = ref;
+  o.reads = reads.string();
+  o.out = (dir / name).string();
+  o.unmatched = (dir / (name + ".un.fq.gz")).string();
+  o.command_line = "test";
+  o.gpu = gpu;
+  o.gpus = gpus;
+  o.streams = streams;
+  o.batch_reads = batch;
+  o.threads = threads;
+  o.serial_io = serial;
+  o.poison_gpu = true;
+  bc::run_map(o);
+  Out r{bct::read_file(o.out), bct::read_file(o.unmatched)};
+  fs::remove(o.out);
+  fs::remove(o.unmatched);
+  return r;
+}
+
+}  // namespace
+
+TEST(BarracudaPipelineGpu, ConcurrentStreamsMatchTheCpuOnEveryRead) {
+  EVK_REQUIRE_GPU();
+  Fixture fx(51);
+  const std::vector<std::string> configs = {"", "direct_index=false sequence_global=false",
+                                            "kl_par=true direct_global_bwt=true cache_global_bwt=false"};
+  const std::vector<std::size_t> sizes = {1, 31, 33, 4097, 65536 + 5};
+  for (const auto& text : configs) {
+    bc::GpuDevice dev(fx.idx, bc::validate_kernel_config(bc::parse_config_text(text)), 0);
+    std::vector<std::unique_ptr<bc::GpuStream>> streams;
+    for (int s = 0; s < 3; ++s) {
+      streams.push_back(std::make_unique<bc::GpuStream>(dev));
+      streams.back()->poison_outputs = true;
+    }
+    std::vector<std::thread> ts;
+    std::vector<std::string> errors(streams.size());
+    std::vector<std::array<int, 6>> hits_seen(streams.size(), std::array<int, 6>{});
+    for (std::size_t s = 0; s < streams.size(); ++s)
+      ts.emplace_back([&, s] {
+        for (std::size_t k = 0; k < sizes.size(); ++k) {  // each stream a different batch at a time
+          const std::size_t n = sizes[(k + s) % sizes.size()];
+          const bc::ReadCodes rc = sample_reads(fx.fwd, n, 1000 * s + k);
+          std::uint32_t max_len = 1;
+          for (auto l : rc.len) max_len = std::max(max_len, l);
+          const std::uint32_t stride = bc::packed_stride(max_len);
+          streams[s]->reserve(n, stride);
+          bc::pack_reads_range(rc, stride, 0, n, streams[s]->host_words());
+          std::copy(rc.len.begin(), rc.len.end(), streams[s]->host_lens());
+          const bc::KL* kl = streams[s]->run(n, stride);
+          const std::uint64_t* sa = streams[s]->sa_rows();
+          int wrong = 0, wrong_pos = 0;
+          for (std::size_t i = 0; i < n; ++i) {
+            const bc::KL want = bc::match_exact(fx.idx, rc.codes.data() + rc.offset[i], rc.len[i]);
+            // a read with an ambiguous base: k = 0 is the answer, l is left undefined by the kernel
+            wrong += want.k == 0 ? kl[i].k != 0 : !(kl[i] == want);
+            if (!want.hit() || !sa) continue;
+            // the GPU's text positions of rows k .. k + min(count, 4) - 1 (row k alone beyond 4 hits)
+            const std::uint64_t rows = want.count() <= 4 ? want.count() : 1;
+            for (std::uint64_t j = 0; j < rows; ++j) wrong_pos += sa[i * bc::kSaRowsPerHit + j] != fx.idx.sa_at(want.k + j);
+            ++hits_seen[s][std::min<std::uint64_t>(want.count(), 5)];
+          }
+          if (!sa) errors[s] += "no positions from the GPU; ";
+          if (wrong) errors[s] += std::to_string(wrong) + " of " + std::to_string(n) + " reads differ; ";
+          if (wrong_pos) errors[s] += std::to_string(wrong_pos) + " positions differ; ";
+        }
+      });
+    for (auto& t : ts) t.join();
+    for (const auto& e : errors) EXPECT_EQ(e, "") << "config '" << text << "'";
+    std::array<int, 6> seen{};
+    for (const auto& h : hits_seen)
+      for (std::size_t c = 0; c < 6; ++c) seen[c] += h[c];
+    EXPECT_GT(seen[1], 0) << "no unique hit";
+    EXPECT_GT(seen[2] + seen[3] + seen[4], 0) << "no read with 2-4 hits (all rows on the GPU)";
+    EXPECT_GT(seen[5], 0) << "no read with more than 4 hits";
+  }
+}
+
+// The pipeline on the GPU with 1, 2 and 4 streams (batches of 777 reads: many in flight, finishing
+// out of order) and with an NVRTC configuration equals the CPU backend's serial path byte for byte.
+TEST(BarracudaPipelineGpu, StreamsGiveTheCpuBackendsBytes) {
+  EVK_REQUIRE_GPU();
+  Fixture fx(52);
+  const std::string text = bct::varied_reads(fx.fwd, 20000, 3);
+  const fs::path fq = fx.dir / "v.fq.gz";
+  ASSERT_TRUE(bct::write_bgzf(fq, text));
+  const Out want = run(fx.ref, fq, fx.dir, "cpu.sam", false, true, {}, 1, 1000, 1);
+  const Out want_bam = run(fx.ref, fq, fx.dir, "cpu.bam", false, true, {}, 1, 1000, 1);
+  ASSERT_GT(want.main.size(), 1000000u);
+  for (int streams : {1, 2, 4}) {
+    const Out got = run(fx.ref, fq, fx.dir, "gpu.sam", true, false, {bc::GpuPlan{0, {}, {}}}, streams, 777, 4);
+    EXPECT_TRUE(got.main == want.main) << streams << " streams";
+    EXPECT_TRUE(got.unmatched == want.unmatched) << streams << " streams";
+    EXPECT_TRUE(run(fx.ref, fq, fx.dir, "gpu.bam", true, false, {bc::GpuPlan{0, {}, {}}}, streams, 4096, 4).main == want_bam.main)
+        << streams << " streams (BAM)";
+  }
+  const bc::GpuPlan evolved{0, bc::parse_config_text("kl_par=true direct_global_bwt=true cache_global_bwt=false"), {}};
+  EXPECT_TRUE(run(fx.ref, fq, fx.dir, "gpu.sam", true, false, {evolved}, 3, 1500, 4).main == want.main) << "NVRTC config";
+  // the serial path on the GPU too
+  EXPECT_TRUE(run(fx.ref, fq, fx.dir, "gpus.sam", true, true, {bc::GpuPlan{0, {}, {}}}, 1, 1000, 1).main == want.main);
+}
+
+// Every GPU of the host shares the batches (needs two or more GPUs; skipped otherwise).
+TEST(BarracudaPipelineGpu, SeveralDevicesGiveTheCpuBackendsBytes) {
+  EVK_REQUIRE_GPU();
+  const auto& env = evk::gpu_environment();
+  if (env.devices.size() < 2) GTEST_SKIP() << "one GPU only: the multi-device path needs two or more";
+  Fixture fx(53);
+  const std::string text = bct::varied_reads(fx.fwd, 30000, 4);
+  const fs::path fq = fx.dir / "v.fq";
+  bct::write_file(fq, text);
+  const Out want = run(fx.ref, fq, fx.dir, "cpu.sam", false, true, {}, 1, 1000, 1);
+  std::vector<bc::GpuPlan> all;
+  for (const auto& d : env.devices) all.push_back(bc::GpuPlan{d.index, {}, {}});
+  for (int streams : {1, 2}) {
+    const Out got = run(fx.ref, fq, fx.dir, "multi.sam", true, false, all, streams, 500, 8);
+    EXPECT_TRUE(got.main == want.main) << env.devices.size() << " GPUs, " << streams << " streams each";
+    EXPECT_TRUE(got.unmatched == want.unmatched);
+  }
+  // through the CLI: --devices all and --devices 1,0 against --backend cpu
+  const std::string args = fx.ref + " " + fq.string() + " -o -";
+  const auto cpu = evk::testing::run_tool("barracuda_exact", "map --exact --backend cpu " + args);
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+  for (const char* d : {"all", "1,0"}) {
+    const auto gpu = evk::testing::run_tool("barracuda_exact", std::string("map --exact --backend gpu --devices ") + d + " " + args);
+    ASSERT_EQ(gpu.exit_code, 0) << gpu.err;
+    EXPECT_TRUE(bct::sam_records(gpu.out) == bct::sam_records(cpu.out)) << "--devices " << d;
+  }
+}
+
+// A larger real-genome run when the data is there: 300,000 simulated E. coli reads.
+TEST(BarracudaPipelineGpu, EcoliReadsOnTheGpuEqualTheCpuBackend) {
+  EVK_REQUIRE_GPU();
+  const fs::path g = evk::testing::project_data_dir() / "genomes" / "NC_008253.fna.gz";
+  if (!fs::exists(g)) GTEST_SKIP() << "no E. coli genome";
+  TempDir dir;
+  const std::string fa = (dir / "ecoli.fa").string();
+  const auto ref = bc::read_reference(g.string());
+  bct::write_fasta(fa, ref);
+  const bc::BwtIndex idx = bc::build_index(ref);
+  bc::write_index(idx, fa);
+  const std::string fwd = bct::forward_text(idx);
+  std::mt19937_64 rng(8);
+  std::string text;
+  for (int i = 0; i < 300000; ++i) {
+    std::string s = fwd.substr(rng() % (fwd.size() - 100), 100);
+    if (rng() % 100 < 15) s[rng() % 100] = "ACGT"[rng() & 3];
+    if (rng() & 1) s = bct::revcomp(s);
+    text += "@e" + std::to_string(i) + "\n" + s + "\n+\n" + std::string(100, 'F') + "\n";
+  }
+  ASSERT_TRUE(bct::write_bgzf(dir / "e.fq.gz", text));
+  const Out want = run(fa, dir / "e.fq.gz", dir, "cpu.bam", false, false, {}, 1, 65536, 0);
+  const Out got = run(fa, dir / "e.fq.gz", dir, "gpu.bam", true, false, {bc::GpuPlan{0, {}, {}}}, 3, 65536, 0);
+  EXPECT_TRUE(got.main == want.main);
+  EXPECT_TRUE(got.unmatched == want.unmatched);
+}
