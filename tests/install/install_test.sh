@@ -87,8 +87,7 @@ PY
 PATH="$p/lib/evokernels/bwa:$PATH" bash -c 'bwa aln -n 0 ref.fa r.fq > r.sai 2>/dev/null && bwa samse ref.fa r.sai r.fq > b.sam 2>/dev/null' ||
   fail "drop-in bwa aln | samse"
 # (bwa aln -n 0 is exact matching: the drop-in's records equal `map --exact`'s)
-"$p/bin/barracuda_exact" map --exact ref.fa r.fq -o e.sam 2> /dev/null || fail "barracuda_exact map --exact"
-diff <(grep -v '^@' e.sam | cut -f 1-11) <(grep -v '^@' b.sam | cut -f 1-11) > /dev/null || fail "drop-in bwa records differ from map --exact's"
+diff <(grep -v '^@' r.sam | cut -f 1-11) <(grep -v '^@' b.sam | cut -f 1-11) > /dev/null || fail "drop-in bwa records differ from map --exact's"
 "$p/lib/evokernels/niftyreg/reg_measure" -ref case/image.nii.gz -flo w.nii.gz -nmi > m.txt || fail "drop-in reg_measure"
 grep -q "^NMI: [0-9.]*$" m.txt || fail "reg_measure printed '$(cat m.txt)'"
 
