@@ -37,7 +37,7 @@ bc::ReadCodes sample_reads(const std::string& fwd, std::size_t n, std::uint64_t 
     if (i % 5 == 1) s = fwd.substr(1000 + rng() % 60, 30 + rng() % 60);    // 4 copies (one reverse-complemented)
     if (i % 5 == 2) s = fwd.substr(12000 + rng() % 40, 20 + rng() % 70);   // 7 copies
     if (rng() % 4 == 0) s = bct::revcomp(s);
-    if (rng() % 7 == 0) s[rng() % len] = "ACGTN"[rng() % 5];
+    if (rng() % 7 == 0) s[rng() % s.size()] = "ACGTN"[rng() % 5];  // (s may be shorter than len here)
     rc.add(s.data(), s.size());
   }
   return rc;
