@@ -70,7 +70,7 @@ if (( n > 0 )); then
   stats() { awk -F, -v n="$n" 'NR > 1 && NR <= n + 1 { w += $20; e += $7 } END { printf "%.1f %d", w, e }' "$1/generations.csv"; }
   read -r wa ea <<< "$(stats "$out/$tool/all")"
   read -r wo eo <<< "$(stats "$out/$tool/one")"
-  lanes=$(grep -o '"devices": *\[[^]]*\]' "$out/$tool/all/config.json" | tr -cd ',' | wc -c)
+  lanes=$(tr -d ' \n' < "$out/$tool/all/config.json" | grep -o '"devices":\[[^]]*\]' | tr -cd ',' | wc -c)
   lanes=$(( lanes + 1 ))
   awk -v n="$n" -v wa="$wa" -v wo="$wo" -v ea="$ea" -v eo="$eo" -v l="$lanes" -v t="$tool" -v p="$pop" 'BEGIN {
     printf "%s pop %d, generations 0..%d: one GPU %.1f s (%.1f candidates/s), %d GPUs %.1f s (%.1f candidates/s): speed-up %.2fx\n",
