@@ -1,5 +1,7 @@
 #include "bwa_args.hpp"
 
+#include <utility>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +16,22 @@
 #endif
 
 namespace evk::bwa_compat {
+
+void drop_empty_reads(barracuda_exact::ReadBatch& b) {
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (b.seq[i].empty()) continue;
+    if (k != i) {
+      b.name[k] = std::move(b.name[i]);
+      b.seq[k] = std::move(b.seq[i]);
+      b.qual[k] = std::move(b.qual[i]);
+    }
+    ++k;
+  }
+  b.name.resize(k);
+  b.seq.resize(k);
+  b.qual.resize(k);
+}
 
 std::string pg_version() { return std::string(kBwaVersion) + "-evokernels-" + EVK_VERSION; }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "evk/cli.hpp"
+#include "io/sequences.hpp"
 
 namespace evk::bwa_compat {
 
@@ -23,6 +24,9 @@ ReadGroup parse_read_group(const std::string& arg);
 // The backend for the GPU-capable steps: $EVK_BACKEND (auto | cpu | gpu; bwa's command line has
 // no place for it), device $EVK_DEVICE; kernel variant $EVK_KERNEL (auto | original | evolved | FILE).
 CommonOptions backend_from_env();
+
+// bwa aln/samse skip empty reads (no .sai entry, no SAM record): the same here.
+void drop_empty_reads(barracuda_exact::ReadBatch& b);
 
 // The full command line, for @PG CL.
 std::string command_line(int argc, char** argv);

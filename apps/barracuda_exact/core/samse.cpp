@@ -330,7 +330,7 @@ AlnRecord make_record(const BwtIndex& idx, SeqAln& s, SeqAln* mate, int max_top2
 }
 
 std::vector<AlnRecord> samse_batch(const BwtIndex& idx, const AlnReads& reads, const AlnBatch& alns,
-                                   const AlnOptions& opt, Drand48& rng, int threads) {
+                                   const AlnOptions& opt, Drand48& rng, int threads, int n_multi) {
   const ReadCodes& rc = *reads.codes;
   const std::size_t n = rc.size();
   std::vector<SeqAln> s(n);
@@ -345,7 +345,7 @@ std::vector<AlnRecord> samse_batch(const BwtIndex& idx, const AlnReads& reads, c
       [&](std::size_t b, std::size_t e) {
         for (std::size_t i = b; i < e; ++i) {
           SeqAln& x = s[i];
-          aln_multi(alns.begin(i), alns.count(i), kSeMulti, x);
+          aln_multi(alns.begin(i), alns.count(i), n_multi, x);
           se_positions(idx, opt, x);
           multi_positions(idx, x);
           refine_read(idx, rc.codes.data() + rc.offset[i], x);

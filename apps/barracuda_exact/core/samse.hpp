@@ -88,8 +88,8 @@ struct AlnReads {
 
 // The single-end pipeline over a batch (bwa samse): the primary choice runs in read order on rng
 // (call batches in file order with one generator seeded by idx.seed for bwa's exact choices), the
-// rest in `threads` threads. One record per read.
+// rest in `threads` threads. One record per read; XA lists up to n_multi other hits (bwa samse -n).
 std::vector<AlnRecord> samse_batch(const BwtIndex& idx, const AlnReads& reads, const AlnBatch& alns,
-                                   const AlnOptions& opt, Drand48& rng, int threads = 0);
+                                   const AlnOptions& opt, Drand48& rng, int threads = 0, int n_multi = kSeMulti);
 
 }  // namespace evk::barracuda_exact

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/aln_options.hpp"
 #include "core/sai_samse.hpp"
 
 namespace evk::barracuda_exact {
@@ -29,6 +30,9 @@ static_assert(sizeof(GapOptions) == 64, "gap_opt_t is 16 four-byte fields");
 constexpr std::int32_t kModeGape = 0x01, kModeCompread = 0x02, kModeLogGap = 0x04, kModeCfy = 0x08,
                        kModeNonstop = 0x10, kModeBam = 0x20, kModeBamSe = 0x40, kModeBamRead1 = 0x80,
                        kModeBamRead2 = 0x100, kModeIl13 = 0x200;
+
+// The search options a gap_opt_t stands for (bwa aln's -n -o -e ... as the core takes them).
+AlnOptions aln_options_of(const GapOptions& g);
 
 // Packs / unpacks one bwt_aln1_t.
 void pack_aln(const SaiAln& a, unsigned char out[24]);
