@@ -38,5 +38,6 @@ int run(const char* name, int (*body)(int, char**), int argc, char** argv);
 int bwa_index(int argc, char** argv);
 int bwa_aln(int argc, char** argv);
 int bwa_samse(int argc, char** argv);
+int bwa_sampe(int argc, char** argv);
 
 }  // namespace evk::bwa_compat

@@ -1,7 +1,8 @@
-// The bwa drop-in against bwa 0.7.17 itself (Debian's, on PATH; skipped without it): our `aln -n 0`
-// writes bwa's .sai byte for byte, the real `bwa samse` reads it, our `samse` reads bwa's .sai and
-// writes bwa's records (all fields, repeats included: bwa's drand48 choice), read groups and -f,
-// the shell pipeline with our bwa first on PATH, and the clear refusals of what this build lacks.
+// The bwa drop-in against bwa 0.7.17 itself (Debian's, on PATH; skipped without it): our `aln`
+// (exact and inexact, bwa's options) writes bwa's .sai byte for byte, the real `bwa samse`/`sampe`
+// read it, our `samse`/`sampe` read bwa's .sai and write bwa's records (all fields, repeats
+// included: bwa's drand48 choice), read groups and -f, the shell pipelines with our bwa first on
+// PATH, and the clear refusals of what this build lacks.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -172,6 +173,49 @@ TEST(CompatBwa, InexactAlnAndSamseEqualBwa) {
   }
 }
 
+// bwa's paired-end pipeline, `bwa aln` x 2 then `bwa sampe`, with our bwa first on PATH: the records
+// of the real bwa (insert sizes, proper pairs, mate rescue, TLEN); and the real sampe on our .sai.
+TEST(CompatBwa, SampePipelineEqualsBwa) {
+  if (!have_bwa()) GTEST_SKIP() << "bwa (oracle) or the drop-in not available";
+  Fixture f;
+  const bc::BwtIndex idx = bc::build_index(bct::tricky_reference(31));
+  std::string fwd;
+  for (std::int64_t i = 0; i < idx.l_pac; ++i) fwd += "ACGT"[idx.pac_base(i)];
+  std::mt19937_64 rng(23);
+  std::ostringstream o1, o2;
+  for (int i = 0; i < 1200; ++i) {
+    const std::size_t len = 70 + rng() % 40, ins = 220 + rng() % 160;
+    const std::size_t p = rng() % (fwd.size() - ins - 1);
+    std::string a = fwd.substr(p, len), b = bct::revcomp(fwd.substr(p + ins - len, len));
+    for (std::string* s : {&a, &b}) {
+      for (int m = static_cast<int>(rng() % 5); m > 0; --m) (*s)[rng() % s->size()] = "ACGT"[rng() % 4];
+      if (rng() % 8 == 0) s->erase(10 + rng() % (s->size() - 20), 1 + rng() % 2);
+    }
+    if (i % 50 == 0) b = bct::random_dna(rng, len);  // an end to rescue or leave unmapped
+    if (i % 2) std::swap(a, b);
+    o1 << "@p" << i << "/1\n" << a << "\n+\n" << std::string(a.size(), 'I') << '\n';
+    o2 << "@p" << i << "/2\n" << b << "\n+\n" << std::string(b.size(), '5') << '\n';
+  }
+  bct::write_file(f.dir / "p1.fq", o1.str());
+  bct::write_file(f.dir / "p2.fq", o2.str());
+  const std::string pipe = "bwa aln " + f.ref + " " + f.p("p1.fq") + " > " + f.p("1.sai") + " && bwa aln " + f.ref + " " +
+                           f.p("p2.fq") + " > " + f.p("2.sai") + " && bwa sampe " + f.ref + " " + f.p("1.sai") + " " +
+                           f.p("2.sai") + " " + f.p("p1.fq") + " " + f.p("p2.fq");
+  const auto theirs = sh(pipe);
+  ASSERT_EQ(theirs.exit_code, 0);
+  const std::string want = records(theirs.out);
+  EXPECT_EQ(std::count(want.begin(), want.end(), '\n'), 2400);
+  EXPECT_NE(want.find("XT:A:M"), std::string::npos);  // a mate rescued by Smith-Waterman
+  const auto ours_run = sh("PATH='" + dropin().parent_path().string() + "':$PATH; " + pipe);
+  ASSERT_EQ(ours_run.exit_code, 0) << ours_run.err;
+  EXPECT_NE(ours_run.err.find("EvoKernels"), std::string::npos) << "the drop-in did not run";
+  EXPECT_TRUE(records(ours_run.out) == want);
+  const auto real_on_ours = sh("bwa sampe " + f.ref + " " + f.p("1.sai") + " " + f.p("2.sai") + " " + f.p("p1.fq") + " " +
+                               f.p("p2.fq"));  // the .sai files are ours now
+  ASSERT_EQ(real_on_ours.exit_code, 0);
+  EXPECT_TRUE(records(real_on_ours.out) == want);
+}
+
 TEST(CompatBwa, ReadGroupAndOutputFile) {
   if (!have_bwa()) GTEST_SKIP() << "bwa (oracle) or the drop-in not available";
   Fixture f;
@@ -213,9 +257,15 @@ TEST(CompatBwa, RefusesWhatThisBuildLacks) {
   auto x = sh(ours() + " aln -b " + ref + " " + fq);
   EXPECT_EQ(x.exit_code, 2);
   EXPECT_NE(x.err.find("-b"), std::string::npos) << x.err;
-  x = sh(ours() + " sampe " + ref + " a.sai b.sai a.fq b.fq");
-  EXPECT_EQ(x.exit_code, 1);
-  EXPECT_NE(x.err.find("paired-end"), std::string::npos) << x.err;
+  // sampe: paired files of different lengths
+  bct::write_file(d / "r2.fq", "@a\nACGTACGTACGTACGTACGTAAAA\n+\nIIIIIIIIIIIIIIIIIIIIIIII\n@b\nACGTACGTACGT\n+\nIIIIIIIIIIII\n");
+  ASSERT_EQ(sh(ours() + " aln -f " + (d / "1.sai").string() + " " + ref + " " + fq).exit_code, 0);
+  ASSERT_EQ(sh(ours() + " aln -f " + (d / "2.sai").string() + " " + ref + " " + (d / "r2.fq").string()).exit_code, 0);
+  x = sh(ours() + " sampe -f " + (d / "p.sam").string() + " " + ref + " " + (d / "1.sai").string() + " " +
+         (d / "2.sai").string() + " " + fq + " " + (d / "r2.fq").string());
+  EXPECT_EQ(x.exit_code, 2);
+  EXPECT_NE(x.err.find("fewer reads"), std::string::npos) << x.err;
+  EXPECT_FALSE(fs::exists(d / "p.sam"));
   x = sh(ours() + " mem " + ref + " " + fq);
   EXPECT_EQ(x.exit_code, 1);
   // a .sai that is not one, and a truncated one
