@@ -107,7 +107,7 @@ int bwa_sampe(int argc, char** argv) {
   prog.version = pg_version();
   bcx::AlnSamWriter sam("-", file ? file->temp_path().string() : "-", idx, cl,
                         rg ? bcx::ReadGroup{rg->line, rg->id} : bcx::ReadGroup{}, 1, prog);
-  bcx::Drand48 rng(static_cast<long>(idx.seed));  // bwa: srand48(bns->seed)
+  bcx::Rand48 rng(static_cast<std::uint32_t>(idx.seed));  // bwa: srand48(bns->seed)
   bcx::IsizeInfo last;
   bcx::ReadBatch b1, b2;
   std::uint64_t n = 0;

@@ -70,7 +70,7 @@ int bwa_samse(int argc, char** argv) {
   // bwa samse writes SAM text whatever the -f name; "-" as the writer's path means SAM.
   bcx::AlnSamWriter sam("-", file ? file->temp_path().string() : "-", idx, cl,
                         rg ? bcx::ReadGroup{rg->line, rg->id} : bcx::ReadGroup{}, 1, prog);
-  bcx::Drand48 rng(static_cast<long>(idx.seed));  // bwa: srand48(bns->seed), consumed in read order
+  bcx::Rand48 rng(static_cast<std::uint32_t>(idx.seed));  // bwa: srand48(bns->seed), consumed in read order
   bcx::ReadBatch batch;
   std::vector<bcx::SaiAln> alns;
   std::uint64_t n = 0;

@@ -9,9 +9,16 @@
 #include <vector>
 
 #include "core/aln_options.hpp"
-#include "core/sai_samse.hpp"
 
 namespace evk::barracuda_exact {
+
+// One alignment of a read as a .sai holds it: SA interval [k, l] and its differences (bwa's
+// bwt_aln1_t; core/aln_search's Aln in the file's field widths).
+struct SaiAln {
+  std::uint64_t k = 0, l = 0;
+  std::uint32_t n_mm = 0, n_gapo = 0, n_gape = 0, score = 0, n_ins = 0, n_del = 0;
+  bool operator==(const SaiAln&) const = default;
+};
 
 // bwa's gap_opt_t with gap_init_opt()'s defaults (bwa aln with no options).
 struct GapOptions {
