@@ -1,10 +1,9 @@
-// bwa aln [options] <prefix> <in.fq>: exact matching (bwa aln -n 0) by barracuda_exact, on the GPU
-// when one is usable ($EVK_BACKEND), written as bwa 0.7.17's .sai with bwa's options block, so
-// that the real `bwa samse` reads it. Every bwa aln option is parsed as bwa parses it and written
-// to the .sai as bwa writes it; with -n 0 (at most 0 differences) the search options (-o -e -i -d
-// -l -k -m -M -O -E -R -L -N) cannot change which alignments exist. What needs inexact search
-// (-n > 0 or a missing-probability -n, bwa's default 0.04) or is not implemented (-q trimming,
-// BAM input -b/-0/-1/-2, -I, -Y, -B) fails with a message naming it.
+// bwa aln [options] <prefix> <in.fq>: bwa aln's inexact search (barracuda_exact's bounded
+// backtracking, the same hits as bwa 0.7.17; on the GPU when one is usable, $EVK_BACKEND), written
+// as bwa 0.7.17's .sai with bwa's options block, so that the real `bwa samse`/`sampe` read it. Every
+// bwa aln option is parsed as bwa parses it (-n -o -e -i -d -l -k -m -t -M -O -E -R -L -N -q) and
+// written to the .sai as bwa writes it. Not implemented (fails naming it): BAM input -b/-0/-1/-2,
+// -I, -Y, -B.
 #include <unistd.h>
 
 #include <cstdio>
@@ -14,11 +13,10 @@
 #include <string>
 
 #include "bwa_args.hpp"
-#include "core/gpu_exact.hpp"
+#include "core/aln_gpu.hpp"
+#include "core/aln_options.hpp"
+#include "core/aln_search.hpp"
 #include "core/kernel_config.hpp"
-#include "core/kernel_variant.hpp"
-#include "core/match.hpp"
-#include "core/sai_samse.hpp"
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
 #include "io/index_files.hpp"
@@ -33,8 +31,8 @@ namespace {
 
 int aln_usage(const bcx::GapOptions& o) {
   std::fprintf(stderr,
-               "\nUsage:   bwa aln [options] <prefix> <in.fq>   (EvoKernels drop-in: exact matches, -n 0)\n\n"
-               "Options: -n NUM    max #diff (int) or missing prob under 0.02 err rate (float) [%.2f]; this build: 0\n"
+               "\nUsage:   bwa aln [options] <prefix> <in.fq>   (EvoKernels drop-in)\n\n"
+               "Options: -n NUM    max #diff (int) or missing prob under 0.02 err rate (float) [%.2f]\n"
                "         -o INT    maximum number or fraction of gap opens [%d]\n"
                "         -e INT    maximum number of gap extensions, -1 for disabling long gaps [-1]\n"
                "         -i INT    do not put an indel within INT bp towards the ends [%d]\n"
@@ -50,7 +48,8 @@ int aln_usage(const bcx::GapOptions& o) {
                "         -f FILE   file to write output to instead of stdout\n"
                "         -L        log-scaled gap penalty for long deletions\n"
                "         -N        non-iterative mode: search for all n-difference hits\n"
-               "Not in this build: -q (trimming), -B, -b, -0, -1, -2, -I, -Y\n"
+               "         -q INT    quality threshold for read trimming down to 35bp [0]\n"
+               "Not in this build: -B, -b, -0, -1, -2, -I, -Y\n"
                "Environment: EVK_BACKEND=auto|cpu|gpu, EVK_DEVICE, EVK_KERNEL\n\n",
                o.fnr, o.max_gapo, o.indel_end_skip, o.max_del_occ, o.seed_len, o.max_seed_diff, o.max_entries,
                o.n_threads, o.s_mm, o.s_gapo, o.s_gape, o.max_top2);
@@ -85,10 +84,7 @@ int bwa_aln(int argc, char** argv) {
       case 't': o.n_threads = std::atoi(optarg); break;
       case 'L': o.mode |= bcx::kModeLogGap; break;
       case 'R': o.max_top2 = std::atoi(optarg); break;
-      case 'q':
-        o.trim_qual = std::atoi(optarg);
-        if (o.trim_qual > 0) input_error("-q", "quality trimming is not implemented by the EvoKernels drop-in");
-        break;
+      case 'q': o.trim_qual = std::atoi(optarg); break;
       case 'N': o.mode |= bcx::kModeNonstop, o.max_top2 = 0x7fffffff; break;
       case 'f': out = optarg; break;
       case 'b': case '0': case '1': case '2':
@@ -104,12 +100,8 @@ int bwa_aln(int argc, char** argv) {
     o.mode &= ~bcx::kModeGape;
   }
   if (optind + 2 > argc) return aln_usage(o);
-  if (!(o.max_diff == 0 && o.fnr <= 0))
-    throw Refused(std::string("inexact search (-n ") + (o.fnr > 0 ? std::to_string(o.fnr) : std::to_string(o.max_diff)) +
-                  (o.fnr > 0 && o.max_diff < 0 ? ", bwa's default" : "") +
-                  ") is not in this EvoKernels build (it comes with barracuda_exact's inexact mapping); this drop-in "
-                  "maps exactly: use -n 0");
   const int threads = o.n_threads < 1 ? 1 : o.n_threads;  // bwa: fewer than one thread runs one
+  const bcx::AlnOptions ao = bcx::aln_options_of(o);
   const std::string prefix = infer_prefix(argv[optind]);
   const std::string reads = argv[optind + 1];
 
@@ -121,31 +113,35 @@ int bwa_aln(int argc, char** argv) {
   const CommonOptions co = backend_from_env();
   const BackendChoice be = choose_backend(co);
 #if defined(EVK_HAVE_CUDA)
-  std::unique_ptr<bcx::GpuMatcher> gpu;
-  if (be.backend == Backend::gpu) {
-    Registry reg = bcx::make_registry();
-    reg.load_overlay(default_overlay_dir());
-    const Selection sel =
-        reg.select("barracuda_exact", DeviceKey{be.device.cc(), be.device.name}, co.kernel, bcx::make_request(idx.l_pac));
-    const bcx::KernelVariant kv = bcx::resolve_kernel_variant(sel.variant);
-    gpu = std::make_unique<bcx::GpuMatcher>(idx, kv.config, be.device.index, kv.source);
-  }
+  std::unique_ptr<bcx::GpuAligner> gpu;
+  if (be.backend == Backend::gpu) gpu = std::make_unique<bcx::GpuAligner>(idx, ao, be.device.index);
 #endif
   bcx::SaiWriter sai(out == "-" ? "stdout" : out, file ? file->temp_path().string() : "-", o);
   bcx::ReadBatch batch;
   std::uint64_t n = 0;
-  while (source.next(batch, 0x40000, std::size_t{0x40000} * 160, bcx::kMaxReadLen)) {
-    const bcx::ReadCodes& codes = batch.codes;
-    std::vector<bcx::KL> kl;
+  // bwa aln's batches (0x40000 reads): the gap-open limit is set per batch by its longest read.
+  while (source.next(batch, bcx::kSampeBatch, ~std::size_t{0} >> 1, bcx::kMaxReadLen)) {
+    drop_empty_reads(batch);
+    bcx::ReadCodes codes;
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      const std::string_view q = batch.qual(i);
+      const int len = bcx::trim_len(ao.trim_qual, q.empty() ? nullptr : q.data(), static_cast<int>(batch.seq(i).size()));
+      codes.add(batch.seq(i).data(), batch.seq(i).size());
+      codes.len.back() = static_cast<std::uint32_t>(len);
+    }
+    bcx::AlnBatch alns;
 #if defined(EVK_HAVE_CUDA)
-    if (gpu) {
-      bcx::PackedReads packed;
-      bcx::pack_reads(codes, packed);
-      kl = gpu->match(packed);
-    } else
+    if (gpu) alns = gpu->search(codes, threads);
+    else
 #endif
-      kl = bcx::match_cpu(idx, codes, threads);
-    for (const auto& x : kl) sai.write(bcx::exact_alns(x));
+      alns = bcx::aln_search_batch(idx, codes, ao, threads);
+    std::vector<bcx::SaiAln> rec;
+    for (std::size_t i = 0; i < alns.size(); ++i) {
+      rec.clear();
+      for (const bcx::Aln* a = alns.begin(i); a != alns.begin(i) + alns.count(i); ++a)
+        rec.push_back({a->k, a->l, a->n_mm, a->n_gapo, a->n_gape, static_cast<std::uint32_t>(a->score), a->n_ins, a->n_del});
+      sai.write(rec);
+    }
     n += batch.size();
   }
   sai.close();

@@ -1,5 +1,7 @@
 #include "bwa_args.hpp"
 
+#include <utility>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +16,17 @@
 #endif
 
 namespace evk::bwa_compat {
+
+void drop_empty_reads(barracuda_exact::ReadBatch& b) {
+  bool any = false;
+  for (std::size_t i = 0; i < b.size() && !any; ++i) any = b.codes.len[i] == 0;
+  if (!any) return;
+  barracuda_exact::ReadBatch kept;
+  kept.first = b.first;
+  for (std::size_t i = 0; i < b.size(); ++i)
+    if (b.codes.len[i] != 0) kept.add(b, i);
+  b = std::move(kept);
+}
 
 std::string pg_version() { return std::string(kBwaVersion) + "-evokernels-" + EVK_VERSION; }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "evk/cli.hpp"
+#include "io/sequences.hpp"
 
 namespace evk::bwa_compat {
 
@@ -24,6 +25,9 @@ ReadGroup parse_read_group(const std::string& arg);
 // no place for it), device $EVK_DEVICE; kernel variant $EVK_KERNEL (auto | original | evolved | FILE).
 CommonOptions backend_from_env();
 
+// bwa aln/samse skip empty reads (no .sai entry, no SAM record): the same here.
+void drop_empty_reads(barracuda_exact::ReadBatch& b);
+
 // The full command line, for @PG CL.
 std::string command_line(int argc, char** argv);
 
@@ -34,5 +38,6 @@ int run(const char* name, int (*body)(int, char**), int argc, char** argv);
 int bwa_index(int argc, char** argv);
 int bwa_aln(int argc, char** argv);
 int bwa_samse(int argc, char** argv);
+int bwa_sampe(int argc, char** argv);
 
 }  // namespace evk::bwa_compat

@@ -1,9 +1,9 @@
-// bwa samse [-n max_occ] [-f out.sam] [-r RG_line] <prefix> <in.sai> <in.fq>: SAM from a .sai of
-// exact alignments (our `bwa aln -n 0`, or the real one's), record for record as bwa 0.7.17 writes
-// it: the occurrence a repeat reports is drawn with bwa's own drand48 sequence seeded with the
-// index's seed, MAPQ/XT/X0/X1/XA/MD follow bwa's rules for exact hits. A .sai written for inexact
-// search (aln without -n 0), one holding inexact alignments, or options this build does not
-// implement (trimming, Illumina 1.3 qualities, BAM input, barcodes) fail with a message naming it.
+// bwa samse [-n max_occ] [-f out.sam] [-r RG_line] <prefix> <in.sai> <in.fq>: SAM from a .sai (our
+// `bwa aln`'s or the real one's), record for record as bwa 0.7.17 writes it, by barracuda_exact's
+// samse stage (core/samse: the primary drawn with bwa's own drand48 sequence seeded with the
+// index's seed, MAPQ, CIGAR with indels, NM/MD, XT/X0/X1/XM/XO/XG, XA). Reads are trimmed as the
+// .sai's -q says. Options this build does not implement (BAM input, Illumina 1.3 qualities,
+// barcodes) fail with a message naming them.
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,15 +11,15 @@
 #include <string>
 
 #include "bwa_args.hpp"
+#include "core/aln_options.hpp"
+#include "core/aln_search.hpp"
 #include "core/kernel_config.hpp"
-#include "core/rand48.hpp"
-#include "core/sai_samse.hpp"
+#include "core/samse.hpp"
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
 #include "io/index_files.hpp"
 #include "io/sai.hpp"
-#include "io/exact_mapper.hpp"
-#include "io/sam_writer.hpp"
+#include "io/aln_sam.hpp"
 #include "io/sequences.hpp"
 
 namespace evk::bwa_compat {
@@ -52,12 +52,7 @@ int bwa_samse(int argc, char** argv) {
 
   bcx::SaiReader sai(sai_path);
   const bcx::GapOptions& o = sai.options();
-  if (!(o.max_diff == 0 && o.fnr <= 0))
-    throw Refused(sai_path + ": written by bwa aln for inexact search (" +
-                  (o.fnr > 0 ? "-n " + std::to_string(o.fnr) : "-n " + std::to_string(o.max_diff)) +
-                  "); samse for inexact alignments comes with barracuda_exact's inexact mapping, not in this build "
-                  "(this drop-in reads .sai files of `bwa aln -n 0`)");
-  if (o.trim_qual > 0) input_error(sai_path, "written with -q (read trimming): not implemented by the EvoKernels drop-in");
+
   if (o.mode & (bcx::kModeBam | bcx::kModeBamSe | bcx::kModeBamRead1 | bcx::kModeBamRead2))
     input_error(sai_path, "written for BAM input (aln -b): not implemented by the EvoKernels drop-in");
   if (o.mode & bcx::kModeIl13) input_error(sai_path, "written with -I (Illumina 1.3 qualities): not implemented by the EvoKernels drop-in");
@@ -68,36 +63,40 @@ int bwa_samse(int argc, char** argv) {
   if (out != "-") file.emplace(out);
   bcx::ReadSource source(reads);
   const bcx::BwtIndex idx = bcx::read_index(prefix);
-  bcx::SamOptions so;
-  so.pg_id = "bwa";
-  so.pg_name = "bwa";
-  so.pg_version = pg_version();
-  bcx::RecordOptions ro;
-  ro.max_top2 = o.max_top2;
-  if (rg) {
-    so.rg_line = rg->line;
-    ro.rg_id = rg->id;
-  }
-  // bwa samse writes SAM text whatever the -f name; "-" as the SamWriter's path means SAM.
-  bcx::SamWriter sam("-", file ? file->temp_path().string() : "-", idx, cl, 1, so);
-  bcx::Rand48 rng(idx.seed);  // bwa: srand48(bns->seed)
+  const bcx::AlnOptions ao = bcx::aln_options_of(o);
+  bcx::SamProgram prog;
+  prog.id = prog.name = "bwa";
+  prog.version = pg_version();
+  // bwa samse writes SAM text whatever the -f name; "-" as the writer's path means SAM.
+  bcx::AlnSamWriter sam("-", file ? file->temp_path().string() : "-", idx, cl,
+                        rg ? bcx::ReadGroup{rg->line, rg->id} : bcx::ReadGroup{}, 1, prog);
+  bcx::Rand48 rng(static_cast<std::uint32_t>(idx.seed));  // bwa: srand48(bns->seed), consumed in read order
   bcx::ReadBatch batch;
-  bcx::ExactMapped mapped(idx, ro);
-  std::vector<bcx::Hit>& hits = mapped.hits;
   std::vector<bcx::SaiAln> alns;
   std::uint64_t n = 0;
-  while (source.next(batch, 0x40000, std::size_t{0x40000} * 160, bcx::kMaxReadLen)) {
-    hits.clear();
+  while (source.next(batch, bcx::kSampeBatch, ~std::size_t{0} >> 1, bcx::kMaxReadLen)) {
+    drop_empty_reads(batch);
+    bcx::ReadCodes codes;
+    std::vector<int> len(batch.size());
+    bcx::AlnBatch hits;
     for (std::size_t i = 0; i < batch.size(); ++i) {
+      codes.add(batch.seq(i).data(), batch.seq(i).size());
+      const std::string_view q = batch.qual(i);
+      len[i] = bcx::trim_len(ao.trim_qual, q.empty() ? nullptr : q.data(), static_cast<int>(batch.seq(i).size()));
       if (!sai.next(alns))
         input_error(sai_path, "ends after " + std::to_string(n + i) + " reads; " + reads + " has more (not the .sai of these reads?)");
-      try {
-        hits.push_back(bcx::samse_hit(idx, alns, batch.codes.len[i], rng, n_occ));
-      } catch (const InputError& e) {
-        throw Refused(sai_path + ": read " + std::to_string(n + i + 1) + " (" + std::string(batch.name(i)) + "): " + e.what());
+      for (const auto& a : alns) {
+        bcx::Aln x;
+        x.n_mm = a.n_mm, x.n_gapo = a.n_gapo, x.n_gape = a.n_gape, x.n_ins = a.n_ins, x.n_del = a.n_del;
+        x.score = static_cast<int>(a.score), x.k = a.k, x.l = a.l;
+        if (x.k > x.l || x.l > idx.seq_len)
+          input_error(sai_path, "read " + std::to_string(n + i + 1) + " (" + std::string(batch.name(i)) + "): SA interval [" +
+                                    std::to_string(x.k) + ", " + std::to_string(x.l) + "] outside the index (another index's .sai?)");
+        hits.alns.push_back(x);
       }
+      hits.offset.push_back(static_cast<std::uint32_t>(hits.alns.size()));
     }
-    sam.write_serial(batch, mapped);
+    sam.write(batch, bcx::samse_batch(idx, bcx::AlnReads{&codes, &len}, hits, ao, rng, 0, n_occ));
     n += batch.size();
   }
   if (sai.next(alns))

@@ -331,14 +331,22 @@ CASE(H02_InfInField, "hostile value", "an Inf in a displacement field (resample 
                            q(dir / "disp.nii") + " -o " + q(dir / "o.nii") + " --backend cpu"),
                   {"disp.nii", "NaN or Inf"}, dir, before);
 }
-CASE(H03_NanInVolume, "hostile value", "a NaN voxel in the floating image (resample)", "reject") {
+CASE(H03_NanInVolume, "hostile value", "NaN voxels in the floating image (resample): NiftyReg's padding value",
+     "accept: read as 0, as NiftyReg") {
   setup(dir);
   fs::copy_file(dir / "ref.nii", dir / "flo.nii");
-  patch<float>(dir / "flo.nii", kData + 4 * 100, kNaN);
-  const auto before = files_in(dir);
-  expect_rejected(rec.tool("resample --ref " + q(dir / "ref.nii") + " --flo " + q(dir / "flo.nii") + " --trans " +
-                           q(dir / "cpp.nii") + " -o " + q(dir / "o.nii") + " --backend cpu"),
-                  {"flo.nii", "NaN or Inf"}, dir, before);
+  fs::copy_file(dir / "ref.nii", dir / "zero.nii");
+  for (int k : {0, 100, 101}) {
+    patch<float>(dir / "flo.nii", kData + 4 * k, kNaN);
+    patch<float>(dir / "zero.nii", kData + 4 * k, 0.f);
+  }
+  for (const char* f : {"flo.nii", "zero.nii"}) {
+    const auto& r = rec.tool("resample --ref " + q(dir / "ref.nii") + " --flo " + q(dir / f) + " --trans " +
+                             q(dir / "cpp.nii") + " -o " + q(dir / (std::string("o_") + f)) + " --pad 0 --backend cpu");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  const rd::Volume a = rd::read_volume(dir / "o_flo.nii"), b = rd::read_volume(dir / "o_zero.nii");
+  EXPECT_EQ(a.data, b.data);  // the NaN voxels took part as 0, nothing became NaN
 }
 CASE(H04_ZeroPixdim, "hostile value", "reference pixdim[1] = 0", "reject") {
   setup(dir);
@@ -443,6 +451,16 @@ CASE(H21_NewlineInFileName, "hostile value", "a cut reference whose name contain
   fs::copy_file(dir / "ref.nii", dir / "a\nb.nii");
   fs::resize_file(dir / "a\nb.nii", 300);
   expect_field_rejects(rec, dir, "a\nb.nii", "cpp.nii", {"a\\nb.nii", "truncated header"});
+}
+
+CASE(H22_InfInVolume, "hostile value", "an Inf voxel in the floating image (resample)", "reject") {
+  setup(dir);
+  fs::copy_file(dir / "ref.nii", dir / "flo.nii");
+  patch<float>(dir / "flo.nii", kData + 4 * 100, std::numeric_limits<float>::infinity());
+  const auto before = files_in(dir);
+  expect_rejected(rec.tool("resample --ref " + q(dir / "ref.nii") + " --flo " + q(dir / "flo.nii") + " --trans " +
+                           q(dir / "cpp.nii") + " -o " + q(dir / "o.nii") + " --backend cpu"),
+                  {"flo.nii", "infinite value"}, dir, before);
 }
 
 // ---- environment --------------------------------------------------------------------------------

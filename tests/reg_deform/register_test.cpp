@@ -193,11 +193,8 @@ TEST(RegRegister, BadInputExit2OneLineNothingWritten) {
   rd::write_volume(f.tmp / "zero.nii.gz", zero);
   expect_bad("register --ref " + f.p("zero.nii.gz") + " --flo " + f.p("flo.nii.gz") + outs + " --backend cpu", both,
              "zero.nii.gz");
-  // NaN / Inf intensities
+  // Inf intensities (NaN voxels are read as 0, as NiftyReg reads them: RegAffine.NanPaddedInputs...)
   rd::Volume nan = f.flo;
-  nan.data[100] = std::nanf("");
-  rd::write_volume(f.tmp / "nan.nii", nan);
-  expect_bad("register --ref " + f.p("ref.nii.gz") + " --flo " + f.p("nan.nii") + outs + " --backend cpu", both, "nan.nii");
   nan.data[100] = INFINITY;
   rd::write_volume(f.tmp / "inf.nii", nan);
   expect_bad("register --ref " + f.p("inf.nii") + " --flo " + f.p("flo.nii.gz") + outs + " --backend cpu", both, "inf.nii");

@@ -346,7 +346,7 @@ bool infer_isize(const std::vector<SeqAln>& e1, const std::vector<SeqAln>& e2, d
 }
 
 SampeResult sampe_batch(const BwtIndex& idx, const AlnReads& r1, const AlnReads& r2, const AlnBatch& a1,
-                        const AlnBatch& a2, const AlnOptions& opt, const PeOptions& pe, Drand48& rng,
+                        const AlnBatch& a2, const AlnOptions& opt, const PeOptions& pe, Rand48& rng,
                         const IsizeInfo& last, int threads) {
   const std::size_t n = r1.codes->size();
   const AlnReads* rd[2] = {&r1, &r2};

@@ -37,7 +37,7 @@ bool infer_isize(const std::vector<SeqAln>& e1, const std::vector<SeqAln>& e2, d
 // order with one generator (seeded by idx.seed) and the previous batch's isize for bwa's exact
 // output; bwa estimates the insert size per kSampeBatch pairs.
 SampeResult sampe_batch(const BwtIndex& idx, const AlnReads& r1, const AlnReads& r2, const AlnBatch& a1,
-                        const AlnBatch& a2, const AlnOptions& opt, const PeOptions& pe, Drand48& rng,
+                        const AlnBatch& a2, const AlnOptions& opt, const PeOptions& pe, Rand48& rng,
                         const IsizeInfo& last, int threads = 0);
 
 }  // namespace evk::barracuda_exact

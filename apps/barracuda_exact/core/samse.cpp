@@ -133,7 +133,7 @@ int contig_or_none(const BwtIndex& idx, std::uint64_t pos) {
 
 }  // namespace
 
-void aln_choose(const Aln* a, std::uint32_t n, Drand48& rng, SeqAln& s) {
+void aln_choose(const Aln* a, std::uint32_t n, Rand48& rng, SeqAln& s) {
   if (n == 0) {
     s.type = kNoMatch;
     s.c1 = s.c2 = 0;
@@ -146,14 +146,14 @@ void aln_choose(const Aln* a, std::uint32_t n, Drand48& rng, SeqAln& s) {
     const Aln& p = a[i];
     if (p.score > best) break;
     const std::uint64_t w = p.l - p.k + 1;
-    if (rng.next() * static_cast<double>(w + static_cast<std::uint64_t>(static_cast<std::int64_t>(cnt))) >
+    if (rng.drand() * static_cast<double>(w + static_cast<std::uint64_t>(static_cast<std::int64_t>(cnt))) >
         static_cast<double>(cnt)) {
       s.n_mm = p.n_mm;
       s.n_gapo = p.n_gapo;
       s.n_gape = p.n_gape;
       s.ref_shift = static_cast<int>(p.n_del) - static_cast<int>(p.n_ins);
       s.score = p.score;
-      s.sa = p.k + static_cast<std::uint64_t>(static_cast<double>(w) * rng.next());
+      s.sa = p.k + static_cast<std::uint64_t>(static_cast<double>(w) * rng.drand());
     }
     cnt = static_cast<std::int32_t>(static_cast<std::uint32_t>(cnt) + static_cast<std::uint32_t>(w));
   }
@@ -330,7 +330,7 @@ AlnRecord make_record(const BwtIndex& idx, SeqAln& s, SeqAln* mate, int max_top2
 }
 
 std::vector<AlnRecord> samse_batch(const BwtIndex& idx, const AlnReads& reads, const AlnBatch& alns,
-                                   const AlnOptions& opt, Drand48& rng, int threads) {
+                                   const AlnOptions& opt, Rand48& rng, int threads, int n_multi) {
   const ReadCodes& rc = *reads.codes;
   const std::size_t n = rc.size();
   std::vector<SeqAln> s(n);
@@ -345,7 +345,7 @@ std::vector<AlnRecord> samse_batch(const BwtIndex& idx, const AlnReads& reads, c
       [&](std::size_t b, std::size_t e) {
         for (std::size_t i = b; i < e; ++i) {
           SeqAln& x = s[i];
-          aln_multi(alns.begin(i), alns.count(i), kSeMulti, x);
+          aln_multi(alns.begin(i), alns.count(i), n_multi, x);
           se_positions(idx, opt, x);
           multi_positions(idx, x);
           refine_read(idx, rc.codes.data() + rc.offset[i], x);

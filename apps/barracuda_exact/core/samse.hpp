@@ -15,23 +15,9 @@
 #include "core/aln_search.hpp"
 #include "core/index.hpp"
 #include "core/match.hpp"
+#include "core/rand48.hpp"
 
 namespace evk::barracuda_exact {
-
-// glibc's drand48 (48-bit linear congruential generator), seeded as srand48(seed).
-class Drand48 {
- public:
-  explicit Drand48(long seed = 11)
-      : x_((static_cast<std::uint64_t>(static_cast<std::uint32_t>(seed)) << 16) | 0x330e) {}
-  double next() {
-    x_ = (0x5deece66dull * x_ + 0xb) & ((1ull << 48) - 1);
-    return static_cast<double>(x_) / 281474976710656.0;  // 2^48
-  }
-  std::uint64_t state() const { return x_; }
-
- private:
-  std::uint64_t x_;
-};
 
 enum AlnType : int { kNoMatch = 0, kUnique = 1, kRepeat = 2, kMateSw = 3 };
 
@@ -64,7 +50,7 @@ struct SeqAln {
 
 // bwa_aln2seq_core: the primary among the best-scoring intervals (drawing from rng), counts c1/c2
 // and the type (set_main); and the alternative hits when there are at most n_multi + 1 (n_multi > 0).
-void aln_choose(const Aln* alns, std::uint32_t n, Drand48& rng, SeqAln& s);
+void aln_choose(const Aln* alns, std::uint32_t n, Rand48& rng, SeqAln& s);
 void aln_multi(const Aln* alns, std::uint32_t n, int n_multi, SeqAln& s);
 // bwa_approx_mapQ with the read's maximum differences.
 int approx_mapq(const SeqAln& s, int max_diff);
@@ -88,8 +74,8 @@ struct AlnReads {
 
 // The single-end pipeline over a batch (bwa samse): the primary choice runs in read order on rng
 // (call batches in file order with one generator seeded by idx.seed for bwa's exact choices), the
-// rest in `threads` threads. One record per read.
+// rest in `threads` threads. One record per read; XA lists up to n_multi other hits (bwa samse -n).
 std::vector<AlnRecord> samse_batch(const BwtIndex& idx, const AlnReads& reads, const AlnBatch& alns,
-                                   const AlnOptions& opt, Drand48& rng, int threads = 0);
+                                   const AlnOptions& opt, Rand48& rng, int threads = 0, int n_multi = kSeMulti);
 
 }  // namespace evk::barracuda_exact

@@ -212,7 +212,7 @@ AlnMapStats run_aln_map(const AlnMapOptions& opt, const std::function<void(std::
     done.close();
   });
   try {
-    Drand48 rng(static_cast<long>(idx.seed));
+    Rand48 rng(static_cast<std::uint32_t>(idx.seed));
     IsizeInfo last_ii;
     while (auto b = parsed.pop()) {
       Batch& B = **b;

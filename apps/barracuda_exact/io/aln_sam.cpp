@@ -101,7 +101,8 @@ struct AlnSamWriter::Impl {
 };
 
 AlnSamWriter::AlnSamWriter(const std::string& path, const std::string& file, const BwtIndex& idx,
-                           const std::string& command_line, const ReadGroup& rg, int threads)
+                           const std::string& command_line, const ReadGroup& rg, int threads,
+                           const SamProgram& program)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.path = path == "-" ? "standard output" : path;  // how errors name it
@@ -119,7 +120,11 @@ AlnSamWriter::AlnSamWriter(const std::string& path, const std::string& file, con
       input_error(m.path, "cannot build the SAM header");
   if (!rg.line.empty() && sam_hdr_add_lines(m.hdr, rg.line.c_str(), rg.line.size()) < 0)
     input_error("-R", "htslib refuses the read group line");
-  sam_hdr_add_line(m.hdr, "PG", "ID", "barracuda_exact", "PN", "barracuda_exact", "CL", command_line.c_str(), nullptr);
+  if (program.version.empty())
+    sam_hdr_add_line(m.hdr, "PG", "ID", program.id.c_str(), "PN", program.name.c_str(), "CL", command_line.c_str(), nullptr);
+  else
+    sam_hdr_add_line(m.hdr, "PG", "ID", program.id.c_str(), "PN", program.name.c_str(), "VN", program.version.c_str(), "CL",
+                     command_line.c_str(), nullptr);
   if (sam_hdr_write(m.fp, m.hdr) < 0) input_error(m.path, "write failed (disk full?)");
 }
 

@@ -27,11 +27,16 @@ ReadGroup parse_read_group(const std::string& text);
 bool aln_record_to_bam(bam1_t* b, std::string_view name, std::string_view seq, std::string_view qual,
                        const AlnRecord& r, const std::string& rg_id);
 
+// The @PG line's program (the bwa drop-in writes bwa's).
+struct SamProgram {
+  std::string id = "barracuda_exact", name = "barracuda_exact", version;  // version "" = no VN
+};
+
 class AlnSamWriter {
  public:
   // path: *.sam, *.bam or "-"; written to `file` (a temporary name, or "-"); threads: BGZF threads.
   AlnSamWriter(const std::string& path, const std::string& file, const BwtIndex& idx, const std::string& command_line,
-               const ReadGroup& rg, int threads = 0);
+               const ReadGroup& rg, int threads = 0, const SamProgram& program = {});
   ~AlnSamWriter();
   AlnSamWriter(const AlnSamWriter&) = delete;
   AlnSamWriter& operator=(const AlnSamWriter&) = delete;

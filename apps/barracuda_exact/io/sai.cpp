@@ -6,6 +6,28 @@
 
 namespace evk::barracuda_exact {
 
+AlnOptions aln_options_of(const GapOptions& g) {
+  AlnOptions a;
+  a.s_mm = g.s_mm;
+  a.s_gapo = g.s_gapo;
+  a.s_gape = g.s_gape;
+  a.max_diff = g.max_diff;
+  a.fnr = g.fnr;
+  a.max_gapo = g.max_gapo;
+  a.max_gape = g.max_gape;
+  a.gape_counts = (g.mode & kModeGape) != 0;
+  a.indel_end_skip = g.indel_end_skip;
+  a.max_del_occ = g.max_del_occ;
+  a.max_entries = g.max_entries;
+  a.seed_len = g.seed_len;
+  a.max_seed_diff = g.max_seed_diff;
+  a.max_top2 = g.max_top2;
+  a.trim_qual = g.trim_qual;
+  a.log_gap = (g.mode & kModeLogGap) != 0;
+  a.non_stop = (g.mode & kModeNonstop) != 0;
+  return a;
+}
+
 static_assert(sizeof(float) == 4);
 
 void pack_aln(const SaiAln& a, unsigned char out[24]) {

@@ -8,9 +8,17 @@
 #include <string>
 #include <vector>
 
-#include "core/sai_samse.hpp"
+#include "core/aln_options.hpp"
 
 namespace evk::barracuda_exact {
+
+// One alignment of a read as a .sai holds it: SA interval [k, l] and its differences (bwa's
+// bwt_aln1_t; core/aln_search's Aln in the file's field widths).
+struct SaiAln {
+  std::uint64_t k = 0, l = 0;
+  std::uint32_t n_mm = 0, n_gapo = 0, n_gape = 0, score = 0, n_ins = 0, n_del = 0;
+  bool operator==(const SaiAln&) const = default;
+};
 
 // bwa's gap_opt_t with gap_init_opt()'s defaults (bwa aln with no options).
 struct GapOptions {
@@ -29,6 +37,9 @@ static_assert(sizeof(GapOptions) == 64, "gap_opt_t is 16 four-byte fields");
 constexpr std::int32_t kModeGape = 0x01, kModeCompread = 0x02, kModeLogGap = 0x04, kModeCfy = 0x08,
                        kModeNonstop = 0x10, kModeBam = 0x20, kModeBamSe = 0x40, kModeBamRead1 = 0x80,
                        kModeBamRead2 = 0x100, kModeIl13 = 0x200;
+
+// The search options a gap_opt_t stands for (bwa aln's -n -o -e ... as the core takes them).
+AlnOptions aln_options_of(const GapOptions& g);
 
 // Packs / unpacks one bwt_aln1_t.
 void pack_aln(const SaiAln& a, unsigned char out[24]);

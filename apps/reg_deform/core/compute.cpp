@@ -9,7 +9,9 @@
 #include <cuda_runtime.h>
 
 #include "evk/cuda_check.hpp"
+#include "gpu_affine.hpp"
 #include "gpu_field.hpp"
+#include "reg_engine_gpu.hpp"
 #endif
 
 namespace evk::reg_deform {
@@ -93,6 +95,47 @@ Volume resample_volume(const Volume& flo, const Field& field, const ResampleOpti
   ResampleOptions o = opt;
   if (o.threads <= 0) o.threads = run.threads;
   return resample_cpu(flo, field, o);
+}
+
+AffineResult affine_register(const Volume& ref, const Volume& flo, const Mask& rmask, const Mask& fmask,
+                             const Mat44& init, const AffineOptions& opt, const RunOptions& run, RunInfo* info,
+                             const AffineProgress& progress) {
+  RunInfo local;
+  RunInfo& i = info ? *info : local;
+  check_affine_options(opt);
+  const Plan p = plan_for(run, i);
+  AffineOptions o = opt;
+  if (o.threads <= 0) o.threads = run.threads;
+  AffineEngine engine = cpu_matcher(o.threads);
+#if defined(EVK_HAVE_CUDA)
+  if (p.backend.backend == Backend::gpu) engine = gpu::affine_engine();
+#else
+  (void)p;
+#endif
+  return register_affine(ref, flo, rmask, fmask, init, o, engine, progress);
+}
+
+RegisterResult nonrigid_register(const Volume& ref, const Volume& flo, const Mask& rmask, const Mask& fmask,
+                                 const RegisterOptions& opt, const RunOptions& run, RunInfo* info,
+                                 const RegisterCallbacks& cb) {
+  RunInfo local;
+  RunInfo& i = info ? *info : local;
+  RegisterOptions o = opt;
+  if (o.threads <= 0) o.threads = run.threads;
+  check_register_inputs(ref, flo, rmask, fmask, o);
+  const Plan p = plan_for(run, i);
+  EngineFactory factory = make_cpu_engine;
+#if defined(EVK_HAVE_CUDA)
+  if (p.backend.backend == Backend::gpu) {
+    GpuEngineOptions go;
+    go.field.config = p.kernel.config;
+    go.field.source = p.kernel.source;
+    factory = [go](const LevelInput& in) { return make_gpu_engine(in, go); };
+  }
+#else
+  (void)p;
+#endif
+  return register_images(ref, flo, rmask, fmask, o, factory, cb);
 }
 
 }  // namespace evk::reg_deform

@@ -5,6 +5,8 @@
 #pragma once
 #include <string>
 
+#include "affine_reg.hpp"
+#include "reg_register.hpp"
 #include "resample_cpu.hpp"
 #include "types.hpp"
 
@@ -33,5 +35,17 @@ Field compute_field(const Geometry& ref, const Grid& grid, const Mask& mask, boo
 // `pad` for positions outside the floating image).
 Volume resample_volume(const Volume& flo, const Field& field, const ResampleOptions& opt, const RunOptions& run,
                        RunInfo* info = nullptr);
+
+// Global (rigid/affine) registration, `reg_deform affine`'s method (opt.threads: CPU threads when
+// <= 0, run.threads), on the chosen backend (the GPU block matcher and pyramid, or the CPU reference).
+AffineResult affine_register(const Volume& ref, const Volume& flo, const Mask& rmask, const Mask& fmask,
+                             const Mat44& init, const AffineOptions& opt, const RunOptions& run,
+                             RunInfo* info = nullptr, const AffineProgress& progress = {});
+
+// Non-rigid registration, `reg_deform register`'s method, on the chosen backend with the field
+// kernel variant chosen as `register` chooses it. The inputs are checked (check_register_inputs).
+RegisterResult nonrigid_register(const Volume& ref, const Volume& flo, const Mask& rmask, const Mask& fmask,
+                                 const RegisterOptions& opt, const RunOptions& run, RunInfo* info = nullptr,
+                                 const RegisterCallbacks& cb = {});
 
 }  // namespace evk::reg_deform

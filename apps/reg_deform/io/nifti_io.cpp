@@ -304,6 +304,16 @@ void check_finite(const std::vector<float>& v, const fs::path& path) {
     if (!std::isfinite(v[i])) input_error(name_of(path), "holds NaN or Inf (element " + std::to_string(i) + ")");
 }
 
+// Intensity volumes: NaN voxels read as 0, as NiftyReg reads them (its nifticlib reader replaces
+// them), so that NaN-padded images (reg_resample -pad nan, our --res outputs) go through every
+// command as the background they stand for; an infinite value is still bad input.
+void nan_to_zero_reject_inf(std::vector<float>& v, const fs::path& path) {
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (std::isnan(v[i])) v[i] = 0.f;
+    else if (std::isinf(v[i])) input_error(name_of(path), "holds an infinite value (element " + std::to_string(i) + ")");
+  }
+}
+
 void check_same_grid(const Geometry& a, const Geometry& ref, const fs::path& path) {
   if (a.nx != ref.nx || a.ny != ref.ny || a.nz != ref.nz)
     input_error(name_of(path), "dims " + std::to_string(a.nx) + "x" + std::to_string(a.ny) + "x" + std::to_string(a.nz) +
@@ -414,7 +424,7 @@ Volume read_volume(const fs::path& path) {
   Volume v;
   v.geo = checked_geometry(nim.get(), path);
   v.data = to_float(nim.get(), 0, static_cast<std::size_t>(v.geo.voxels()), path);
-  check_finite(v.data, path);
+  nan_to_zero_reject_inf(v.data, path);
   return v;
 }
 
@@ -491,6 +501,7 @@ StoredVolume read_stored_volume(const fs::path& path) {
   StoredVolume sv;
   sv.vol.geo = geometry_of(nim.get());
   sv.vol.data = to_float(nim.get(), 0, static_cast<std::size_t>(sv.vol.geo.voxels()), path, false);
+  nan_to_zero_reject_inf(sv.vol.data, path);
   StoredInfo& i = sv.info;
   i.datatype = nim->datatype;
   i.scl_slope = nim->scl_slope;

@@ -20,7 +20,9 @@ struct WriteOptions {
   int nifti_version = 1;  // 1 or 2
 };
 
-// A 3-D scalar volume, any real datatype (scl_slope/scl_inter applied), as float.
+// A 3-D scalar volume, any real datatype (scl_slope/scl_inter applied), as float. NaN voxels
+// (NiftyReg's padding value) are read as 0, as NiftyReg reads them; an infinite value is an
+// InputError. (Grids and fields keep rejecting NaN and Inf.)
 Volume read_volume(const fs::path& path);
 // A mask volume on the reference's grid (nonzero = active).
 Mask read_mask(const fs::path& path, const Geometry& ref);
@@ -60,6 +62,7 @@ struct StoredVolume {
   Volume vol;  // stored values as float (no scaling)
   StoredInfo info;
 };
+// NaN read as 0 and Inf rejected, as read_volume.
 StoredVolume read_stored_volume(const fs::path& path);
 // v's values written in info.datatype (integers: truncated toward zero, clamped to the type's
 // range, NaN as 0), with info's scaling and intent and the description `descrip`.
