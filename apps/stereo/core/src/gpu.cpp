@@ -19,11 +19,15 @@ Registry make_registry() {
   Registry reg;
   reg.add_kernel("stereo");
   reg.add_builtin();
-  // An 8-bit output holds 0..253 (254 is the poison, 255 "invalid"): gpu_frame.cpp refuses more.
+  // What a variant's configuration implies for requests (the GI problem's constraints: an 8-bit
+  // output holds 0..253, 254 being the poison and 255 "invalid"; the widest window it can run).
   reg.set_implied_constraints("stereo", [](const Variant& v) {
     std::vector<Constraint> cs;
     try {
-      if (KernelSettings::from(make_kernel_variant(v).config).out_type == "uchar") cs.push_back({"max_disparity", "<=", 253});
+      for (const std::string& line : gi_constraints(make_kernel_variant(v).config)) {
+        const gi::Constraint c = gi::parse_constraint(line);
+        cs.push_back({c.name, c.op, c.value});
+      }
     } catch (const std::exception&) {
       // a bad genome is reported when the variant is made, not here
     }
