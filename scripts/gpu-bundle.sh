@@ -31,6 +31,13 @@ for t in stereo reg_deform barracuda_exact reg_known; do  # tools (and reg_defor
   cp "$BUILD_DIR/bin/$t" "$DEST/bin/"
 done
 # The peer of bench_barracuda_exact: Debian's bwa needs only glibc >= 2.34 and zlib (the GPU host has both).
+# the drop-ins (NiftyReg's reg_* and bwa's commands on our tools), beside, not in, bin/
+for d in niftyreg bwa; do
+  for f in "$BUILD_DIR"/compat/$d/*; do
+    [ -f "$f" ] && [ -x "$f" ] || continue
+    mkdir -p "$DEST/compat/$d" && cp "$f" "$DEST/compat/$d/"
+  done
+done
 if command -v bwa > /dev/null; then cp "$(command -v bwa)" "$DEST/bin/"; fi
 # The inexact benchmark simulates its reads there with art_illumina (+ libgsl, carried below), and
 # bench/barracuda_exact/inexact_device.sh compares our GPU records with bwa's by bc_sam_agree.
@@ -38,7 +45,7 @@ if command -v art_illumina > /dev/null; then cp "$(command -v art_illumina)" "$D
 [ -x "$BUILD_DIR/bin/bc_sam_agree" ] && cp "$BUILD_DIR/bin/bc_sam_agree" "$DEST/bin/"
 # Non-system libraries the GPU host does not have (the rest of the closure ships with Ubuntu 24.04).
 carry_re='lib(hts|htscodecs|deflate|isal|divsufsort(64)?|nifti[^/]*|znz|benchmark(_main)?|png16|gsl|gslcblas)\.so'
-for b in "$DEST"/bin/*; do
+for b in "$DEST"/bin/* "$DEST"/compat/*/*; do
   ldd "$b" | awk '/=>/ {print $3}' | grep -E "$carry_re" || true
 done | sort -u | while read -r lib; do cp -L "$lib" "$DEST/lib/"; done
 # The Python package (the module built for the bundle build's Python: make bundle picks a Python
@@ -112,7 +119,7 @@ RUNNER
 chmod +x "$DEST/run.sh"
 # Our binaries travel without symbols (debugging happens at home); the device tool carries the bundle
 # as a gzipped tar: that is what must stay under the limit (its carry limit is 64 MiB in all).
-for b in "$DEST"/bin/*; do strip --strip-unneeded "$b" 2> /dev/null || true; done
+for b in "$DEST"/bin/* "$DEST"/compat/*/*; do [ -f "$b" ] || continue; strip --strip-unneeded "$b" 2> /dev/null || true; done
 size=$(du -sm "$DEST" | cut -f1)
 packed=$(( $(tar czf - -C "$(dirname "$DEST")" "$(basename "$DEST")" | wc -c) / 1048576 ))
 echo "gpu-bundle: $DEST is ${size} MiB, ${packed} MiB as .tgz ($(ls "$DEST/bin" | wc -l) binaries, $(ls "$DEST/lib" | wc -l) libraries)"

@@ -29,7 +29,10 @@ SgmLayout sgm_layout(int W, int H, const SgmParams& p, int k) {
   l.height = H;
   l.count = p.count();
   l.min_disparity = p.min_disparity;
-  if (k == 0) k = l.count <= 32 ? 8 : (l.count <= 512 ? 16 : 32);
+  // Default lane width from the H100 sweep (bench/stereo/sgm_vs_libsgm.sh, 1920x1080, 8 paths, direct
+  // loads): K 8 fastest up to 64 disparities (2.07 ms vs 2.18 with K 16), K 16 beyond (128: 2.98 ms
+  // vs 3.40 / 3.95; 256: 6.67 vs 7.34 / 7.13).
+  if (k == 0) k = l.count <= 64 ? 8 : (l.count <= 512 ? 16 : 32);
   if (k != 8 && k != 16 && k != 32) input_error("sgm layout", "disparities per lane must be 8, 16 or 32");
   if ((l.count + k - 1) / k > 32) k = 32;  // at most 32 lanes per cell
   l.K = k;
@@ -45,7 +48,7 @@ SgmLayout sgm_layout(int W, int H, const SgmParams& p, int k) {
 SgmTuning SgmTuning::from_env() {
   SgmTuning t;
   if (const char* k = std::getenv("EVK_SGM_K")) t.k = std::atoi(k);
-  if (const char* l = std::getenv("EVK_SGM_LOADS")) t.staged = std::string(l) != "direct";
+  if (const char* l = std::getenv("EVK_SGM_LOADS")) t.staged = std::string(l) == "staged";
   return t;
 }
 

@@ -56,7 +56,10 @@ SgmLayout sgm_layout(int width, int height, const SgmParams& p, int k = 0);
 // Choices that change speed, never results (benchmarks sweep them; EVK_SGM_K / EVK_SGM_LOADS).
 struct SgmTuning {
   int k = 0;            // disparities per lane (sgm_layout)
-  bool staged = true;   // census codes of the right image staged in shared memory / registers
+  // census codes of the right image staged in shared memory / registers, or read directly through
+  // L1: direct was faster at every disparity count on the H100 (1920x1080, 8 paths: 64 2.07 vs 2.38
+  // ms, 128 2.98 vs 4.45, 256 6.67 vs 7.54; bench/stereo/sgm_vs_libsgm.sh tuning.txt)
+  bool staged = false;
   static SgmTuning from_env();  // EVK_SGM_K=8|16|32, EVK_SGM_LOADS=staged|direct
 };
 // Bytes of dynamic shared memory the staged aggregation kernel needs.
