@@ -5,11 +5,13 @@
 // path (single and paired end, SAM identical byte for byte in every record).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <random>
 #include <sstream>
 
+#include "core/aln_compact.hpp"
 #include "core/aln_gi_problem.hpp"
 #include "core/aln_gpu.hpp"
 #include "core/aln_kernel.hpp"
@@ -65,6 +67,15 @@ Outcome check_gpu(bc::GpuAligner& g, const bc::ReadCodes& reads, const bc::AlnOp
   }
   EXPECT_EQ(o.wrong, 0u);
   EXPECT_EQ(o.wrong_hand_back, 0u);
+  // the output compacted on the device (what search merges) equals the raw output compacted on the CPU
+  {
+    bc::GpuAlnTimes tp;
+    const bc::KernelHits h = g.run_packed(reads, 0, &tp);
+    EXPECT_TRUE(std::vector<std::uint32_t>(h.n_out.begin(), h.n_out.end()) == n_out);
+    EXPECT_TRUE(std::vector<std::uint64_t>(h.packed.begin(), h.packed.end()) == bc::compact_kernel_output(n_out, aln_out, cfg.aln_cap));
+    std::printf("  compacted: %zu entries; upload %.2f ms, pack %.2f ms, compact %.2f ms, download %.2f ms (raw download %.2f ms)\n",
+                h.packed.size() / 3, tp.upload_ms, tp.pack_ms, tp.compact_ms, tp.download_ms, t.download_ms);
+  }
   // the backend's batch (kernel + CPU for the handed-back reads) equals the CPU's
   const bc::AlnBatch merged = g.search(reads, 0, nullptr);
   EXPECT_EQ(merged.offset, ref.offset);
@@ -82,6 +93,66 @@ TEST(BarracudaInexactGpu, EmbeddedKernelEqualsCpuOnEveryRead) {
   bc::GpuAligner g(bc::gi_reference_index(), bc::AlnOptions{}, 0);
   const Outcome o = check_gpu(g, reads, bc::AlnOptions{});
   EXPECT_GT(o.answered, 57000u);
+}
+
+// The compaction kernels (core/aln_compact.cu) on synthetic outputs against compact_kernel_output:
+// no reads, one read, tile edges (2048 reads a tile), more tiles than compact_sums has threads (256),
+// n_out 0, at the cap, beyond it, handed back and the poison; nothing written beyond the total.
+TEST(BarracudaInexactGpu, CompactionEqualsTheCpuReference) {
+  EVK_REQUIRE_GPU();
+  EVK_CUDA(cudaSetDevice(0));
+  bc::AlnCompactor comp;
+  cudaStream_t s = nullptr;
+  EVK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  std::mt19937_64 rng(5);
+  struct Case {
+    std::size_t n;
+    int cap;
+  };
+  for (const Case c : {Case{0, 16}, Case{1, 16}, Case{2047, 2}, Case{2048, 16}, Case{2049, 1}, Case{5000, 64},
+                       Case{2048 * 300 + 5, 2}, Case{262144, 16}}) {
+    SCOPED_TRACE("n " + std::to_string(c.n) + " ALN_CAP " + std::to_string(c.cap));
+    const std::size_t slot = static_cast<std::size_t>(c.cap) * 3;
+    std::vector<std::uint32_t> n_out(c.n);
+    std::vector<std::uint64_t> aln_out(c.n * slot);
+    for (std::size_t i = 0; i < c.n; ++i) {
+      const std::uint64_t r = rng() % 10;
+      const std::uint32_t cap = static_cast<std::uint32_t>(c.cap);
+      n_out[i] = r == 0 ? bc::kHandedBack : r == 1 ? 0u : r == 2 ? cap : r == 3 ? cap + 1 : r == 4 ? 0xa5a5a5a5u
+                                                                                                   : static_cast<std::uint32_t>(rng() % (cap + 1));
+      for (std::size_t w = 0; w < slot; ++w) aln_out[i * slot + w] = rng();
+    }
+    const std::vector<std::uint64_t> want = bc::compact_kernel_output(n_out, aln_out, c.cap);
+    std::uint32_t* d_n = nullptr;
+    std::uint64_t *d_aln = nullptr, *d_packed = nullptr, *d_total = nullptr;
+    const std::size_t room = std::max<std::size_t>(c.n * slot, 3);
+    EVK_CUDA(cudaMalloc(&d_n, std::max<std::size_t>(c.n, 1) * 4));
+    EVK_CUDA(cudaMalloc(&d_aln, room * 8));
+    EVK_CUDA(cudaMalloc(&d_packed, room * 8));
+    EVK_CUDA(cudaMalloc(&d_total, 8));
+    if (c.n) {
+      EVK_CUDA(cudaMemcpy(d_n, n_out.data(), c.n * 4, cudaMemcpyHostToDevice));
+      EVK_CUDA(cudaMemcpy(d_aln, aln_out.data(), c.n * slot * 8, cudaMemcpyHostToDevice));
+    }
+    EVK_CUDA(cudaMemset(d_packed, 0xA5, room * 8));
+    EVK_CUDA(cudaMemset(d_total, 0xA5, 8));
+    comp.run(d_n, d_aln, c.n, c.cap, d_packed, d_total, s);
+    EVK_CUDA(cudaStreamSynchronize(s));
+    std::uint64_t total = 0;
+    EVK_CUDA(cudaMemcpy(&total, d_total, 8, cudaMemcpyDeviceToHost));
+    std::vector<std::uint64_t> got(room);
+    EVK_CUDA(cudaMemcpy(got.data(), d_packed, room * 8, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(total * 3, want.size());
+    EXPECT_TRUE(std::equal(want.begin(), want.end(), got.begin())) << "packed entries differ";
+    std::size_t touched = 0;
+    for (std::size_t w = want.size(); w < room; ++w) touched += got[w] != 0xa5a5a5a5a5a5a5a5ull;
+    EXPECT_EQ(touched, 0u) << "words written beyond the total";
+    EVK_CUDA(cudaFree(d_n));
+    EVK_CUDA(cudaFree(d_aln));
+    EVK_CUDA(cudaFree(d_packed));
+    EVK_CUDA(cudaFree(d_total));
+  }
+  EVK_CUDA(cudaStreamDestroy(s));
 }
 
 TEST(BarracudaInexactGpu, NvrtcBuildsWithOtherLimitsAndShapes) {

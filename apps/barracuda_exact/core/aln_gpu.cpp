@@ -8,6 +8,7 @@
 #include "evk/cuda_check.hpp"
 #include "evk/error.hpp"
 #include "evk/gi/genome.hpp"
+#include "evk/parallel.hpp"
 #include "evk_kernels/barracuda_inexact_kernel.hpp"
 
 namespace evk::barracuda_exact {
@@ -20,6 +21,11 @@ std::vector<std::string> InexactKernelConfig::nvrtc_options() const {
 }
 
 namespace {
+float elapsed_ms(cudaEvent_t a, cudaEvent_t b) {
+  float ms = 0;
+  EVK_CUDA(cudaEventElapsedTime(&ms, a, b));
+  return ms;
+}
 void validate(const InexactKernelConfig& c) {
   if (c.block_w < 32 || c.block_w > 1024 || c.block_w % 32) throw InputError("inexact kernel: BLOCK_W must be a multiple of 32 up to 1024");
   if (c.stack_cap < 1 || c.stack_cap > 4095) throw InputError("inexact kernel: STACK_CAP must be 1..4095");
@@ -68,6 +74,7 @@ InexactDevice::InexactDevice(const BwtIndex& idx, const AlnOptions& opt, int dev
   EVK_CUDA(cudaMalloc(&max_diff_, md.size() * sizeof(int)));
   EVK_CUDA(cudaMemcpy(max_diff_, md.data(), md.size() * sizeof(int), cudaMemcpyHostToDevice));
   EVK_CUDA(cudaMalloc(&counter_, sizeof(std::uint32_t)));
+  EVK_CUDA(cudaMalloc(&total_, sizeof(std::uint64_t)));
 }
 
 InexactDevice::~InexactDevice() {
@@ -78,6 +85,8 @@ InexactDevice::~InexactDevice() {
   cudaFree(lens_);
   cudaFree(n_out_);
   cudaFree(aln_out_);
+  cudaFree(packed_);
+  cudaFree(total_);
 }
 
 std::uint32_t InexactDevice::threads_for(int stack_cap, int threads_per_sm) const {
@@ -109,19 +118,35 @@ void InexactDevice::grow(std::size_t words, std::size_t reads, int aln_cap) {
   }
 }
 
-void InexactDevice::upload(const ReadCodes& reads, int aln_cap, cudaStream_t s) {
-  n_ = reads.size();
-  if (n_ > 0xffffffffu) throw std::runtime_error("inexact kernel: batch too large");
+void InexactDevice::stage(const ReadCodes& reads, int aln_cap, int threads, cudaStream_t s) {
+  const std::size_t n = reads.size();
+  if (n > 0xffffffffu) throw std::runtime_error("inexact kernel: batch too large");
+  EVK_CUDA(cudaStreamSynchronize(s));  // the previous batch's buffers (device and pinned) may still be in use
+  n_ = n;
   aln_cap_ = aln_cap;
-  EVK_CUDA(cudaStreamSynchronize(s));  // the previous batch's buffers may still be in use
-  pack_reads(reads, pk_);
-  grow(pk_.words.size(), n_, aln_cap);
   std::uint32_t max_len = 0;
   for (auto l : reads.len) max_len = std::max(max_len, l);
   params_ = aln_kernel_params(opt_, static_cast<int>(max_len));
+  // pack_reads's layout: blocks of 32 reads, word j of read r at (r / 32) * stride * 32 + j * 32 + r % 32
+  stride_ = packed_stride(max_len);
+  const std::size_t blocks = (n + 31) / 32;
+  n_words_ = blocks * 32 * stride_;
+  grow(n_words_, n, aln_cap);
+  if (n == 0) return;
+  auto* words = static_cast<std::uint32_t*>(host_words_.reserve(n_words_ * 4));
+  auto* lens = static_cast<std::uint32_t*>(host_lens_.reserve(n * 4));
+  std::copy(reads.len.begin(), reads.len.end(), lens);
+  // whole 32-read blocks per thread (pack_reads_range clears the blocks it writes)
+  const std::uint32_t stride = stride_;
+  parallel_for(
+      blocks, [&](std::size_t b0, std::size_t b1) { pack_reads_range(reads, stride, b0 * 32, std::min(n, b1 * 32), words); },
+      blocks >= 2048 ? threads : 1);
+}
+
+void InexactDevice::copy_up(cudaStream_t s) {
   if (n_ == 0) return;
-  EVK_CUDA(cudaMemcpyAsync(words_, pk_.words.data(), pk_.words.size() * 4, cudaMemcpyHostToDevice, s));
-  EVK_CUDA(cudaMemcpyAsync(lens_, pk_.len.data(), n_ * 4, cudaMemcpyHostToDevice, s));
+  EVK_CUDA(cudaMemcpyAsync(words_, host_words_.data(), n_words_ * 4, cudaMemcpyHostToDevice, s));
+  EVK_CUDA(cudaMemcpyAsync(lens_, host_lens_.data(), n_ * 4, cudaMemcpyHostToDevice, s));
 }
 
 void InexactDevice::poison(cudaStream_t s) {
@@ -143,7 +168,7 @@ void InexactDevice::launch(cudaKernel_t k, int block_w, int stack_cap, std::uint
   threads = static_cast<std::uint32_t>(t);
   BwtConsts consts = bwt_.consts();
   const std::uint32_t* bwt = bwt_.data();
-  std::uint32_t stride = pk_.stride, n32 = static_cast<std::uint32_t>(n_);
+  std::uint32_t stride = stride_, n32 = static_cast<std::uint32_t>(n_);
   EVK_CUDA(cudaMemsetAsync(counter_, 0, 4, s));
   void* args[] = {&bwt, &consts, &params_, &max_diff_, &words_, &lens_, &stride, &n32, &counter_, &stack_, &threads, &n_out_, &aln_out_};
   evk::launch(k, dim3(threads / static_cast<std::uint32_t>(block_w)), dim3(static_cast<unsigned>(block_w)), args, 0, s);
@@ -158,6 +183,42 @@ void InexactDevice::download(std::vector<std::uint32_t>& n_out, std::vector<std:
     EVK_CUDA(cudaMemcpyAsync(aln_out.data(), aln_out_, aln_out.size() * 8, cudaMemcpyDeviceToHost, s));
   }
   EVK_CUDA(cudaStreamSynchronize(s));
+}
+
+void InexactDevice::compact(cudaStream_t s) {
+  const std::size_t words = std::max<std::size_t>(n_ * static_cast<std::size_t>(aln_cap_) * 3, 3);
+  if (words > cap_packed_) {
+    EVK_CUDA(cudaFree(packed_));
+    packed_ = nullptr;
+    cap_packed_ = 0;
+    const std::size_t cap = words + words / 4;
+    EVK_CUDA(cudaMalloc(&packed_, cap * 8));
+    cap_packed_ = cap;
+  }
+  compactor_.run(n_out_, aln_out_, n_, aln_cap_, packed_, total_, s);
+}
+
+KernelHits InexactDevice::download_packed(cudaStream_t s) {
+  if (n_ == 0) {
+    EVK_CUDA(cudaStreamSynchronize(s));
+    return {};
+  }
+  auto* n_out = static_cast<std::uint32_t*>(host_n_out_.reserve(n_ * 4));
+  auto* total = static_cast<std::uint64_t*>(host_total_.reserve(8));
+  EVK_CUDA(cudaMemcpyAsync(n_out, n_out_, n_ * 4, cudaMemcpyDeviceToHost, s));
+  EVK_CUDA(cudaMemcpyAsync(total, total_, 8, cudaMemcpyDeviceToHost, s));
+  EVK_CUDA(cudaStreamSynchronize(s));
+  const std::uint64_t entries = *total;
+  if (entries > n_ * static_cast<std::uint64_t>(aln_cap_))
+    throw std::runtime_error("inexact kernel: compacted output of " + std::to_string(entries) + " entries for " +
+                             std::to_string(n_) + " reads");
+  std::uint64_t* packed = nullptr;
+  if (entries > 0) {
+    packed = static_cast<std::uint64_t*>(host_packed_.reserve(entries * 3 * 8));
+    EVK_CUDA(cudaMemcpyAsync(packed, packed_, entries * 3 * 8, cudaMemcpyDeviceToHost, s));
+    EVK_CUDA(cudaStreamSynchronize(s));
+  }
+  return {std::span<const std::uint32_t>(n_out, n_), std::span<const std::uint64_t>(packed, entries * 3)};
 }
 
 GpuAligner::GpuAligner(const BwtIndex& idx, const AlnOptions& opt, int device, const InexactKernelConfig& cfg,
@@ -180,8 +241,11 @@ GpuAligner::~GpuAligner() {
 
 void GpuAligner::run(const ReadCodes& reads, std::vector<std::uint32_t>& n_out, std::vector<std::uint64_t>& aln_out,
                      GpuAlnTimes* times) {
+  const auto t0 = std::chrono::steady_clock::now();
+  dev_.stage(reads, cfg_.aln_cap, 0, stream_);
+  const double pack_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   EVK_CUDA(cudaEventRecord(ev_[0], stream_));
-  dev_.upload(reads, cfg_.aln_cap, stream_);
+  dev_.copy_up(stream_);
   dev_.poison(stream_);  // every read must be answered
   EVK_CUDA(cudaEventRecord(ev_[1], stream_));
   dev_.launch(kernel_, cfg_.block_w, cfg_.stack_cap, dev_.max_threads(), stream_);
@@ -190,14 +254,36 @@ void GpuAligner::run(const ReadCodes& reads, std::vector<std::uint32_t>& n_out, 
   EVK_CUDA(cudaEventRecord(ev_[3], stream_));
   EVK_CUDA(cudaStreamSynchronize(stream_));
   if (times) {
-    float ms = 0;
-    cudaEventElapsedTime(&ms, ev_[0], ev_[1]);
-    times->upload_ms += ms;
-    cudaEventElapsedTime(&ms, ev_[1], ev_[2]);
-    times->kernel_ms += ms;
-    cudaEventElapsedTime(&ms, ev_[2], ev_[3]);
-    times->download_ms += ms;
+    times->pack_ms += pack_ms;
+    times->upload_ms += elapsed_ms(ev_[0], ev_[1]);
+    times->kernel_ms += elapsed_ms(ev_[1], ev_[2]);
+    times->download_ms += elapsed_ms(ev_[2], ev_[3]);
   }
+}
+
+KernelHits GpuAligner::run_packed(const ReadCodes& reads, int cpu_threads, GpuAlnTimes* times) {
+  const auto t0 = std::chrono::steady_clock::now();
+  dev_.stage(reads, cfg_.aln_cap, cpu_threads, stream_);
+  const double pack_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  EVK_CUDA(cudaEventRecord(ev_[0], stream_));
+  dev_.copy_up(stream_);
+  dev_.poison(stream_);  // every read must be answered
+  EVK_CUDA(cudaEventRecord(ev_[1], stream_));
+  dev_.launch(kernel_, cfg_.block_w, cfg_.stack_cap, dev_.max_threads(), stream_);
+  EVK_CUDA(cudaEventRecord(ev_[2], stream_));
+  dev_.compact(stream_);
+  EVK_CUDA(cudaEventRecord(ev_[3], stream_));
+  const KernelHits h = dev_.download_packed(stream_);
+  EVK_CUDA(cudaEventRecord(ev_[4], stream_));
+  EVK_CUDA(cudaStreamSynchronize(stream_));
+  if (times) {
+    times->pack_ms += pack_ms;
+    times->upload_ms += elapsed_ms(ev_[0], ev_[1]);
+    times->kernel_ms += elapsed_ms(ev_[1], ev_[2]);
+    times->compact_ms += elapsed_ms(ev_[2], ev_[3]);
+    times->download_ms += elapsed_ms(ev_[3], ev_[4]);
+  }
+  return h;
 }
 
 AlnBatch GpuAligner::search(const ReadCodes& reads, int cpu_threads, GpuAlnTimes* times) {
@@ -211,14 +297,10 @@ AlnBatch GpuAligner::search(const ReadCodes& reads, int cpu_threads, GpuAlnTimes
     }
     return out;
   }
-  std::vector<std::uint32_t> n_out;
-  std::vector<std::uint64_t> aln_out;
-  run(reads, n_out, aln_out, times);
-  for (std::size_t i = 0; i < n_out.size(); ++i)
-    if (n_out[i] != kHandedBack && n_out[i] > static_cast<std::uint32_t>(cfg_.aln_cap))
-      throw std::runtime_error("inexact kernel: read " + std::to_string(i) + " not answered (" + std::to_string(n_out[i]) + ")");
+  const KernelHits h = run_packed(reads, cpu_threads, times);
   const auto t = std::chrono::steady_clock::now();
-  const std::size_t back = merge_kernel_output(idx_, reads, opt_, n_out, aln_out, cfg_.aln_cap, cpu_threads, out);
+  // throws for a read neither answered nor handed back
+  const std::size_t back = merge_kernel_output_packed(idx_, reads, opt_, h.n_out, h.packed, cfg_.aln_cap, cpu_threads, out);
   if (times) {
     times->fallback_reads += back;
     times->fallback_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();

@@ -7,9 +7,11 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "core/aln_compact.hpp"
 #include "core/aln_kernel.hpp"
 #include "core/aln_search.hpp"
 #include "core/gpu_exact.hpp"
@@ -34,9 +36,19 @@ struct InexactKernelConfig {
 // (cached) of `source` (empty: the original text) with cfg's macros.
 CudaLibrary load_inexact_kernel(const InexactKernelConfig& cfg, int cc, const std::string& source = {});
 
+// upload: host-to-device copies (and the n_out poison); pack: packing the reads into pinned memory
+// on the host; compact: the compaction kernels (run_packed, search); download: device-to-host copies.
 struct GpuAlnTimes {
-  double upload_ms = 0, kernel_ms = 0, download_ms = 0, fallback_s = 0;
+  double upload_ms = 0, kernel_ms = 0, download_ms = 0, pack_ms = 0, compact_ms = 0, fallback_s = 0;
   std::uint64_t fallback_reads = 0;
+};
+
+// The kernel's output as downloaded compacted: n_out per read as the kernel wrote it, and the
+// answered reads' entries (3 words each) in read order (see merge_kernel_output_packed). Views of
+// pinned memory, valid until the next stage/upload/download of the same device.
+struct KernelHits {
+  std::span<const std::uint32_t> n_out;
+  std::span<const std::uint64_t> packed;
 };
 
 // The device side of the inexact search without the kernel: the BWT, a batch of reads, the
@@ -50,12 +62,23 @@ class InexactDevice {
   ~InexactDevice();
   InexactDevice(const InexactDevice&) = delete;
   InexactDevice& operator=(const InexactDevice&) = delete;
-  void upload(const ReadCodes& reads, int aln_cap, cudaStream_t s);  // async; reads' memory must stay until synced
+  // stage: waits for s (the previous batch), packs the reads into pinned memory (threads: 0 = all
+  // cores, small batches on one); copy_up: enqueues the staged batch's copies to the device.
+  void stage(const ReadCodes& reads, int aln_cap, int threads, cudaStream_t s);
+  void copy_up(cudaStream_t s);
+  void upload(const ReadCodes& reads, int aln_cap, cudaStream_t s) {  // both; async, reads may go at once
+    stage(reads, aln_cap, 0, s);
+    copy_up(s);
+  }
   void poison(cudaStream_t s);                                        // n_out := 0xa5a5a5a5
   // Enqueues the kernel (built with STACK_CAP = stack_cap, at most the constructor's) with block_w
   // threads per block over at most `threads` persistent threads (and as many as the stacks allow).
   void launch(cudaKernel_t k, int block_w, int stack_cap, std::uint32_t threads, cudaStream_t s);
   void download(std::vector<std::uint32_t>& n_out, std::vector<std::uint64_t>& aln_out, cudaStream_t s);  // syncs
+  // After a launch: enqueues the compaction of the output on the device (AlnCompactor).
+  void compact(cudaStream_t s);
+  // After compact: downloads n_out and the packed entries into pinned memory; syncs.
+  KernelHits download_packed(cudaStream_t s);
   std::uint32_t max_threads() const { return n_threads_; }  // for stack_cap
   std::uint32_t threads_for(int stack_cap, int threads_per_sm) const;  // within the same stack memory
   std::size_t size() const { return n_; }
@@ -65,6 +88,7 @@ class InexactDevice {
   void grow(std::size_t words, std::size_t reads, int aln_cap);
   AlnOptions opt_;
   DeviceBwt bwt_;
+  AlnCompactor compactor_;  // loaded into the device bwt_ selected
   int sms_ = 0, stack_cap_ = 0;
   std::uint32_t n_threads_ = 0;
   std::size_t stack_bytes_ = 0;
@@ -74,7 +98,11 @@ class InexactDevice {
   std::uint32_t *words_ = nullptr, *lens_ = nullptr, *n_out_ = nullptr;
   std::uint64_t* aln_out_ = nullptr;
   std::size_t cap_words_ = 0, cap_reads_ = 0, cap_alns_ = 0;
-  PackedReads pk_;
+  std::uint32_t stride_ = 1;     // words per read of the staged batch
+  std::size_t n_words_ = 0;      // its packed words
+  PinnedBuffer host_words_, host_lens_, host_n_out_, host_total_, host_packed_;
+  std::uint64_t *packed_ = nullptr, *total_ = nullptr;
+  std::size_t cap_packed_ = 0;
   AlnKernelParams params_{};
   std::size_t n_ = 0;
   int aln_cap_ = 0;
@@ -92,6 +120,9 @@ class GpuAligner {
   // The kernel's raw output (n_out poisoned before the launch), for tests and the GI problem.
   void run(const ReadCodes& reads, std::vector<std::uint32_t>& n_out, std::vector<std::uint64_t>& aln_out,
            GpuAlnTimes* times = nullptr);
+  // The kernel's output compacted on the device (what search merges; n_out poisoned before the
+  // launch). cpu_threads: for packing the reads. Valid until the next run of this aligner.
+  KernelHits run_packed(const ReadCodes& reads, int cpu_threads = 0, GpuAlnTimes* times = nullptr);
   const InexactKernelConfig& config() const { return cfg_; }
   std::uint32_t threads() const { return dev_.max_threads(); }
 
@@ -104,7 +135,7 @@ class GpuAligner {
   CudaLibrary lib_;
   cudaKernel_t kernel_ = nullptr;
   cudaStream_t stream_ = nullptr;
-  cudaEvent_t ev_[4] = {};
+  cudaEvent_t ev_[5] = {};
 };
 
 }  // namespace evk::barracuda_exact

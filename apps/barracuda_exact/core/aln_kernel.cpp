@@ -4,6 +4,8 @@
 #include <atomic>
 #include <exception>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "evk/parallel.hpp"
@@ -55,13 +57,43 @@ Aln decode_kernel_aln(const std::uint64_t* w) {
   return a;
 }
 
+std::vector<std::uint64_t> compact_kernel_output(std::span<const std::uint32_t> n_out,
+                                                 std::span<const std::uint64_t> aln_out, int aln_cap) {
+  const std::size_t slot = static_cast<std::size_t>(aln_cap) * 3;
+  if (aln_out.size() < n_out.size() * slot) throw std::invalid_argument("compact_kernel_output: aln_out too short");
+  std::vector<std::uint64_t> packed;
+  for (std::size_t i = 0; i < n_out.size(); ++i) {
+    const std::uint64_t* w = aln_out.data() + i * slot;
+    packed.insert(packed.end(), w, w + 3 * static_cast<std::size_t>(kernel_entries(n_out[i], aln_cap)));
+  }
+  return packed;
+}
+
 std::size_t merge_kernel_output(const BwtIndex& idx, const ReadCodes& reads, const AlnOptions& opt,
                                 const std::vector<std::uint32_t>& n_out, const std::vector<std::uint64_t>& aln_out,
                                 int aln_cap, int threads, AlnBatch& out) {
+  const std::vector<std::uint64_t> packed = compact_kernel_output(n_out, aln_out, aln_cap);
+  return merge_kernel_output_packed(idx, reads, opt, n_out, packed, aln_cap, threads, out);
+}
+
+std::size_t merge_kernel_output_packed(const BwtIndex& idx, const ReadCodes& reads, const AlnOptions& opt,
+                                       std::span<const std::uint32_t> n_out, std::span<const std::uint64_t> packed,
+                                       int aln_cap, int threads, AlnBatch& out) {
   const std::size_t n = reads.size();
+  if (n_out.size() != n) throw std::invalid_argument("merge_kernel_output: one n_out per read expected");
   std::vector<std::size_t> back;
-  for (std::size_t i = 0; i < n; ++i)
-    if (n_out[i] == kHandedBack) back.push_back(i);
+  std::size_t entries = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (n_out[i] == kHandedBack)
+      back.push_back(i);
+    else if (n_out[i] > static_cast<std::uint32_t>(aln_cap))
+      throw std::runtime_error("inexact kernel: read " + std::to_string(i) + " not answered (" + std::to_string(n_out[i]) + ")");
+    else
+      entries += n_out[i];
+  }
+  if (packed.size() != 3 * entries)
+    throw std::runtime_error("inexact kernel: " + std::to_string(packed.size()) + " packed words for " +
+                             std::to_string(entries) + " entries");
   // the handed-back reads on the CPU, with the batch's gap-open limit (as the kernel had it)
   std::uint32_t max_len = 0;
   for (auto l : reads.len) max_len = std::max(max_len, l);
@@ -97,13 +129,17 @@ std::size_t merge_kernel_output(const BwtIndex& idx, const ReadCodes& reads, con
   }
   out.clear();
   out.offset.reserve(n + 1);
+  std::size_t total = entries;
+  for (const auto& c : cpu) total += c.size();
+  out.alns.reserve(total);
+  const std::uint64_t* w = packed.data();  // the next answered read's entries
   for (std::size_t i = 0, j = 0; i < n; ++i) {
     if (n_out[i] == kHandedBack) {
       out.alns.insert(out.alns.end(), cpu[j].begin(), cpu[j].end());
       ++j;
     } else {
-      const std::uint64_t* w = aln_out.data() + i * static_cast<std::size_t>(aln_cap) * 3;
       for (std::uint32_t a = 0; a < n_out[i]; ++a) out.alns.push_back(decode_kernel_aln(w + 3 * a));
+      w += 3 * static_cast<std::size_t>(n_out[i]);
     }
     out.offset.push_back(static_cast<std::uint32_t>(out.alns.size()));
   }

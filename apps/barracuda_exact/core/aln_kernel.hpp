@@ -4,6 +4,7 @@
 // search of the reads it hands back.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/aln_options.hpp"
@@ -41,8 +42,25 @@ bool aln_kernel_supports(const AlnOptions& opt, const BwtIndex& idx, int max_len
 // n_ins << 24 | n_del << 34 | score << 44.
 Aln decode_kernel_aln(const std::uint64_t* w);
 
-// The batch's hit lists from the kernel's output (n_out per read, aln_out ALN_CAP x 3 words per
-// read), searching the handed-back reads on the CPU (threads). Returns the number handed back.
+// The entries a read has in the kernel's output: n_out, or 0 when it was handed back or n_out
+// exceeds aln_cap (not answered: poison or garbage).
+constexpr std::uint32_t kernel_entries(std::uint32_t n_out, int aln_cap) {
+  return n_out == kHandedBack || n_out > static_cast<std::uint32_t>(aln_cap) ? 0u : n_out;
+}
+
+// The kernel's output compacted (the CPU reference of core/aln_compact.cu): each read's
+// kernel_entries (3 words each) taken from its ALN_CAP x 3-word slot and packed in read order.
+std::vector<std::uint64_t> compact_kernel_output(std::span<const std::uint32_t> n_out,
+                                                 std::span<const std::uint64_t> aln_out, int aln_cap);
+
+// The batch's hit lists from the kernel's compacted output (n_out per read as the kernel wrote it,
+// packed: the answered reads' entries in read order), searching the handed-back reads on the CPU
+// (threads). Throws std::runtime_error for a read neither answered nor handed back (n_out > aln_cap)
+// or when packed does not hold exactly the answered reads' entries. Returns the number handed back.
+std::size_t merge_kernel_output_packed(const BwtIndex& idx, const ReadCodes& reads, const AlnOptions& opt,
+                                       std::span<const std::uint32_t> n_out, std::span<const std::uint64_t> packed,
+                                       int aln_cap, int threads, AlnBatch& out);
+// The same from the kernel's raw output (aln_out: ALN_CAP x 3 words per read).
 std::size_t merge_kernel_output(const BwtIndex& idx, const ReadCodes& reads, const AlnOptions& opt,
                                 const std::vector<std::uint32_t>& n_out, const std::vector<std::uint64_t>& aln_out,
                                 int aln_cap, int threads, AlnBatch& out);

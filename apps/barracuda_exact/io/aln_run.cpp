@@ -226,7 +226,7 @@ AlnMapStats run_aln_map(const AlnMapOptions& opt, const std::function<void(std::
           GpuAlnTimes gt;
           E.alns = gpu->search(E.searched, mo.threads, &gt);
           st.kernel_s += gt.kernel_ms / 1e3;
-          st.transfer_s += (gt.upload_ms + gt.download_ms) / 1e3;
+          st.transfer_s += (gt.pack_ms + gt.upload_ms + gt.compact_ms + gt.download_ms) / 1e3;  // moving reads and hits
           st.gpu_fallback += gt.fallback_reads;
           st.fallback_s += gt.fallback_s;
         } else
