@@ -240,6 +240,7 @@ void BM_StageGpu(benchmark::State& st, int stage) {
   ref.upload(l.ref.data.data(), l.ref.data.size());
   flo.upload(l.flo.data.data(), l.flo.data.size());
   cp.upload(l.grid.data.data(), l.grid.data.size());
+  sg::to_float4(cp.get(), np, eng.device_control_points());  // the engine's control points (else the field is garbage)
   eng.compute(false);
   sg::warp_linear(eng.device_field(), nullptr, nv, flo.get(), l.flo.geo, nullptr, warped.get(), wgrad.get());
   sg::nmi_counts(ref.get(), warped.get(), nullptr, nv, 68, counts.get());

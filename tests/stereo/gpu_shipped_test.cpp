@@ -20,7 +20,7 @@ using namespace evk::stereo;
 namespace {
 const std::map<std::string, std::vector<std::pair<int, int>>> kClassSizes = {
     {"paper", {{320, 240}, {301, 217}}},
-    {"middlebury", {{450, 375}, {384, 288}}},
+    {"middlebury", {{450, 375}, {434, 383}}},
     {"kitti", {{1242, 375}, {1001, 333}}},
     {"1080p", {{1920, 1080}, {1282, 1110}}}};
 

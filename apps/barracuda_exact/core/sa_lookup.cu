@@ -47,10 +47,15 @@ extern "C" __global__ void sa_lookup(const unsigned* __restrict__ occ, SaConsts 
   const unsigned j = static_cast<unsigned>(t & 3);
   if (i >= n_reads) return;
   const unsigned long long k0 = kl[2 * i], l0 = kl[2 * i + 1];
-  if (k0 == 0 || k0 > l0) return;  // no hit (k = 0: an ambiguous base)
-  const unsigned long long count = l0 - k0 + 1;
+  // Rows without a position (no hit, k = 0: an ambiguous base; beyond the rows looked up) hold ~0:
+  // every output word is written, so the download never copies uninitialised memory (initcheck).
+  const bool hit = !(k0 == 0 || k0 > l0);
+  const unsigned long long count = hit ? l0 - k0 + 1 : 0;
   const unsigned long long rows = count <= 4 ? count : 1;
-  if (j >= rows) return;
+  if (j >= rows) {
+    out[4 * i + j] = ~0ull;
+    return;
+  }
   unsigned long long k = k0 + j, steps = 0;
   const unsigned long long mask = s.sa_intv - 1;
   while (k & mask) {
