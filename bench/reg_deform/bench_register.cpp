@@ -223,7 +223,7 @@ BENCHMARK_CAPTURE(BM_RegisterGpu, mni152_2mm_original, std::string("mni152_t1_2m
     ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(3);
 
 // One stage of an iteration at the finest 1 mm level on the GPU.
-void BM_StageGpu(benchmark::State& st, int stage) {
+[[maybe_unused]] void BM_StageGpu(benchmark::State& st, int stage) {
   if (!gpu_ok(st)) return;
   const Level& l = level_1mm();
   if (!l.ok) return st.SkipWithError("no shared data");
@@ -291,14 +291,11 @@ void BM_StageGpu(benchmark::State& st, int stage) {
   st.counters["max_us"] = ts.max_ms * 1e3;
   st.counters["voxels_per_s"] = static_cast<double>(nv) / (ts.median_ms / 1000.0);
 }
-BENCHMARK_CAPTURE(BM_StageGpu, 1_field_tile5_assemble, 1)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
-BENCHMARK_CAPTURE(BM_StageGpu, 2_warp_gradient, 2)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
-BENCHMARK_CAPTURE(BM_StageGpu, 3_histogram_nmi, 3)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
-BENCHMARK_CAPTURE(BM_StageGpu, 4_nmi_voxel_gradient, 4)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
-BENCHMARK_CAPTURE(BM_StageGpu, 5_adjoint, 5)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
-BENCHMARK_CAPTURE(BM_StageGpu, 6_penalties_be_le, 6)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
-BENCHMARK_CAPTURE(BM_StageGpu, 7_optimiser_vectors, 7)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
-BENCHMARK_CAPTURE(BM_StageGpu, 8_objective_evaluation, 8)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
+// Not registered: on the H100 (2026-11-23) this set-up faulted in reg_warp_linear (compute-sanitizer:
+// reads far outside the floating image) even with the control points uploaded first, while the
+// engine's own stages pass every GPU test; per-level times come from `register --json` and
+// BM_RegisterGpu until the set-up is made to mirror GpuEngine exactly.
+// BENCHMARK_CAPTURE(BM_StageGpu, 1_field_tile5_assemble, 1) ... 8_objective_evaluation
 #endif
 }  // namespace
 
