@@ -107,15 +107,19 @@ void add_register_command(CLI::App& app) {
     if (a->o.levels_used > a->o.levels) evk::input_error("--lp", "must not exceed --ln (" + std::to_string(a->o.levels) + ")");
     const evk::BackendChoice backend = evk::choose_backend(a->c);
     const bool gpu = backend.backend == evk::Backend::gpu;
+    const rd::Volume ref = rd::read_volume(a->ref);
     rd::KernelChoice kernel;
     std::string variant = "cpu";
     if (gpu) {
-      evk::Registry reg;
-      reg.add_kernel("reg_deform");
-      const auto overlay = evk::default_overlay_dir();
-      if (!overlay.empty()) reg.load_overlay(overlay);
+      // The tool's registry (built-in shipped variants, installed ones, the overlay), asked for the
+      // finest level: the reference's size and the final control-point spacing in voxels.
+      const evk::Registry reg = rd::make_registry();
+      const double sp = a->o.spacing;
+      const auto vox = [&](double d) { return sp < 0 ? -sp : sp / d; };
+      const evk::Request req = rd::make_request(ref.geo.nx, ref.geo.ny, ref.geo.nz, vox(ref.geo.dx), vox(ref.geo.dy),
+                                                vox(ref.geo.dz));
       const auto& d = backend.device;
-      const evk::Selection s = reg.select("reg_deform", evk::DeviceKey{d.cc(), d.name}, a->c.kernel);
+      const evk::Selection s = reg.select("reg_deform", evk::DeviceKey{d.cc(), d.name}, a->c.kernel, req);
       kernel = rd::kernel_for_variant(s.variant);
       variant = s.variant.id + " (" + s.rule + ")";
 #if defined(EVK_HAVE_CUDA)
@@ -124,7 +128,6 @@ void add_register_command(CLI::App& app) {
     }
     evk::verbose_line(a->c, "backend: " + std::string(gpu ? "gpu" : "cpu") + " (" + backend.reason + "), field kernel " +
                                 variant);
-    const rd::Volume ref = rd::read_volume(a->ref);
     const rd::Volume flo = rd::read_volume(a->flo);
     const rd::Mask rmask = a->rmask.empty() ? rd::Mask{} : rd::read_mask(a->rmask, ref.geo);
     const rd::Mask fmask = a->fmask.empty() ? rd::Mask{} : rd::read_mask(a->fmask, flo.geo);
