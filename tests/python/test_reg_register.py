@@ -10,33 +10,7 @@ from conftest import tool
 
 nib = pytest.importorskip("nibabel")
 
-SHAPE = (33, 29, 27)  # odd sizes
-AFF = np.array([[2.0, 0, 0, -32.0], [0, 2.0, 0, -28.0], [0, 0, 2.0, -26.0], [0, 0, 0, 1]])
-
-
-def phantom(world):
-    """An asymmetric smooth object: an ellipsoid with blobs, of world positions (..., 3) in mm."""
-    x, y, z = world[..., 0], world[..., 1], world[..., 2]
-    v = 100.0 / (1 + np.exp(((x / 22) ** 2 + (y / 18) ** 2 + (z / 15) ** 2 - 1) * 12))
-    for c, s, a in (((8, 5, 3), 5, 80), ((-10, -4, 6), 4, -60), ((2, 10, -7), 3.5, 70), ((-6, 8, 2), 3, 50)):
-        v += a * np.exp(-((x - c[0]) ** 2 + (y - c[1]) ** 2 + (z - c[2]) ** 2) / (2 * s * s))
-    return v.astype(np.float32)
-
-
-def world_of(shape, aff):
-    ijk = np.stack(np.meshgrid(*[np.arange(n, dtype=np.float64) for n in shape], indexing="ij"), -1)
-    return ijk @ aff[:3, :3].T + aff[:3, 3]
-
-
-def known_transform():
-    """Reference world -> floating world: 4 degrees about z, 2 about x, a 2-3 mm shift."""
-    a, b = np.radians(4), np.radians(2)
-    rz = np.array([[np.cos(a), -np.sin(a), 0], [np.sin(a), np.cos(a), 0], [0, 0, 1]])
-    rx = np.array([[1, 0, 0], [0, np.cos(b), -np.sin(b)], [0, np.sin(b), np.cos(b)]])
-    m = np.eye(4)
-    m[:3, :3] = rz @ rx
-    m[:3, 3] = [2.5, -2.0, 1.5]
-    return m
+from phantom import AFF, SHAPE, known_transform, phantom, world_of
 
 
 @pytest.fixture(scope="module")
@@ -114,3 +88,20 @@ def test_errors_carry_the_cli_messages(images):
         ek.reg.affine(ref, flo, flo_affine=AFF)
     with pytest.raises(ek.InputError, match=r"--pv|--pi|--maxit|--ln"):
         ek.reg.affine(ref, flo, ref_affine=AFF, flo_affine=AFF, pv=0, backend="cpu")
+
+
+def test_nii_helpers_agree_with_nibabel(images, tmp_path):
+    """conftest's write_nii/read_nii (used by test_gpu.py, where nibabel is absent) against nibabel."""
+    from conftest import read_nii, write_nii
+    d, ref, flo, m = images
+    write_nii(tmp_path / "r.nii", ref, AFF)
+    img = nib.load(tmp_path / "r.nii")
+    np.testing.assert_array_equal(np.asarray(img.dataobj), ref)
+    np.testing.assert_array_equal(img.affine, AFF)
+    data, aff = read_nii(tmp_path / "r.nii")
+    np.testing.assert_array_equal(data, ref)
+    np.testing.assert_array_equal(aff, AFF)
+    tool("reg_deform", "grid", "--ref", tmp_path / "r.nii", "-o", tmp_path / "g.nii", "--spacing", 4)
+    g, gaff = read_nii(tmp_path / "g.nii")
+    np.testing.assert_array_equal(g, np.asarray(nib.load(tmp_path / "g.nii").dataobj, dtype=np.float32))
+    np.testing.assert_array_equal(gaff, nib.load(tmp_path / "g.nii").affine)
