@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Python module on the GPU host: the bundle's package (built for Python 3.12) and its pytest
 # suite with the bundle's tools (EVK_BIN_DIR), GPU tests included (tests/python/test_gpu.py:
-# stereo GPU = CPU = CLI bit for bit, reg field within 1e-3 mm of the CPU). nibabel/nipype are not
+# stereo ssd/sgm GPU = CPU = CLI bit for bit, reg field within 1e-3 mm of the CPU, reg affine/register
+# against the GPU CLI and the CPU). nibabel/nipype are not
 # on the host: their tests skip. Writes OUTDIR/pytest.log and OUTDIR/pytest.xml; exits non-zero
 # when a test fails.
 # Usage: bench/python/gpu_pytest.sh BUNDLE OUTDIR

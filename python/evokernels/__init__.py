@@ -3,8 +3,11 @@
     import evokernels as ek
     ek.devices()                                    # GPUs and the kernel variant each would run
     d = ek.stereo.disparity(left, right, max_disparity=64)          # int32 (H, W), -1 invalid
+    d = ek.stereo.disparity(left, right, method="sgm", subpixel="parabola")  # float32, NaN invalid
     f = ek.reg.field(ref_img, cpp_img)              # deformation field (nx, ny, nz, 1, 3), world mm
     w = ek.reg.resample(ref_img, flo_img, cpp_img, interp="linear")  # float32 (nx, ny, nz)
+    A = ek.reg.affine(ref_img, flo_img)             # 4x4, reference world -> floating world
+    cpp, cpp_affine, warped = ek.reg.register(ref_img, flo_img, aff=A)
 
 Images are numpy arrays, or nibabel images (their .affine is used); every function takes the CLI's
 options as keyword arguments with the CLI's names and defaults (backend="auto"|"cpu"|"gpu",

@@ -1,4 +1,5 @@
-"""evokernels.reg: cubic B-spline deformation fields and resampling (`reg_deform field|resample`).
+"""evokernels.reg: registration and cubic B-spline deformation fields (`reg_deform
+affine|register|field|resample`).
 
 Volumes are numpy arrays indexed [x, y, z] as nibabel returns them, with a 4x4 voxel-to-world
 matrix (an image's .affine; for plain arrays the *_affine keyword). NiftyReg's transformation
@@ -11,7 +12,7 @@ from . import _ext
 from ._arrays import (check_choice, check_int, check_kernel, flat_out, intent_p1, shape_of, affine_of, vectors,
                       volume)
 
-__all__ = ["field", "resample"]
+__all__ = ["affine", "field", "register", "resample"]
 
 _KINDS = {0.0: "deformation", 1.0: "displacement", 2.0: "grid"}
 
@@ -71,3 +72,82 @@ def resample(ref, flo, trans, *, ref_affine=None, flo_affine=None, trans_affine=
     info = _ext.reg_resample(dims, raff, fdata, fdims, faff, tdata, tdims, taff, kind, interp, float(pad), flat,
                              backend, check_kernel(kernel), check_int("device", device), check_int("threads", threads))
     return (out, info) if return_info else out
+
+
+def _mask(mask, dims, name):
+    if mask is None:
+        return None
+    ma = np.asarray(mask.get_fdata() if hasattr(mask, "get_fdata") else mask)
+    if list(ma.shape[:3]) != list(dims) or any(s != 1 for s in ma.shape[3:]):
+        raise _ext.InputError("%s: shape %s differs from its image's %s" % (name, ma.shape, tuple(dims)))
+    return np.asfortranarray(ma.reshape(tuple(dims)) != 0, dtype=np.uint8).reshape(-1, order="F")
+
+
+def _matrix(m, name):
+    if m is None:
+        return []
+    a = np.asarray(m, dtype=np.float64)
+    if a.shape != (4, 4) or not np.all(np.isfinite(a)):
+        raise _ext.InputError("%s: expected a finite 4x4 matrix, got shape %s" % (name, a.shape))
+    return [float(x) for x in a.reshape(-1)]
+
+
+def _pad(pad):
+    if isinstance(pad, str):
+        if pad in ("nan", "NaN"):
+            return float("nan")
+        raise _ext.InputError("--pad: '%s' is not a number or nan" % pad)
+    return float(pad)
+
+
+def affine(ref, flo, *, ref_affine=None, flo_affine=None, rmask=None, fmask=None, init=None, cog=False,
+           rigid_only=False, aff_direct=False, nosym=False, subvoxel=False, ln=3, lp=None, maxit=5, pv=50, pi=50,
+           backend="auto", kernel="auto", device=0, threads=0, return_info=False):
+    """Global rigid/affine registration by block matching, as `reg_deform affine` (reg_aladin's
+    method). ref, flo: 3-D volumes (nibabel images or arrays with ref_affine/flo_affine, their 4x4
+    voxel-to-world matrices). Keywords: the CLI's options with its defaults (--rmask, --fmask,
+    --init (a 4x4 matrix; default: image centres aligned), --cog, --rigid-only, --aff-direct,
+    --nosym, --subvoxel, --ln, --lp (default: ln), --maxit, --pv, --pi, --backend, --device).
+    Returns the 4x4 float64 matrix mapping reference world to floating world (what -o writes)."""
+    rdata, rdims, raff = volume(ref, "ref", ref_affine)
+    fdata, fdims, faff = volume(flo, "flo", flo_affine)
+    check_choice("backend", backend, ("auto", "cpu", "gpu"))
+    if init is not None and cog:
+        raise _ext.InputError("--cog excludes --init")
+    info = _ext.reg_affine(rdata, rdims, raff, fdata, fdims, faff, _mask(rmask, rdims, "rmask"),
+                           _mask(fmask, fdims, "fmask"), _matrix(init, "init"), bool(cog), bool(rigid_only),
+                           bool(aff_direct), bool(nosym), bool(subvoxel), check_int("ln", ln),
+                           -1 if lp is None else check_int("lp", lp), check_int("maxit", maxit), check_int("pv", pv),
+                           check_int("pi", pi), backend, check_kernel(kernel), check_int("device", device),
+                           check_int("threads", threads))
+    m = np.array(info.pop("affine"), dtype=np.float64).reshape(4, 4)
+    return (m, info) if return_info else m
+
+
+def register(ref, flo, *, ref_affine=None, flo_affine=None, aff=None, rmask=None, fmask=None, sx=-5.0, ln=3, lp=0,
+             maxit=150, be=0.001, le=0.01, jl=0.0, bins=64, nmi=False, ssd=False, smooR=0.0, smooF=0.0, pad="nan",
+             backend="auto", kernel="auto", device=0, threads=0, return_info=False):
+    """Non-rigid registration, as `reg_deform register` (reg_f3d's method: cubic B-spline grid).
+    ref, flo: 3-D volumes (nibabel images or arrays with ref_affine/flo_affine). Keywords: the
+    CLI's options with its defaults (--aff: initial 4x4 reference-world -> floating-world matrix,
+    default the centres of mass aligned; --rmask, --fmask, --sx, --ln, --lp (0: all), --maxit,
+    --be, --le, --jl, --bins, --nmi (default) / --ssd, --smooR, --smooF, --pad for the warped
+    image, --backend, --kernel, --device, threads).
+    Returns (cpp, cpp_affine, warped): the control-point grid float32 (gx, gy, gz, 1, 3) in world
+    mm (what --cpp writes), its 4x4 voxel-to-world matrix, and the floating image warped into the
+    reference float32 (nx, ny, nz), cubic, as --res writes it."""
+    rdata, rdims, raff = volume(ref, "ref", ref_affine)
+    fdata, fdims, faff = volume(flo, "flo", flo_affine)
+    check_choice("backend", backend, ("auto", "cpu", "gpu"))
+    if nmi and ssd:
+        raise _ext.InputError("--ssd: cannot be combined with --nmi")
+    warped, wflat = flat_out(tuple(rdims), np.float32)
+    info = _ext.reg_register(rdata, rdims, raff, fdata, fdims, faff, _mask(rmask, rdims, "rmask"),
+                             _mask(fmask, fdims, "fmask"), _matrix(aff, "aff"), float(sx), check_int("ln", ln),
+                             check_int("lp", lp), check_int("maxit", maxit), float(be), float(le), float(jl),
+                             check_int("bins", bins), bool(ssd), float(smooR), float(smooF), _pad(pad), wflat,
+                             backend, check_kernel(kernel), check_int("device", device), check_int("threads", threads))
+    g = info.pop("grid_dims")
+    cpp = np.frombuffer(info.pop("grid"), dtype=np.float32).reshape(tuple(g) + (1, 3), order="F").copy(order="F")
+    caff = np.array(info.pop("grid_affine"), dtype=np.float64).reshape(4, 4)
+    return (cpp, caff, warped, info) if return_info else (cpp, caff, warped)

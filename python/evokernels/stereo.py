@@ -8,19 +8,31 @@ __all__ = ["disparity", "methods"]
 
 
 def methods():
-    """The matching methods this build has (`ssd`: Stam's SSD block matcher, the paper's kernel)."""
+    """The matching methods this build has (`ssd`: Stam's SSD block matcher, the paper's kernel;
+    `sgm`: semi-global matching)."""
     return list(_ext.stereo_methods())
 
 
+# The CLI's sgm and post-processing options with its defaults (apps/stereo/cli.cpp add_match_options).
+_SGM_DEFAULTS = dict(paths=8, p1=10, p2=120, cost="census", cost_window=5, uniqueness=0, subpixel="none",
+                     lr_check=-1, median=0, speckle_size=0, speckle_range=1)
+
+
 def disparity(left, right, method="ssd", *, min_disparity=0, max_disparity=50, window=11, min_ssd=500000,
-              backend="auto", kernel="auto", device=0, threads=0, return_info=False):
+              paths=8, p1=10, p2=120, cost="census", cost_window=5, uniqueness=0, subpixel="none", lr_check=-1,
+              median=0, speckle_size=0, speckle_range=1, backend="auto", kernel="auto", device=0, threads=0,
+              return_info=False):
     """Disparity map of a rectified pair, as `stereo disparity` computes it.
 
     left, right: 2-D uint8 grey images (H, W) of the same size (integer arrays within 0..255 are
-    converted). Returns int32 (H, W): the disparity in pixels, -1 where none beat min_ssd.
-    method: a name from methods() (default "ssd"). The other keywords are the CLI's options with
-    its defaults: --min-disparity, --max-disparity, --window (odd, >= 3), --min-ssd, --backend
-    auto|cpu|gpu, --kernel auto|original|evolved|FILE, --device; threads: CPU threads (0 = all).
+    converted). method: "ssd" (default) or "sgm". The keywords are the CLI's options with its
+    defaults: --min-disparity, --max-disparity; ssd: --window (odd, >= 3), --min-ssd; sgm: --paths,
+    --p1, --p2, --cost census|sad|ssd, --cost-window, --uniqueness, --subpixel
+    none|parabola|equiangular, --lr-check, --median, --speckle-size, --speckle-range; --backend
+    auto|cpu|gpu, --kernel auto|original|evolved|FILE (ssd), --device; threads: CPU threads (0 = all).
+
+    Returns int32 (H, W), the disparity in pixels, -1 where invalid; for sgm with a sub-pixel fit
+    or a negative min_disparity, float32 (H, W) in pixels (1/16 steps) with NaN where invalid.
     return_info=True returns (map, info) with the backend, kernel variant and device that ran.
     """
     l = gray8(left, "left")
@@ -28,6 +40,28 @@ def disparity(left, right, method="ssd", *, min_disparity=0, max_disparity=50, w
     if l.shape != r.shape:
         raise _ext.InputError("left, right: sizes differ (%s vs %s)" % (l.shape, r.shape))
     check_choice("backend", backend, ("auto", "cpu", "gpu"))
+    sgm = dict(paths=paths, p1=p1, p2=p2, cost=cost, cost_window=cost_window, uniqueness=uniqueness,
+               subpixel=subpixel, lr_check=lr_check, median=median, speckle_size=speckle_size,
+               speckle_range=speckle_range)
+    if method == "sgm":
+        check_choice("cost", cost, ("census", "sad", "ssd"))
+        check_choice("subpixel", subpixel, ("none", "parabola", "equiangular"))
+        out = np.empty(l.shape, dtype=np.float32)
+        info = _ext.stereo_sgm(l, r, out, l.shape[0], l.shape[1], check_int("min_disparity", min_disparity),
+                               check_int("max_disparity", max_disparity), check_int("paths", paths),
+                               check_int("p1", p1), check_int("p2", p2), str(cost),
+                               check_int("cost_window", cost_window), check_int("uniqueness", uniqueness),
+                               str(subpixel), check_int("lr_check", lr_check), check_int("median", median),
+                               check_int("speckle_size", speckle_size), check_int("speckle_range", speckle_range),
+                               backend, check_kernel(kernel), check_int("device", device),
+                               check_int("threads", threads))
+        if subpixel == "none" and min_disparity >= 0:
+            out = np.where(np.isnan(out), -1, out).astype(np.int32)
+        return (out, info) if return_info else out
+    changed = sorted(k for k, v in sgm.items() if v != _SGM_DEFAULTS[k])
+    if changed and method == "ssd":
+        raise _ext.InputError("%s: apply to method='sgm' (the Python ssd path has no post-processing yet)"
+                              % ", ".join(changed))
     out = np.empty(l.shape, dtype=np.int32)
     info = _ext.stereo_disparity(l, r, out, l.shape[0], l.shape[1], check_int("min_disparity", min_disparity),
                                  check_int("max_disparity", max_disparity), check_int("window", window),

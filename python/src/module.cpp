@@ -23,6 +23,7 @@
 #include "evk/install_dirs.hpp"
 #include "evk/stereo/compute.hpp"
 #include "evk/stereo/gpu.hpp"
+#include "affine_init.hpp"
 #include "grid_make.hpp"
 
 #ifndef EVK_VERSION
@@ -198,6 +199,54 @@ py::dict stereo_disparity(const py::buffer& left, const py::buffer& right, const
   return j;
 }
 
+// method "sgm": out float32 (H, W), disparity in pixels (q / 16), NaN where invalid.
+py::dict stereo_sgm(const py::buffer& left, const py::buffer& right, const py::buffer& out, int height, int width,
+                    int min_disparity, int max_disparity, int paths, int p1, int p2, const std::string& cost,
+                    int cost_window, int uniqueness, const std::string& subpixel, int lr_check, int median,
+                    int speckle_size, int speckle_range, const std::string& backend, const std::string& kernel,
+                    int device, int threads) {
+  if (height < 1 || width < 1) throw evk::InputError("left: empty image");
+  const std::size_t n = static_cast<std::size_t>(height) * static_cast<std::size_t>(width);
+  const py::buffer_info li = contiguous(left, n, 1, "left", false);
+  const py::buffer_info ri = contiguous(right, n, 1, "right", false);
+  const py::buffer_info oi = contiguous(out, n, 4, "out", true);
+  st::Image8 l, r;
+  l.width = r.width = width;
+  l.height = r.height = height;
+  l.pixels.assign(static_cast<const std::uint8_t*>(li.ptr), static_cast<const std::uint8_t*>(li.ptr) + n);
+  r.pixels.assign(static_cast<const std::uint8_t*>(ri.ptr), static_cast<const std::uint8_t*>(ri.ptr) + n);
+  st::ComputeOptions o;
+  o.method = "sgm";
+  o.params.min_disparity = min_disparity;
+  o.params.max_disparity = max_disparity;
+  o.sgm.paths = paths;
+  o.sgm.p1 = p1;
+  o.sgm.p2 = p2;
+  o.sgm.window = cost_window;
+  o.cost = cost;
+  o.subpixel = subpixel;
+  o.post.uniqueness = uniqueness;
+  o.post.lr_check = lr_check;
+  o.post.median = median;
+  o.post.speckle_size = speckle_size;
+  o.post.speckle_range = speckle_range;
+  o.backend = backend;
+  o.kernel = kernel;
+  o.device = device;
+  o.threads = threads;
+  st::ComputeInfo info;
+  {
+    py::gil_scoped_release nogil;
+    const st::DisparityQ d = st::compute_sgm(l, r, o, &info);
+    float* dst = static_cast<float*>(oi.ptr);
+    for (std::size_t k = 0; k < n; ++k)
+      dst[k] = d.q[k] == st::kInvalidQ ? std::nanf("") : static_cast<float>(d.q[k]) / st::kDispScale;
+  }
+  py::dict j = info_dict(info.backend, info.kernel, info.device, info.reason);
+  j["method"] = "sgm";
+  return j;
+}
+
 // ---- reg ------------------------------------------------------------------------------------
 rd::RunOptions run_options(const std::string& backend, const std::string& kernel, int device, int threads) {
   rd::RunOptions r;
@@ -287,6 +336,138 @@ py::dict reg_resample(const std::array<int, 3>& ref_dims, const std::array<doubl
   return info_dict(info.backend, info.kernel, info.device, info.reason);
 }
 
+rd::Volume make_volume(const py::buffer& data, const std::array<int, 3>& dims, const std::array<double, 16>& affine,
+                       const char* what) {
+  rd::Volume v;
+  v.geo = geometry(dims, affine, what);
+  const py::buffer_info bi = contiguous(data, v.geo.voxels(), 4, what, false);
+  v.data.assign(static_cast<const float*>(bi.ptr), static_cast<const float*>(bi.ptr) + v.geo.voxels());
+  return v;
+}
+
+// An optional mask (uint8, the volume's voxel count, nonzero = used); the CLI's empty-mask error.
+rd::Mask make_mask(const py::object& mask, const rd::Geometry& g, const char* what) {
+  rd::Mask m;
+  if (mask.is_none()) return m;
+  const py::buffer_info mi = contiguous(mask.cast<py::buffer>(), g.voxels(), 1, what, false);
+  m.assign(static_cast<const std::uint8_t*>(mi.ptr), static_cast<const std::uint8_t*>(mi.ptr) + g.voxels());
+  bool any = false;
+  for (auto v : m) any = any || v;
+  if (!any) evk::input_error(what, "mask is empty (no nonzero voxel)");
+  return m;
+}
+
+std::vector<double> flat44(const rd::Mat44& m) {
+  std::vector<double> out;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) out.push_back(m.m[i][j]);
+  return out;
+}
+
+// `reg_deform affine`: init is 16 doubles, or empty for the CLI's default (centres, or centres of
+// mass with cog). Returns the matrix (reference world -> floating world) in info["affine"].
+py::dict reg_affine(const py::buffer& ref_data, const std::array<int, 3>& ref_dims,
+                    const std::array<double, 16>& ref_affine, const py::buffer& flo_data,
+                    const std::array<int, 3>& flo_dims, const std::array<double, 16>& flo_affine,
+                    const py::object& rmask, const py::object& fmask, const std::vector<double>& init, bool cog,
+                    bool rigid_only, bool aff_direct, bool nosym, bool subvoxel, int ln, int lp, int maxit, int pv,
+                    int pi, const std::string& backend, const std::string& kernel, int device, int threads) {
+  const rd::Volume ref = make_volume(ref_data, ref_dims, ref_affine, "ref");
+  const rd::Volume flo = make_volume(flo_data, flo_dims, flo_affine, "flo");
+  const rd::Mask rm = make_mask(rmask, ref.geo, "rmask");
+  const rd::Mask fm = make_mask(fmask, flo.geo, "fmask");
+  rd::AffineOptions o;
+  o.levels = ln;
+  o.levels_used = lp < 0 ? ln : lp;
+  o.maxit = maxit;
+  o.block_percent = pv;
+  o.inlier_percent = pi;
+  o.rigid_only = rigid_only;
+  o.affine_direct = aff_direct;
+  o.symmetric = !nosym;
+  o.subvoxel = subvoxel;
+  o.threads = threads;
+  rd::check_affine_options(o);
+  if (!init.empty() && init.size() != 16) throw evk::InputError("init: expected a 4x4 matrix");
+  rd::RunInfo info;
+  rd::Mat44 result;
+  {
+    py::gil_scoped_release nogil;
+    rd::Mat44 start;
+    if (init.size() == 16) {
+      std::array<double, 16> a{};
+      std::copy(init.begin(), init.end(), a.begin());
+      start = mat44(a);
+    } else {
+      start = cog ? rd::init_centres_of_mass(ref, rm, flo, fm) : rd::init_centres(ref.geo, flo.geo);
+    }
+    result = rd::affine_register(ref, flo, rm, fm, start, o, run_options(backend, kernel, device, threads), &info).affine;
+  }
+  py::dict j = info_dict(info.backend, info.kernel, info.device, info.reason);
+  j["affine"] = flat44(result);
+  return j;
+}
+
+// `reg_deform register`: the grid (planar, NIfTI order) and its voxel-to-world matrix in info;
+// the warped floating image (cubic, `pad` outside) into warped_out, as the CLI's --res.
+py::dict reg_register(const py::buffer& ref_data, const std::array<int, 3>& ref_dims,
+                      const std::array<double, 16>& ref_affine, const py::buffer& flo_data,
+                      const std::array<int, 3>& flo_dims, const std::array<double, 16>& flo_affine,
+                      const py::object& rmask, const py::object& fmask, const std::vector<double>& aff, double sx,
+                      int ln, int lp, int maxit, double be, double le, double jl, int bins, bool ssd, double smoo_r,
+                      double smoo_f, float pad, const py::buffer& warped_out, const std::string& backend,
+                      const std::string& kernel, int device, int threads) {
+  const rd::Volume ref = make_volume(ref_data, ref_dims, ref_affine, "ref");
+  const rd::Volume flo = make_volume(flo_data, flo_dims, flo_affine, "flo");
+  const rd::Mask rm = make_mask(rmask, ref.geo, "rmask");
+  const rd::Mask fm = make_mask(fmask, flo.geo, "fmask");
+  const py::buffer_info wi = contiguous(warped_out, ref.geo.voxels(), 4, "out", true);
+  rd::RegisterOptions o;
+  o.spacing = sx;
+  o.levels = ln;
+  o.levels_used = lp;
+  o.max_iterations = maxit;
+  o.bending = be;
+  o.linear = le;
+  o.jacobian_log = jl;
+  o.bins = bins;
+  o.similarity = ssd ? rd::Similarity::ssd : rd::Similarity::nmi;
+  o.smooth_ref = smoo_r;
+  o.smooth_flo = smoo_f;
+  o.threads = threads;
+  if (o.levels_used > o.levels) evk::input_error("--lp", "must not exceed --ln (" + std::to_string(o.levels) + ")");
+  if (!aff.empty() && aff.size() != 16) throw evk::InputError("aff: expected a 4x4 matrix");
+  const rd::RunOptions run = run_options(backend, kernel, device, threads);
+  rd::RunInfo info;
+  rd::Grid grid;
+  {
+    py::gil_scoped_release nogil;
+    rd::check_register_inputs(ref, flo, rm, fm, o);
+    if (aff.size() == 16) {
+      std::array<double, 16> a{};
+      std::copy(aff.begin(), aff.end(), a.begin());
+      o.affine = mat44(a);
+    } else {
+      o.affine = rd::init_centres_of_mass(ref, rm, flo, fm);  // the CLI's start without --aff
+    }
+    o.has_affine = true;
+    grid = rd::nonrigid_register(ref, flo, rm, fm, o, run, &info).grid;
+    // --res: the field on the chosen backend, resampled (cubic) on the CPU as the CLI does.
+    const rd::Field f = rd::compute_field(ref.geo, grid, {}, false, run);
+    rd::ResampleOptions ro;
+    ro.interp = rd::Interp::cubic;
+    ro.pad = pad;
+    ro.threads = threads;
+    const rd::Volume w = rd::resample_cpu(flo, f, ro);
+    std::memcpy(wi.ptr, w.data.data(), w.data.size() * sizeof(float));
+  }
+  py::dict j = info_dict(info.backend, info.kernel, info.device, info.reason);
+  j["grid_dims"] = std::vector<int>{grid.geo.nx, grid.geo.ny, grid.geo.nz};
+  j["grid_affine"] = flat44(grid.geo.vox2world);
+  j["grid"] = py::bytes(reinterpret_cast<const char*>(grid.data.data()), grid.data.size() * sizeof(float));
+  return j;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_ext, m) {
@@ -310,6 +491,9 @@ PYBIND11_MODULE(_ext, m) {
   m.def("devices", &devices, py::arg("kernel") = "auto", "GPUs and, per kernel, the variant that would run");
   m.def("stereo_methods", &st::methods);
   m.def("stereo_disparity", &stereo_disparity);
+  m.def("stereo_sgm", &stereo_sgm);
   m.def("reg_field", &reg_field);
   m.def("reg_resample", &reg_resample);
+  m.def("reg_affine", &reg_affine);
+  m.def("reg_register", &reg_register);
 }

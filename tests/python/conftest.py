@@ -41,3 +41,40 @@ def read_pfm(path):
         data = np.frombuffer(f.read(), dtype="<f4" if scale < 0 else ">f4")
     assert magic == b"Pf"
     return data.reshape(h, w)[::-1]  # stored bottom to top
+
+
+def write_nii(path, data, affine):
+    """A minimal NIfTI-1 .nii (float32, qform and sform both the diagonal `affine`) without nibabel
+    (the GPU host has none). Only diagonal voxel-to-world matrices (no rotation) are written."""
+    import struct
+    data = np.asarray(data, dtype="<f4")
+    aff = np.asarray(affine, dtype=np.float64)
+    assert np.count_nonzero(aff[:3, :3] - np.diag(np.diag(aff[:3, :3]))) == 0 and np.all(np.diag(aff)[:3] > 0)
+    dims = list(data.shape) + [1] * (7 - data.ndim)
+    h = bytearray(352)
+    struct.pack_into("<i", h, 0, 348)
+    struct.pack_into("<8h", h, 40, data.ndim, *dims)
+    struct.pack_into("<hh", h, 70, 16, 32)  # float32
+    struct.pack_into("<8f", h, 76, 1.0, *np.diag(aff)[:3], 1, 1, 1, 1)
+    struct.pack_into("<f", h, 108, 352.0)
+    struct.pack_into("<hh", h, 252, 1, 1)  # qform_code, sform_code
+    struct.pack_into("<6f", h, 256, 0, 0, 0, *aff[:3, 3])  # identity quaternion, offsets
+    struct.pack_into("<12f", h, 280, *aff[:3, :].reshape(-1))
+    h[344:348] = b"n+1\0"
+    with open(path, "wb") as f:
+        f.write(bytes(h) + data.reshape(-1, order="F").tobytes())
+
+
+def read_nii(path):
+    """(data float32 in NIfTI order, 4x4 sform) of a .nii float32 file our tools write (no nibabel)."""
+    import struct
+    raw = pathlib.Path(path).read_bytes()
+    ndim, *dims = struct.unpack_from("<8h", raw, 40)
+    dtype, = struct.unpack_from("<h", raw, 70)
+    assert dtype == 16, "expected float32, datatype %d" % dtype
+    off = int(struct.unpack_from("<f", raw, 108)[0])
+    aff = np.eye(4)
+    aff[:3, :] = np.array(struct.unpack_from("<12f", raw, 280), dtype=np.float64).reshape(3, 4)
+    shape = tuple(dims[:ndim])
+    n = int(np.prod(shape))
+    return np.frombuffer(raw, dtype="<f4", count=n, offset=off).reshape(shape, order="F"), aff

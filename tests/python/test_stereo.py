@@ -62,8 +62,56 @@ def test_defaults_are_the_clis(tmp_path):
     assert info["backend"] == "cpu" and info["method"] == "ssd"
 
 
+SGM_CASES = [
+    # (CLI arguments, Python keywords): defaults; sub-pixel with post-processing; negative range, sad, 4 paths
+    ([], {}),
+    (["--subpixel", "parabola", "--uniqueness", 10, "--lr-check", 1, "--median", 3, "--speckle-size", 20,
+      "--speckle-range", 2, "--p1", 8, "--p2", 100],
+     dict(subpixel="parabola", uniqueness=10, lr_check=1, median=3, speckle_size=20, speckle_range=2, p1=8, p2=100)),
+    (["--min-disparity", -4, "--max-disparity", 13, "--cost", "sad", "--cost-window", 3, "--paths", 4],
+     dict(min_disparity=-4, max_disparity=13, cost="sad", cost_window=3, paths=4)),
+]
+
+
+@pytest.mark.parametrize("cli_args,kw", SGM_CASES)
+def test_sgm_equals_the_cli(tmp_path, cli_args, kw):
+    left, right = pair(41, 67, 5, seed=7)  # odd sizes
+    write_pgm(tmp_path / "l.pgm", left)
+    write_pgm(tmp_path / "r.pgm", right)
+    tool("stereo", "disparity", tmp_path / "l.pgm", tmp_path / "r.pgm", "-o", tmp_path / "d.pfm", "--method", "sgm",
+         "--backend", "cpu", *cli_args)
+    cli = read_pfm(tmp_path / "d.pfm")  # invalid = +inf
+    py, info = ek.stereo.disparity(left, right, method="sgm", backend="cpu", return_info=True, **kw)
+    assert info["backend"] == "cpu" and info["method"] == "sgm" and py.shape == left.shape
+    if kw.get("subpixel", "none") == "none" and kw.get("min_disparity", 0) >= 0:
+        assert py.dtype == np.int32
+        np.testing.assert_array_equal(np.where(np.isinf(cli), -1, cli).astype(np.int32), py)
+    else:
+        assert py.dtype == np.float32
+        np.testing.assert_array_equal(np.isinf(cli), np.isnan(py))
+        np.testing.assert_array_equal(cli[np.isfinite(cli)], py[~np.isnan(py)])
+    valid = ~np.isinf(cli)
+    assert valid.mean() > 0.5  # a textured pair: most pixels matched
+    if kw.get("subpixel") == "parabola":
+        assert np.any(py[valid] != np.round(py[valid]))  # the sub-pixel fit is there
+
+
+def test_sgm_finds_the_shift_and_checks_options():
+    left, right = pair(41, 67, 5, seed=7)
+    d = ek.stereo.disparity(left, right, method="sgm", max_disparity=15, backend="cpu")
+    assert np.mean(d[:, 15:-8] == 5) > 0.95  # right = left shifted by 5 pixels
+    with pytest.raises(ek.InputError, match=r"--paths"):
+        ek.stereo.disparity(left, right, method="sgm", paths=6)
+    with pytest.raises(ek.InputError, match=r"subpixel"):
+        ek.stereo.disparity(left, right, method="sgm", subpixel="cubic")
+    with pytest.raises(ek.InputError, match=r"--kernel evolved: kernel variants apply to --method ssd"):
+        ek.stereo.disparity(left, right, method="sgm", kernel="evolved")
+    with pytest.raises(ek.InputError, match=r"apply to method='sgm'"):
+        ek.stereo.disparity(left, right, method="ssd", p1=5)
+
+
 def test_methods_and_method_passthrough():
-    assert ek.stereo.methods() == ["ssd"] or "ssd" in ek.stereo.methods()
+    assert ek.stereo.methods() == ["ssd", "sgm"]
     left, right = pair()
     with pytest.raises(ek.InputError, match=r"--method nope: no such matching method"):
         ek.stereo.disparity(left, right, method="nope")

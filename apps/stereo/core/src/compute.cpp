@@ -1,15 +1,17 @@
 #include "evk/stereo/compute.hpp"
 
 #include <algorithm>
+#include <memory>
 
 #include "evk/cli.hpp"
 #include "evk/error.hpp"
 #include "evk/stereo/gpu.hpp"
 #include "evk/stereo/reference.hpp"
+#include "evk/stereo/sgm_gpu.hpp"
 
 namespace evk::stereo {
 
-std::vector<std::string> methods() { return {"ssd"}; }
+std::vector<std::string> methods() { return {"ssd", "sgm"}; }
 
 namespace {
 
@@ -41,9 +43,7 @@ DisparityMap run_ssd(const Image8& l, const Image8& r, const ComputeOptions& o, 
   return disparity_cpu(l, r, o.params, o.threads);
 }
 
-}  // namespace
-
-DisparityMap compute_disparity(const Image8& left, const Image8& right, const ComputeOptions& opt, ComputeInfo* info) {
+void check_method(const ComputeOptions& opt) {
   const auto ms = methods();
   if (std::find(ms.begin(), ms.end(), opt.method) == ms.end()) {
     std::string have;
@@ -52,11 +52,58 @@ DisparityMap compute_disparity(const Image8& left, const Image8& right, const Co
   }
   if (opt.backend != "auto" && opt.backend != "cpu" && opt.backend != "gpu")
     input_error("--backend " + opt.backend, "must be auto, cpu or gpu");
+}
+
+}  // namespace
+
+DisparityMap compute_disparity(const Image8& left, const Image8& right, const ComputeOptions& opt, ComputeInfo* info) {
+  check_method(opt);
+  if (opt.method != "ssd") input_error("--method " + opt.method, "gives a sub-pixel map: use compute_sgm");
   validate(opt.params);
   validate_pair(left, right, "left, right");
   ComputeInfo local;
   ComputeInfo& i = info ? *info : local;
   return run_ssd(left, right, opt, i);
+}
+
+DisparityQ compute_sgm(const Image8& left, const Image8& right, const ComputeOptions& opt, ComputeInfo* info) {
+  check_method(opt);
+  if (opt.method != "sgm") input_error("--method " + opt.method, "compute_sgm runs --method sgm");
+  // The CLI's MatchOptions::finalize for sgm: every option checked before any work.
+  SgmParams p = opt.sgm;
+  PostParams post = opt.post;
+  post.subpixel = parse_subpixel(opt.subpixel);
+  post.right = false;
+  validate(post);
+  p.min_disparity = opt.params.min_disparity;
+  p.max_disparity = opt.params.max_disparity;
+  p.cost = parse_cost(opt.cost);
+  p.post = post;
+  validate(p);
+  validate_pair(left, right, "left, right");
+  if (opt.kernel != "auto" && opt.kernel != "original")
+    input_error("--kernel " + opt.kernel, "kernel variants apply to --method ssd");
+  ComputeInfo local;
+  ComputeInfo& i = info ? *info : local;
+  CommonOptions c;
+  c.backend = opt.backend;
+  c.kernel = opt.kernel;
+  c.device = opt.device;
+  const BackendChoice b = choose_backend(c);
+  i.reason = b.reason;
+  // The CLI reads 8-bit files as 16-bit images of maxval 255 and runs those overloads.
+  const Image16 l = to_image16(left), r = to_image16(right);
+  if (b.backend == Backend::gpu) {
+    i.backend = "gpu";
+    i.kernel = "sgm-original";
+    i.device = b.device.name;
+    const std::unique_ptr<SgmDevice> dev = cuda_sgm_device(opt.device);
+    SgmPipeline pipeline(*dev, p, l.width, l.height, 8);  // 8-bit pixels (maxval 255), as the CLI's
+    return pipeline.run(l, r).left;
+  }
+  i.backend = "cpu";
+  i.kernel = "sgm-cpu-reference";
+  return sgm_cpu(l, r, p, opt.threads).left;
 }
 
 }  // namespace evk::stereo

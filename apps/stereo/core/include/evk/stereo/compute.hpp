@@ -5,13 +5,18 @@
 #include <string>
 #include <vector>
 
+#include "evk/stereo/sgm.hpp"
 #include "evk/stereo/types.hpp"
 
 namespace evk::stereo {
 
 struct ComputeOptions {
-  Params params;
+  Params params;                 // ssd: window, min_ssd; both: the disparity range
   std::string method = "ssd";    // matching method; see methods()
+  SgmParams sgm;                 // sgm: paths, p1, p2, window (--cost-window); range, cost and post set from the rest
+  std::string cost = "census";   // sgm: census | sad | ssd
+  std::string subpixel = "none"; // sgm: none | parabola | equiangular
+  PostParams post;               // sgm: uniqueness, lr_check, median, speckle (subpixel from the string)
   std::string backend = "auto";  // auto | cpu | gpu
   std::string kernel = "auto";   // auto | original | evolved | genome FILE
   int device = 0;
@@ -26,12 +31,17 @@ struct ComputeInfo {
   double kernel_ms = 0;  // GPU kernel time (CUDA events)
 };
 
-// The matching methods this build has ("ssd": Stam's SSD block matcher, the paper's kernel).
+// The matching methods this build has ("ssd": Stam's SSD block matcher, the paper's kernel;
+// "sgm": semi-global matching with the CLI's post-processing).
 std::vector<std::string> methods();
 
 // Throws InputError naming the option (--method, --window, --backend gpu, --kernel ...) when the
 // request cannot be met, as the CLI would.
 DisparityMap compute_disparity(const Image8& left, const Image8& right, const ComputeOptions& opt,
                                ComputeInfo* info = nullptr);
+
+// method "sgm": the left map in 1/16 pixel (kInvalidQ where none survived), exactly what
+// `stereo disparity --method sgm` writes: sgm_cpu on the CPU, SgmPipeline on the GPU.
+DisparityQ compute_sgm(const Image8& left, const Image8& right, const ComputeOptions& opt, ComputeInfo* info = nullptr);
 
 }  // namespace evk::stereo
