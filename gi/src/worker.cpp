@@ -14,6 +14,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <thread>
 
 #include "evk/cuda_check.hpp"
 #include "evk/cuda_library.hpp"
@@ -368,6 +369,18 @@ std::string driver_version() {
 
 int worker_main(const Problem& problem, int device, int in_fd, int out_fd) {
   ::signal(SIGPIPE, SIG_IGN);
+  // A worker outlives a search killed with SIGKILL while it is busy (building a case, running a
+  // candidate) and only then reads the closed pipe; on the H100 one was still holding 649 MiB when the
+  // resumed search had finished. A watchdog ends it as soon as it is orphaned (its parent changes).
+  {
+    const pid_t parent = ::getppid();
+    std::thread([parent] {
+      for (;;) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        if (::getppid() != parent) ::_exit(0);
+      }
+    }).detach();
+  }
   Evaluation* eval = nullptr;  // the current case: kept.front()
   // cases kept resident (Worker::Options::keep_cases), most recent first; `eval` is the current one
   struct Kept {
