@@ -26,8 +26,11 @@ pkgs=(
   snakemake
   # dpkg -x for scripts/fetch-data.sh
   dpkg
-  # libFuzzer harnesses (make fuzz, fuzz-smoke in make test): clang 16 with its fuzzer runtime
-  clang-16 libfuzzer-16-dev
+  # libFuzzer harnesses (make fuzz, fuzz-smoke in make test): clang 16 with its fuzzer runtime and
+  # the ASan/UBSan runtimes (only recommended by clang-16, and recommends are not installed here)
+  clang-16 libfuzzer-16-dev libclang-rt-16-dev
+  # the elastix peer of the registration figures (bench/reg_deform/elastix_*.txt)
+  elastix
 )
 
 missing=()
