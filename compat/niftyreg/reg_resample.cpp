@@ -12,6 +12,7 @@
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
 #include "niftyreg_resample.hpp"
+#include "affine_text.hpp"
 #include "nifti_io.hpp"
 #include "nr_cli.hpp"
 
