@@ -301,6 +301,8 @@ TEST(RegistryApplicability, BuiltinVariantsComeFromTheEmbeddedTable) {
   EXPECT_EQ(evk::find_embedded_variant("SOURCE", {"-DX=1", "--maxrregcount=64"}), nullptr);
   unsetenv("EVK_NO_EMBEDDED_VARIANTS");
   EXPECT_EQ(evk::find_embedded_variant("SOURCE", {"-DX=1", "--maxrregcount=64"}), &e);
+}
+
 // Installed genomes (share/evokernels/evolved) load as built-in variants; one whose kernel and id
 // are already registered (built into the binary) is skipped, as are other tools' kernels.
 TEST(Registry, InstalledGenomesAreBuiltinUnlessAlreadyEmbedded) {
