@@ -162,7 +162,10 @@ bool RecordScanner::next_record(ScanBatch& b, RecordSpan& r) {
     r.seq = res.seq.data();
     if (res.seq.is_joined) r.seq = b.joined.emplace_back(std::move(res.seq.joined)).data();
     r.qual = nullptr;
-    if (res.fastq) r.qual = res.qual.is_joined ? b.joined.emplace_back(std::move(res.qual.joined)).data() : res.qual.data();
+    if (res.fastq) {
+      r.qual = res.qual.is_joined ? b.joined.emplace_back(std::move(res.qual.joined)).data() : res.qual.data();
+      if (!r.qual) r.qual = "";  // a FASTQ record with no bases has an empty quality, not none (as kseq reads it)
+    }
     if (b.keep.empty() || b.keep.back() != chunk) b.keep.push_back(chunk);
     if (!format_) format_ = res.header;
   };
