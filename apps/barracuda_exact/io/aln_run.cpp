@@ -17,6 +17,7 @@
 #include "evk/error.hpp"
 #include "io/aln_sam.hpp"
 #include "io/index_files.hpp"
+#include "io/queue.hpp"
 #include "io/sam_writer.hpp"
 #include "io/sequences.hpp"
 #if defined(EVK_HAVE_CUDA)
@@ -28,41 +29,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-template <class T>
-class Queue {  // bounded; close() wakes everyone, pop() then drains and returns nullopt
- public:
-  explicit Queue(std::size_t cap) : cap_(cap) {}
-  bool push(T v) {
-    std::unique_lock<std::mutex> l(m_);
-    cv_.wait(l, [&] { return closed_ || q_.size() < cap_; });
-    if (closed_) return false;
-    q_.push_back(std::move(v));
-    cv_.notify_all();
-    return true;
-  }
-  std::optional<T> pop() {
-    std::unique_lock<std::mutex> l(m_);
-    cv_.wait(l, [&] { return closed_ || !q_.empty(); });
-    if (q_.empty()) return std::nullopt;
-    T v = std::move(q_.front());
-    q_.pop_front();
-    cv_.notify_all();
-    return v;
-  }
-  void close() {
-    std::lock_guard<std::mutex> l(m_);
-    closed_ = true;
-    cv_.notify_all();
-  }
-
- private:
-  std::size_t cap_;
-  std::deque<T> q_;
-  bool closed_ = false;
-  std::mutex m_;
-  std::condition_variable cv_;
-};
 
 class Failure {  // the first exception of any stage
  public:
