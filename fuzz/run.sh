@@ -14,6 +14,18 @@ OPTS="-max_len=4096 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
+# Extra seeds made at run time instead of kept as copies in the corpus: the grammar harness starts
+# from every real kernel (entry renamed to the harness's "k"). Prints the folder, if any.
+extra_seeds() {
+  [ "$1" = fuzz_grammar ] || return 0
+  local d
+  d=$(mktemp -d)
+  for k in kernels/original/*/*.cu tests/gi/toy_kernel.cu; do
+    sed -E 's/(__global__ void )[A-Za-z_0-9]+\(/\1k(/' "$k" > "$d/$(basename "$k")"
+  done
+  echo "$d"
+}
+
 case $mode in
 smoke)
   secs=${3:-5}
@@ -22,7 +34,8 @@ smoke)
   fail=0
   for h in $HARNESSES; do
     mkdir -p "$work/$h"
-    if "$B/bin/$h" $OPTS -max_total_time="$secs" -artifact_prefix="$work/$h-" "$work/$h" "fuzz/corpus/$h" \
+    extra=$(extra_seeds "$h")
+    if "$B/bin/$h" $OPTS -max_total_time="$secs" -artifact_prefix="$work/$h-" "$work/$h" "fuzz/corpus/$h" $extra \
          > "$work/$h.log" 2>&1; then
       echo "fuzz smoke $h: ok ($(grep -o 'stat::number_of_executed_units: [0-9]*' "$work/$h.log" | grep -o '[0-9]*$') runs)"
     else
@@ -41,7 +54,8 @@ long)
   OPTS=${OPTS/-timeout=10/-timeout=60}
   t0=$(date +%s)
   set +e
-  nice -n 19 "$B/bin/$h" $OPTS -runs="$runs" -max_total_time="$cap" -artifact_prefix="$out/$h-" "$out/$h.corpus" "fuzz/corpus/$h" \
+  extra=$(extra_seeds "$h")
+  nice -n 19 "$B/bin/$h" $OPTS -runs="$runs" -max_total_time="$cap" -artifact_prefix="$out/$h-" "$out/$h.corpus" "fuzz/corpus/$h" $extra \
     > "$out/$h.log" 2>&1
   rc=$?
   set -e

@@ -41,7 +41,7 @@ static int parse_cc(const std::string& v, const std::string& where) {
     if (dot != std::string::npos) {
       int ma = std::stoi(s.substr(0, dot), &used);
       int mi = std::stoi(s.substr(dot + 1));
-      if (ma > 0 && mi >= 0 && mi < 10) return ma * 10 + mi;
+      if (ma > 0 && ma < 1000 && mi >= 0 && mi < 10) return ma * 10 + mi;  // (no overflow on a huge major)
     } else {
       int x = std::stoi(s, &used);
       if (used == s.size() && x >= 10) return x;

@@ -171,7 +171,7 @@ void read_amb(const std::string& path, BwtIndex& idx) {
       input_error(path, "truncated at hole " + std::to_string(i + 1));
     h.offset = off;
     h.amb = c;
-    if (off < prev_end || h.len <= 0 || off + h.len > idx.l_pac) input_error(path, "hole " + std::to_string(i + 1) + " out of order or range");
+    if (off < prev_end || h.len <= 0 || off > idx.l_pac - h.len) input_error(path, "hole " + std::to_string(i + 1) + " out of order or range");
     prev_end = off + h.len;
     idx.holes.push_back(h);
   }
