@@ -49,7 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     serial.error = e.what();
   }
   try {
-    bc::TaskPool pool(1);
+    static bc::TaskPool pool(1);  // one worker for the whole run (no thread churn per input)
     bc::TextInput in(path, pool, 1 + size % 61);  // small chunks: records cross them
     bc::RecordScanner scan(in);
     bc::ScanBatch sb;

@@ -3,6 +3,10 @@
 #   bash fuzz/run.sh smoke BUILD_DIR [SECONDS]         each harness SECONDS (default 5) from its seeds
 #   bash fuzz/run.sh long BUILD_DIR HARNESS RUNS [OUT] [MAX_SECONDS]
 #                                                      one long run (nice -n 19), stats in OUT/HARNESS.*
+#   bash fuzz/run.sh jobs BUILD_DIR HARNESS JOBS SECONDS [OUT]
+#                                                      JOBS independent runs at once (seeds 1..JOBS, one
+#                                                      shared corpus), SECONDS each; executions summed,
+#                                                      stats in OUT/HARNESS.jobs.stats
 # The repo's corpus is only read: new inputs go to a scratch corpus. A crash leaves its input as
 # OUT/crash-* (smoke: in a temporary directory that is printed) and fails the run.
 set -euo pipefail
@@ -70,5 +74,30 @@ long)
     "$h" "$rc" "$execs" "$eps" "$cov" "$ft" "$((t1 - t0))" "$(ls "$out/$h.corpus" | wc -l)" "$crashes" \
     | tee "$out/$h.stats"
   exit $rc ;;
-*) echo "usage: $0 smoke|long ..." >&2; exit 2 ;;
+jobs)
+  h=${3:?harness}
+  n=${4:?jobs}
+  secs=${5:?seconds}
+  out=${6:-fuzz-runs}
+  mkdir -p "$out/$h.corpus"
+  OPTS=${OPTS/-timeout=10/-timeout=60}
+  extra=$(extra_seeds "$h")
+  t0=$(date +%s)
+  set +e
+  for j in $(seq 1 "$n"); do
+    "$B/bin/$h" $OPTS -seed="$j" -max_total_time="$secs" -artifact_prefix="$out/$h-" "$out/$h.corpus" "fuzz/corpus/$h" $extra \
+      > "$out/$h.job$j.log" 2>&1 &
+  done
+  rc=0
+  for j in $(seq 1 "$n"); do wait -n || rc=1; done
+  set -e
+  t1=$(date +%s)
+  execs=$(cat "$out/$h".job*.log | grep -o 'stat::number_of_executed_units: [0-9]*' | grep -o '[0-9]*$' | awk '{s += $1} END {print s + 0}')
+  done_jobs=$(cat "$out/$h".job*.log | grep -c 'stat::number_of_executed_units' || true)
+  crashes=$(ls "$out" | grep -c "^$h-" || true)
+  printf '%s\texit=%s\tjobs=%s\tjobs_finished=%s\texecutions=%s\twall_s=%s\tcorpus=%s\tcrashes=%s\n' \
+    "$h" "$rc" "$n" "$done_jobs" "$execs" "$((t1 - t0))" "$(ls "$out/$h.corpus" | wc -l)" "$crashes" \
+    | tee "$out/$h.jobs.stats"
+  exit $rc ;;
+*) echo "usage: $0 smoke|long|jobs ..." >&2; exit 2 ;;
 esac
