@@ -24,6 +24,7 @@
 #include "evk/gi/genome.hpp"
 #include "evk/gi/grammar.hpp"
 #include "evk/gi/post.hpp"
+#include "json_int.hpp"
 #include "evk/gi/search.hpp"
 #include "evk/progress.hpp"
 
@@ -349,13 +350,20 @@ void add_gi_command(CLI::App& app, MakeProblem make_problem, std::function<evk::
         if (!o->out.empty()) input_error("--out", "cannot be combined with --resume");
         if (!o->cls.empty()) input_error("--class", "cannot be changed on --resume (the run's classes are kept)");
         if (!fs::exists(fs::path(dir) / "checkpoint.json")) input_error(dir, "no checkpoint.json to resume from");
-        json cfg = json::parse(read_text((fs::path(dir) / "config.json").string()));
-        so.population = cfg.value("population", 0);
-        so.generations = o->gens > 0 ? o->gens : cfg.value("generations", 0);
-        so.seed = cfg.value("seed", std::uint64_t{1});
-        so.tolerance = cfg.value("tolerance", 0.1);
-        so.timing.repeats = cfg.value("repeats", o->repeats);
-        so.classes = cfg.value("classes", std::vector<std::string>{});
+        const std::string cfg_path = (fs::path(dir) / "config.json").string();
+        try {
+          json cfg = json::parse(read_text(cfg_path));
+          so.population = json_int<int>(cfg, "population", 0);
+          so.generations = o->gens > 0 ? o->gens : json_int<int>(cfg, "generations", 0);
+          so.seed = json_int<std::uint64_t>(cfg, "seed", 1);
+          so.tolerance = cfg.value("tolerance", 0.1);
+          so.timing.repeats = json_int<int>(cfg, "repeats", o->repeats);
+          so.classes = cfg.value("classes", std::vector<std::string>{});
+        } catch (const json::exception& e) {
+          input_error(cfg_path, std::string("damaged run configuration: ") + e.what());
+        } catch (const std::logic_error& e) {
+          input_error(cfg_path, std::string("damaged run configuration: ") + e.what());
+        }
         for (const auto& k : so.classes) p->check_class(k);
         so.resume = true;
       } else {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "evk/error.hpp"
 #include "evk/gi/search.hpp"
 
 namespace fs = std::filesystem;
@@ -64,16 +65,29 @@ void write_report(const std::string& dir) {
   auto h = read_generation_log(dir);
   write_text_atomic((fs::path(dir) / "fitness.svg").string(), fitness_svg(h));
   nlohmann::json cfg = nlohmann::json::object();
-  if (fs::exists(fs::path(dir) / "config.json")) cfg = nlohmann::json::parse(read_text((fs::path(dir) / "config.json").string()));
+  const std::string cfg_path = (fs::path(dir) / "config.json").string();
+  if (fs::exists(cfg_path)) {
+    try {
+      cfg = nlohmann::json::parse(read_text(cfg_path));
+    } catch (const nlohmann::json::exception& e) {
+      input_error(cfg_path, std::string("not JSON: ") + e.what());
+    }
+    if (!cfg.is_object()) input_error(cfg_path, "not a JSON object");
+  }
+  // a value as written (the report only shows it), "?" when absent
+  const auto shown = [&](const char* k) {
+    if (!cfg.contains(k)) return std::string("?");
+    return cfg[k].is_string() ? cfg[k].get<std::string>() : cfg[k].dump();
+  };
   std::ostringstream o;
   o.setf(std::ios::fixed);
-  o << "# GI run report: " << cfg.value("problem", std::string("?")) << "\n\n";
-  o << "- device: " << cfg.value("device", std::string("?")) << " (sm_" << cfg.value("cc", 0) << ")\n"
-    << "- population " << cfg.value("population", 0) << ", generations " << cfg.value("generations", 0) << ", seed "
-    << cfg.value("seed", 0) << ", tolerance " << cfg.value("tolerance", 0.0) << "\n";
+  o << "# GI run report: " << shown("problem") << "\n\n";
+  o << "- device: " << shown("device") << " (sm_" << shown("cc") << ")\n"
+    << "- population " << shown("population") << ", generations " << shown("generations") << ", seed "
+    << shown("seed") << ", tolerance " << shown("tolerance") << "\n";
   if (cfg.contains("classes") && cfg["classes"].is_array() && !cfg["classes"].empty()) {
     o << "- size classes (cycled by generation):";
-    for (const auto& c : cfg["classes"]) o << " " << c.get<std::string>();
+    for (const auto& c : cfg["classes"]) o << " " << (c.is_string() ? c.get<std::string>() : c.dump());
     o << "\n";
   }
   if (cfg.contains("devices") && cfg["devices"].is_array() && cfg["devices"].size() > 1)

@@ -10,6 +10,7 @@
 #include "evk/cuda_library.hpp"
 #include "evk/error.hpp"
 #include "evk/gi/search.hpp"
+#include "json_int.hpp"
 
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -71,8 +72,8 @@ json stats_json(const GenerationStats& s) {
 }
 GenerationStats stats_of(const json& j) {
   GenerationStats s;
-  s.generation = j.value("generation", 0);
-  s.case_seed = j.value("case_seed", std::uint64_t{0});
+  s.generation = json_int<int>(j, "generation", 0);
+  s.case_seed = json_int<std::uint64_t>(j, "case_seed", 0);
   s.case_describe = j.value("case", "");
   s.size_class = j.value("size_class", "");
   s.lane_ref_ms = j.value("lane_ref_ms", std::vector<double>{});
@@ -80,17 +81,17 @@ GenerationStats stats_of(const json& j) {
   s.best_ms = j.value("best_ms", 0.0);
   s.best_speedup = j.value("best_speedup", 0.0);
   s.median_ms = j.value("median_ms", 0.0);
-  s.evaluated = j.value("evaluated", 0);
-  s.compiled = j.value("compiled", 0);
-  s.correct = j.value("correct", 0);
-  s.faster = j.value("faster", 0);
-  s.parents = j.value("parents", 0);
-  s.tabu_genotype = j.value("tabu_genotype", 0);
-  s.tabu_phenotype = j.value("tabu_phenotype", 0);
-  s.tabu_code = j.value("tabu_code", 0);
-  s.crashes = j.value("crashes", 0);
-  s.hangs = j.value("hangs", 0);
-  s.restarts = j.value("restarts", 0);
+  s.evaluated = json_int<int>(j, "evaluated", 0);
+  s.compiled = json_int<int>(j, "compiled", 0);
+  s.correct = json_int<int>(j, "correct", 0);
+  s.faster = json_int<int>(j, "faster", 0);
+  s.parents = json_int<int>(j, "parents", 0);
+  s.tabu_genotype = json_int<int>(j, "tabu_genotype", 0);
+  s.tabu_phenotype = json_int<int>(j, "tabu_phenotype", 0);
+  s.tabu_code = json_int<int>(j, "tabu_code", 0);
+  s.crashes = json_int<int>(j, "crashes", 0);
+  s.hangs = json_int<int>(j, "hangs", 0);
+  s.restarts = json_int<int>(j, "restarts", 0);
   s.compile_s = j.value("compile_s", 0.0);
   s.compile_cpu_s = j.value("compile_cpu_s", 0.0);
   s.run_s = j.value("run_s", 0.0);
@@ -100,7 +101,7 @@ GenerationStats stats_of(const json& j) {
   s.reference_s = j.value("reference_s", 0.0);
   s.ref_ticks = j.value("ref_ticks", 0.0);
   s.best_ticks = j.value("best_ticks", 0.0);
-  s.ref_sms = j.value("ref_sms", 0);
+  s.ref_sms = json_int<int>(j, "ref_sms", 0);
   s.best_genome = j.value("best_genome", "");
   s.best_so_far_speedup = j.value("best_so_far_speedup", 0.0);
   s.best_so_far_genome = j.value("best_so_far_genome", "");
@@ -164,7 +165,7 @@ SearchState load_checkpoint(const std::string& dir, const Grammar& g) {
 SearchState checkpoint_of(json& j, const Grammar& g, const std::string& path) {
   if (!j.is_object()) input_error(path, "damaged checkpoint: not a JSON object");
   SearchState s;
-  s.next_generation = j.value("next_generation", 0);
+  s.next_generation = json_int<int>(j, "next_generation", 0);
   if (s.next_generation < 0) input_error(path, "damaged checkpoint: negative next_generation");
   s.rng = j.value("rng", "");
   for (const auto& p : j["population"]) {
@@ -175,9 +176,9 @@ SearchState checkpoint_of(json& j, const Grammar& g, const std::string& path) {
     ind.fitness = num_of(p, "fitness");
     ind.time_ms = p.value("time_ms", 0.0);
     ind.raw_ms = p.value("raw_ms", ind.time_ms);
-    ind.lane = p.value("lane", 0);
+    ind.lane = json_int<int>(p, "lane", 0);
     ind.ticks = p.value("ticks", 0.0);
-    ind.sms = p.value("sms", 0);
+    ind.sms = json_int<int>(p, "sms", 0);
     ind.penalty = p.value("penalty", 0.0);
     ind.summary = p.value("summary", "");
     s.population.push_back(ind);
@@ -222,6 +223,8 @@ std::vector<GenerationStats> read_generation_log(const std::string& dir) {
     try {
       h.push_back(stats_of(json::parse(line)));
     } catch (const json::exception& e) {
+      input_error(path, std::string("bad line: ") + e.what());
+    } catch (const std::logic_error& e) {  // an integer field out of range (json_int)
       input_error(path, std::string("bad line: ") + e.what());
     }
   }

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "evk/cuda_library.hpp"
+#include "evk/error.hpp"
 #include "evk/gi/post.hpp"
 #include "evk/gi/search.hpp"
 #include "evk_testing.hpp"
@@ -205,6 +206,29 @@ TEST(GiSearch, ResumeFromCheckpointEqualsAnUninterruptedRun) {
   std::string md = read_text((b / "report.md").string());
   EXPECT_NE(md.find("| 3 |"), std::string::npos);
   EXPECT_NE(read_text((b / "fitness.svg").string()).find("<polyline"), std::string::npos);
+}
+
+// A run directory a person edited (or a fuzzer wrote): integer fields that are not integers of
+// their type's range are bad input, not undefined behaviour (fuzz_checkpoint found 1.04e36 given
+// for an int field); whole floats such as 3.0 are accepted.
+TEST(GiSearch, OutOfRangeIntegersInARunDirectoryAreInputErrors) {
+  auto p = testing::make_toy_problem();
+  Grammar g = make_grammar(*p);
+  evk::testing::TempDir d;
+  const auto put = [&](const char* f, const std::string& s) { write_text_atomic((d / f).string(), s); };
+  for (const std::string bad : {"1.04e36", "-1e300", "2.5", "4294967296", "\"7\"", "true"}) {
+    put("generations.jsonl", "{\"generation\": 0, \"evaluated\": " + bad + "}\n");
+    EXPECT_THROW(read_generation_log(d.path().string()), evk::InputError) << bad;
+    put("checkpoint.json", "{\"next_generation\": " + bad + ", \"population\": [], \"tabu\": {\"genotype\": [], "
+        "\"phenotype\": [], \"code\": []}, \"best\": {}, \"history\": []}");
+    EXPECT_THROW(load_checkpoint(d.path().string(), g), evk::InputError) << bad;
+  }
+  put("generations.jsonl", "{\"generation\": 3.0, \"case_seed\": 18446744073709551615, \"evaluated\": 7}\n");
+  const auto log = read_generation_log(d.path().string());
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0].generation, 3);
+  EXPECT_EQ(log[0].case_seed, 18446744073709551615ull);
+  EXPECT_EQ(log[0].evaluated, 7);
 }
 
 }  // namespace

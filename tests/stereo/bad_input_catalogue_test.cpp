@@ -113,6 +113,10 @@ CASE(T07_AsciiPgmCut, "truncation", "P2 (text) image with its last sample missin
   for (int i = 0; i < 11; ++i) s += std::to_string(i * 20) + " ";
   bad_left(rec, dir, s, "truncated or bad pixel data");
 }
+CASE(T07b_AsciiHeaderOnlyHuge, "truncation", "P3 header announcing 22255x22255 that ends right after maxval (fuzz find)",
+     "reject") {
+  bad_left(rec, dir, "P3\n22255\n\n\n22255\n\n\n\n\n\n\n\n 2", "truncated pixel data", "bad.ppm");
+}
 CASE(T08_PfmDataCut, "truncation", "PFM disparity map cut by one float (eval)", "reject") {
   spit(dir / "gt.pfm", pfm(10, 8, 3.0f));
   const std::string d = pfm(10, 8, 3.0f);

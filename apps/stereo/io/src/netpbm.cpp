@@ -80,9 +80,10 @@ Gray read_netpbm(const fs::path& p) {
   {  // enough bytes left for the samples the header announces? (checked before allocating them)
     std::error_code ec;
     const auto size = fs::file_size(p, ec);
-    const auto here = in.tellg();
-    if (!ec && here >= 0) {
-      const std::uintmax_t left = size - static_cast<std::uintmax_t>(here);
+    const auto here = in.tellg();  // -1 when the header's last number ran into the end of the file
+    if (!ec) {
+      const std::uintmax_t at = here >= 0 ? static_cast<std::uintmax_t>(here) : size;
+      const std::uintmax_t left = at <= size ? size - at : 0;
       // binary: one separator byte then the samples; text: at least a digit and a separator each
       const std::uintmax_t need = ascii ? 2 * n * channels : 1 + n * channels * bps;
       if (left < need)
