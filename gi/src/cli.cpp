@@ -473,6 +473,7 @@ void add_gi_command(CLI::App& app, MakeProblem make_problem, std::function<evk::
       const auto classes = classes_of(*p, *cls);
       MinimizeOptions mo;
       mo.cases = probes_of(*p, classes, mo.case_seed);
+      mo.constraints = p->constraints(x.config);
       Evaluators es = make_evaluators(command, *p, "", *device, "", {}, static_cast<int>(mo.cases.size()));
       auto& ev = *es.ev;
       bool tty = ::isatty(2);

@@ -75,7 +75,23 @@ double stdev(const std::vector<double>& v) {
 MinimizeResult minimize(const Grammar& g, Evaluator& ev, const Genome& x, const MinimizeOptions& o, const StepCallback& cb) {
   MinimizeResult res;
   res.input = x;
-  const std::vector<CaseRef> cases = o.cases.empty() ? std::vector<CaseRef>{{"", o.case_seed}} : o.cases;
+  std::vector<CaseRef> cases = o.cases.empty() ? std::vector<CaseRef>{{"", o.case_seed}} : o.cases;
+  if (!o.constraints.empty()) {  // only cases the variant may run (the next seeds of the class otherwise)
+    for (auto& c : cases) {
+      std::string why;
+      int tries = 0;
+      for (; tries < 32; ++tries, ++c.seed) {
+        why = violated_constraint(o.constraints, ev.set_case(c.seed, false, c.size_class).properties);
+        if (why.empty()) break;
+      }
+      if (!why.empty())
+        throw std::runtime_error("minimize: no case of class " + (c.size_class.empty() ? "(default)" : c.size_class) +
+                                 " within the genome's constraints (" + why + ")");
+      if (tries > 0)
+        res.log.push_back("case " + case_name(c) + " used: the " + std::to_string(tries) +
+                          " before it in its class are outside the genome's constraints");
+    }
+  }
   const std::size_t nc = cases.size();
   auto compile_one = [&](const Genome& y) {
     Variant v = apply(g, y);

@@ -215,6 +215,33 @@ TEST(GiSearch, BudgetStopsBeforeAGenerationThatWouldOverrun) {
   EXPECT_LT(wall, 0.35 + 0.5) << "ran past the budget by more than a generation";
 }
 
+// Minimize measures only cases the variant may run: a class whose cases all lie outside the genome's
+// constraints is refused with the reason (before: "the input genome fails on case ..." when the
+// 1080p probe had more disparities than a uchar-output stereo genome allows).
+TEST(GiMinimize, ProbeCasesOutsideTheConstraintsAreNotUsed) {
+  auto p = testing::make_toy_problem();
+  Grammar g = make_grammar(*p);
+  FakeEvaluator ev(*p);
+  const Genome x = parse_genome(g, "BLOCK_W=256");
+  MinimizeOptions mo;
+  mo.noise_samples = 2;
+  mo.constraints = {"n <= 2000000"};
+  mo.cases = {{"large", 11}};
+  try {
+    minimize(g, ev, x, mo);
+    ADD_FAILURE() << "minimize ran a large case outside n <= 2000000";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no case of class large within the genome's constraints"), std::string::npos)
+        << e.what();
+  }
+  ev.cases.clear();  // the set_case calls of the refused attempt
+  mo.cases = {{"small", 11}};
+  const MinimizeResult r = minimize(g, ev, x, mo);
+  for (const auto& c : ev.cases) EXPECT_EQ(c.substr(0, 5), "small") << c;
+  ASSERT_EQ(r.case_base_ms.size(), 1u);
+  EXPECT_GT(r.case_base_ms[0], 0.0);
+}
+
 // Validate per class: cases outside the variant's constraints are skipped, not failed.
 TEST(GiValidate, PerClassWithConstraintsAndPenalties) {
   auto p = testing::make_toy_problem();

@@ -38,6 +38,9 @@ struct MinimizeOptions {
   int noise_samples = 5;           // repeated measurements of the input genome: the noise
   double sigmas = 3;
   double min_noise_fraction = 0.005;  // noise floor: 0.5% of the time
+  // The input genome's constraints (Problem::constraints): a case outside them is replaced by the next
+  // seed of its class within them (up to 32 tries), as the dispatch would never run the variant there.
+  std::vector<std::string> constraints;
 };
 struct MinimizeResult {
   Genome input, output;
