@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <functional>
 #include <set>
 #include <string>
@@ -43,6 +45,12 @@ inline void expect_every_genome_file_built_in(const Registry& reg, const std::fi
 #endif
   }
   EXPECT_EQ(ids, files);
+  // each shipped genome has its account of the kept edits (issue 10) in kernels/evolved/README.md
+  std::ifstream in(dir.parent_path() / "README.md");
+  const std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const auto& f : files)
+    EXPECT_NE(readme.find("`" + f + ".genome`"), std::string::npos)
+        << f << ".genome has no section in " << (dir.parent_path() / "README.md").string();
 }
 
 #if defined(EVK_HAVE_CUDA)
