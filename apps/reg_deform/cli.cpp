@@ -341,5 +341,10 @@ int main(int argc, char** argv) {
       {}, "gi-expert",
       "Genetic improvement of the expert dense-field kernel (problem reg_deform_expert, seed "
       "kernels/original/reg_deform/field_expert.cu): the same commands as gi");
+  // reg_deform's --kernel also takes "expert" (the expert dense-field kernel; kernel_config.hpp)
+  for (CLI::App* sub : app->get_subcommands({}))
+    if (CLI::Option* k = sub->get_option_no_throw("--kernel"))
+      k->description("Field kernel: auto (evolved for this GPU when available), original (the paper's tile kernel), "
+                     "evolved, expert (the expert dense-field kernel), or a genome FILE (of either kernel)");
   return evk::run_cli(*app, argc, argv);
 }

@@ -242,14 +242,14 @@ int main(int argc, char** argv) {
           rd::gpu::FieldOptions fo;
           fo.config = k.kernel.config;
           fo.source = k.kernel.source;
-          reg("shipped_evolved_tile5+scatter " + k.variant.substr(0, k.variant.find(' ')), fo);
+          reg("shipped_evolved_tile5+scatter_" + k.variant.substr(0, k.variant.find(' ')), fo);
         }
       }
       for (int tile_y : {32, 16, 8}) {
         rd::gpu::FieldOptions fo;
         fo.expert = true;
         fo.expert_config.tile_y = tile_y;
-        reg("expert " + fo.expert_config.describe(), fo);
+        reg("expert_32x" + std::to_string(tile_y), fo);
       }
       benchmark::RegisterBenchmark(("gpu/" + c->name + "/dense_field/write_floor_memset").c_str(), bench_floor, c, false)
           ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
