@@ -229,8 +229,16 @@ BENCHMARK_CAPTURE(BM_RegisterGpu, mni152_2mm_original, std::string("mni152_t1_2m
 // buffer sized as the engine sizes it and zeroed; the set-up's field is checked (all finite, inside
 // +-10 m) before anything reads it. field_kernel: "original" (the paper's tile kernel + scatter) or
 // "expert" (the expert dense-field kernel).
+void stage_gpu(benchmark::State& st, int stage, const std::string& field_kernel);
 void BM_StageGpu(benchmark::State& st, int stage, const std::string& field_kernel) {
   if (!gpu_ok(st)) return;
+  try {
+    stage_gpu(st, stage, field_kernel);
+  } catch (const std::exception& e) {  // a CUDA error (evk::CudaError) ends this benchmark, not the run
+    st.SkipWithError(e.what());
+  }
+}
+void stage_gpu(benchmark::State& st, int stage, const std::string& field_kernel) {
   const Level& l = level_1mm();
   if (!l.ok) return st.SkipWithError("no shared data");
   namespace sg = rd::gpu_stage;
