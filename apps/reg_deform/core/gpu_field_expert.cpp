@@ -47,7 +47,15 @@ std::shared_ptr<const ExpertKernel> ExpertKernel::load(const ExpertConfig& cfg, 
     EVK_CUDA(cudaGetDevice(&dev));
     const auto& env = gpu_environment();
     const int cc = dev < static_cast<int>(env.devices.size()) ? env.devices[dev].cc() : 90;
-    NvrtcResult r = CompileCache().compile(expert_request(cfg, source, cc));
+    const NvrtcRequest req = expert_request(cfg, source, cc);
+    if (const EmbeddedVariant* e = find_embedded_variant(req.source, req.options)) {  // a shipped expert genome
+      k->lib_ = CudaLibrary(e->fatbin);
+      k->origin_ = std::string("embedded fatbin (") + e->id + ", expert)";
+      k->entry_ = k->lib_.kernel("reg_field_expert");
+      cache[key] = k;
+      return k;
+    }
+    NvrtcResult r = CompileCache().compile(req);
     if (!r.ok) {
       const std::string first = r.log.substr(0, r.log.find('\n'));
       throw InputError("reg_deform expert kernel (" + cfg.describe() + (source.empty() ? "" : ", evolved source") +
