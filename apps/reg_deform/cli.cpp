@@ -60,28 +60,26 @@ Plan plan_for(const evk::CommonOptions& opt, const evk::Request& request = {}) {
   Plan p;
   p.opt = opt;
   p.backend = evk::choose_backend(opt);
-  const bool file = opt.kernel != "auto" && opt.kernel != "original" && opt.kernel != "evolved";
+  const bool file = opt.kernel != "auto" && opt.kernel != "original" && opt.kernel != "evolved" && opt.kernel != "expert";
   if (p.backend.backend == evk::Backend::gpu) {
     evk::Registry reg = rd::make_registry();
     const auto overlay = evk::default_overlay_dir();
     if (!overlay.empty()) reg.load_overlay(overlay);
     const auto& d = p.backend.device;
-    evk::Selection s = reg.select("reg_deform", evk::DeviceKey{d.cc(), d.name}, opt.kernel, request);
-    p.kernel = rd::kernel_for_variant(s.variant);
-    p.variant = s.variant.id + " (" + s.rule + ")";
+    rd::KernelPick k = rd::pick_kernel(reg, evk::DeviceKey{d.cc(), d.name}, opt.kernel, request);
+    p.kernel = k.kernel;
+    p.variant = k.variant;
 #if defined(EVK_HAVE_CUDA)
     EVK_CUDA(cudaSetDevice(d.index));
 #endif
   } else if (file) {
     // A genome file is still checked on the CPU backend (bad input is reported, never ignored).
     evk::Registry reg = rd::make_registry();
-    rd::kernel_for_variant(reg.select("reg_deform", evk::DeviceKey{}, opt.kernel, request).variant);
+    rd::pick_kernel(reg, evk::DeviceKey{}, opt.kernel, request);
     p.variant = "cpu (genome " + opt.kernel + " checked, not used by the CPU reference)";
   }
   std::string k = p.variant;
-  if (p.backend.backend == evk::Backend::gpu)
-    k += p.kernel.evolved() ? ", evolved genome '" + p.kernel.genome + "', " + p.kernel.config.describe()
-                            : ", original " + p.kernel.config.describe();
+  if (p.backend.backend == evk::Backend::gpu) k += ", " + p.kernel.describe();
   evk::verbose_line(opt, "backend: " + std::string(p.backend.backend == evk::Backend::gpu ? "gpu" : "cpu") + " (" +
                              p.backend.reason + "), kernel " + k);
   return p;
@@ -104,10 +102,12 @@ rd::Field field_of(const Plan& p, const rd::Geometry& ref, const rd::Grid& grid,
     rd::gpu::FieldOptions fo;
     fo.config = p.kernel.config;
     fo.source = p.kernel.source;
+    fo.expert = p.kernel.expert;
+    fo.expert_config = p.kernel.expert_config;
     rd::gpu::FieldEngine eng(ref, mask, grid.sx, grid.sy, grid.sz, fo);
     eng.set_grid(grid);
     eng.compute(disp);
-    info["gpu_path"] = eng.tiled() ? "tile5 (1x5x5 tiles)" : "generic (one thread per voxel)";
+    info["gpu_path"] = eng.path();
     info["kernel_origin"] = eng.kernel_origin();
     evk::verbose_line(p.opt, "kernel loaded from " + eng.kernel_origin());
     info["active_voxels"] = eng.active_voxels();
@@ -331,5 +331,20 @@ int main(int argc, char** argv) {
         return evk::reg_deform::make_gi_problem(o);
       },
       rd::make_registry);
+  evk::gi::add_gi_command(
+      *app,
+      [] {
+        rd::GiProblemOptions o;
+        o.read_geometry = [](const std::string& path) { return rd::read_volume(path).geo; };
+        return evk::reg_deform::make_expert_gi_problem(o);
+      },
+      {}, "gi-expert",
+      "Genetic improvement of the expert dense-field kernel (problem reg_deform_expert, seed "
+      "kernels/original/reg_deform/field_expert.cu): the same commands as gi");
+  // reg_deform's --kernel also takes "expert" (the expert dense-field kernel; kernel_config.hpp)
+  for (CLI::App* sub : app->get_subcommands({}))
+    if (CLI::Option* k = sub->get_option_no_throw("--kernel"))
+      k->description("Field kernel: auto (evolved for this GPU when available), original (the paper's tile kernel), "
+                     "evolved, expert (the expert dense-field kernel), or a genome FILE (of either kernel)");
   return evk::run_cli(*app, argc, argv);
 }

@@ -119,15 +119,15 @@ void add_register_command(CLI::App& app) {
       const evk::Request req = rd::make_request(ref.geo.nx, ref.geo.ny, ref.geo.nz, vox(ref.geo.dx), vox(ref.geo.dy),
                                                 vox(ref.geo.dz));
       const auto& d = backend.device;
-      const evk::Selection s = reg.select("reg_deform", evk::DeviceKey{d.cc(), d.name}, a->c.kernel, req);
-      kernel = rd::kernel_for_variant(s.variant);
-      variant = s.variant.id + " (" + s.rule + ")";
+      const rd::KernelPick pick = rd::pick_kernel(reg, evk::DeviceKey{d.cc(), d.name}, a->c.kernel, req);
+      kernel = pick.kernel;
+      variant = pick.variant;
 #if defined(EVK_HAVE_CUDA)
       EVK_CUDA(cudaSetDevice(d.index));
 #endif
     }
     evk::verbose_line(a->c, "backend: " + std::string(gpu ? "gpu" : "cpu") + " (" + backend.reason + "), field kernel " +
-                                variant);
+                                variant + (gpu ? ", " + kernel.describe() : std::string()));
     const rd::Volume flo = rd::read_volume(a->flo);
     const rd::Mask rmask = a->rmask.empty() ? rd::Mask{} : rd::read_mask(a->rmask, ref.geo);
     const rd::Mask fmask = a->fmask.empty() ? rd::Mask{} : rd::read_mask(a->fmask, flo.geo);
@@ -173,6 +173,8 @@ void add_register_command(CLI::App& app) {
       rd::GpuEngineOptions go;
       go.field.config = kernel.config;
       go.field.source = kernel.source;
+      go.field.expert = kernel.expert;
+      go.field.expert_config = kernel.expert_config;
       factory = [go](const rd::LevelInput& in) { return rd::make_gpu_engine(in, go); };
     }
 #endif
@@ -189,6 +191,8 @@ void add_register_command(CLI::App& app) {
         rd::gpu::FieldOptions fo;
         fo.config = kernel.config;
         fo.source = kernel.source;
+        fo.expert = kernel.expert;
+        fo.expert_config = kernel.expert_config;
         rd::gpu::FieldEngine eng(ref.geo, {}, result.grid.sx, result.grid.sy, result.grid.sz, fo);
         eng.set_grid(result.grid);
         eng.compute(false);

@@ -3,11 +3,13 @@
 // nvcc builds from it is found at run time.
 #include "evk/embedded.hpp"
 #include "gpu_field.hpp"
+#include "gpu_field_expert.hpp"
 #include "kernel_config.hpp"
 
 int main(int argc, char** argv) {
   return evk::embed_variant_main(argc, argv, [](const evk::Variant& v) {
     const evk::reg_deform::KernelChoice k = evk::reg_deform::kernel_for_variant(v);
+    if (k.expert) return evk::reg_deform::gpu::expert_request(k.expert_config, k.source, 90);  // a genome of the expert kernel
     return evk::reg_deform::gpu::kernel_request(k.config, k.source, 90);
   });
 }

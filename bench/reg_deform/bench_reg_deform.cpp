@@ -4,6 +4,12 @@
 // GPU times: kernel only, CUDA events, warm-up, L2 flushed before every repeat, median (manual
 // time); counters: active voxels per second, median/min/max kernel time in us, relative spread.
 // EVK_REG_GENOME=FILE adds an evolved genome (and the NVRTC-compiled original) on both cases.
+// dense_field/: the whole dense planar field (what register and `field` consume) from the paper's
+// kernel + scatter (original, and the shipped evolved variant the registry picks on this GPU) and
+// from the expert dense-field kernel (TILE_Y 8/16/32), beside the write floor: a cudaMemset of the
+// same 12 bytes per voxel, and a device-to-device copy of them (read + write). Counter
+// field_voxels_per_s = all voxels of the field / median time. Without the shared brain the 1 mm case
+// is the ICBM 2009a geometry (197x233x189) with the same perturbed grid.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -62,10 +68,11 @@ std::vector<std::shared_ptr<Case>> load_cases() {
     cases.push_back(c);
   }
   const fs::path brain = shared_data() / "brain" / "icbm152_2009a_t1_1mm.nii.gz";
-  if (fs::exists(brain)) {
+  {
     auto c = std::make_shared<Case>();
-    c->name = "icbm152_1mm_dense";
-    c->geo = rd::read_volume(brain).geo;
+    const bool real = fs::exists(brain);
+    c->name = real ? "icbm152_1mm_dense" : "head1mm_synthetic_dense";
+    c->geo = real ? rd::read_volume(brain).geo : rd::Geometry::make(197, 233, 189, 1, 1, 1, {-98, -134, -72});
     c->grid = rd::make_grid(c->geo, 5);
     rd::SplitMix64 rng(7);
     for (auto& v : c->grid.data) v = static_cast<float>(v + rng.uniform(-5, 5));
@@ -121,9 +128,41 @@ void bench_gpu(benchmark::State& st, std::shared_ptr<Case> c, rd::gpu::FieldOpti
     st.counters["spread"] = t.spread();
     st.counters["computed_voxels"] = static_cast<double>(eng.tiled() ? eng.compact_entries() : eng.active_voxels());
     st.counters["repeats"] = t.repeats;
+    st.counters["field_voxels_per_s"] = static_cast<double>(c->geo.voxels()) / (t.median_ms / 1e3);
+    st.counters["expert"] = eng.expert() ? 1 : 0;
   } catch (const std::exception& e) {
     st.SkipWithError(e.what());
   }
+}
+
+// The write floor of a dense planar field: 12 bytes per voxel written once (memset), or copied
+// device to device (12 bytes read + 12 written per voxel).
+void bench_floor(benchmark::State& st, std::shared_ptr<Case> c, bool copy) {
+  if (!evk::gpu_environment().usable()) {
+    st.SkipWithError(("no usable GPU: " + evk::gpu_environment().status).c_str());
+    return;
+  }
+  const std::size_t bytes = 12 * c->geo.voxels();
+  void *a = nullptr, *b = nullptr;
+  EVK_CUDA(cudaMalloc(&a, bytes));
+  if (copy) EVK_CUDA(cudaMalloc(&b, bytes));
+  evk::TimingOptions to;
+  to.warmup = 3;
+  to.repeats = 31;
+  const evk::TimingStats t = evk::time_gpu(
+      [&](cudaStream_t ss) {
+        if (copy) EVK_CUDA(cudaMemcpyAsync(a, b, bytes, cudaMemcpyDeviceToDevice, ss));
+        else EVK_CUDA(cudaMemsetAsync(a, 0, bytes, ss));
+      },
+      nullptr, to);
+  cudaFree(a);
+  if (b) cudaFree(b);
+  for (auto _ : st) st.SetIterationTime(t.median_ms / 1e3);
+  st.counters["median_us"] = t.median_ms * 1e3;
+  st.counters["min_us"] = t.min_ms * 1e3;
+  st.counters["max_us"] = t.max_ms * 1e3;
+  st.counters["field_voxels_per_s"] = static_cast<double>(c->geo.voxels()) / (t.median_ms / 1e3);
+  st.counters["written_GB_per_s"] = static_cast<double>(bytes) / (t.median_ms / 1e3) / 1e9;
 }
 
 void precompile_all() {
@@ -185,6 +224,37 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "bench_reg_deform: EVK_REG_GENOME: %s\n", e.what());
         return 2;
       }
+    }
+    // The dense field: paper kernel + scatter (original; the shipped evolved variant the tool's
+    // registry picks for this GPU and request), the expert kernel, and the write floor.
+    {
+      auto reg = [&](const std::string& what, const rd::gpu::FieldOptions& fo) {
+        benchmark::RegisterBenchmark(("gpu/" + c->name + "/dense_field/" + what).c_str(), bench_gpu, c, fo,
+                                     Part::kernel_assemble)
+            ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+      };
+      reg("original_tile5+scatter", rd::gpu::FieldOptions{});
+      if (evk::gpu_environment().usable()) {
+        const auto& d = evk::gpu_environment().devices[0];
+        const rd::KernelPick k = rd::pick_kernel(rd::make_registry(), evk::DeviceKey{d.cc(), d.name}, "auto",
+                                                 rd::make_request(c->geo.nx, c->geo.ny, c->geo.nz, 5, 5, 5));
+        if (k.kernel.evolved()) {
+          rd::gpu::FieldOptions fo;
+          fo.config = k.kernel.config;
+          fo.source = k.kernel.source;
+          reg("shipped_evolved_tile5+scatter_" + k.variant.substr(0, k.variant.find(' ')), fo);
+        }
+      }
+      for (int tile_y : {32, 16, 8}) {
+        rd::gpu::FieldOptions fo;
+        fo.expert = true;
+        fo.expert_config.tile_y = tile_y;
+        reg("expert_32x" + std::to_string(tile_y), fo);
+      }
+      benchmark::RegisterBenchmark(("gpu/" + c->name + "/dense_field/write_floor_memset").c_str(), bench_floor, c, false)
+          ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+      benchmark::RegisterBenchmark(("gpu/" + c->name + "/dense_field/write_floor_copy").c_str(), bench_floor, c, true)
+          ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
     }
     // End to end (kernel + compact -> dense planar field) and the assemble step alone, with the
     // transposed scatter (default) and the first one-thread-per-entry scatter.

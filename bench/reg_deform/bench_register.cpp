@@ -8,6 +8,7 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -222,31 +223,59 @@ BENCHMARK_CAPTURE(BM_RegisterGpu, icbm152_1mm_evolved, std::string("icbm152_2009
 BENCHMARK_CAPTURE(BM_RegisterGpu, mni152_2mm_original, std::string("mni152_t1_2mm.nii.gz"), false)
     ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(3);
 
-// One stage of an iteration at the finest 1 mm level on the GPU.
-[[maybe_unused]] void BM_StageGpu(benchmark::State& st, int stage) {
+// One stage of an iteration at the finest 1 mm level on the GPU, set up as GpuEngine sets up a level
+// (reg_engine_gpu.cpp): the field engine on the reference geometry with the grid's spacing, the
+// control points uploaded planar and converted into the engine's float4 texture memory, every work
+// buffer sized as the engine sizes it and zeroed; the set-up's field is checked (all finite, inside
+// +-10 m) before anything reads it. field_kernel: "original" (the paper's tile kernel + scatter) or
+// "expert" (the expert dense-field kernel).
+void stage_gpu(benchmark::State& st, int stage, const std::string& field_kernel);
+void BM_StageGpu(benchmark::State& st, int stage, const std::string& field_kernel) {
   if (!gpu_ok(st)) return;
+  try {
+    stage_gpu(st, stage, field_kernel);
+  } catch (const std::exception& e) {  // a CUDA error (evk::CudaError) ends this benchmark, not the run
+    st.SkipWithError(e.what());
+  }
+}
+void stage_gpu(benchmark::State& st, int stage, const std::string& field_kernel) {
   const Level& l = level_1mm();
   if (!l.ok) return st.SkipWithError("no shared data");
   namespace sg = rd::gpu_stage;
   using rd::gpu::Buffer;
   const long long nv = static_cast<long long>(l.ref.geo.voxels()), np = static_cast<long long>(l.grid.points());
-  rd::gpu::FieldEngine eng(l.ref.geo, {}, 5, 5, 5);
+  const int nb = 64 + 4;  // bins + 4, as the engine
+  rd::gpu::FieldOptions fo;
+  fo.expert = field_kernel == "expert";
+  rd::gpu::FieldEngine eng(l.ref.geo, {}, l.grid.sx, l.grid.sy, l.grid.sz, fo);
   eng.set_grid(l.grid);
-  Buffer<float> ref, flo, warped(nv), wgrad(3 * nv), vgrad(3 * nv), cp, grad(3 * np),
-      t1(3ull * l.ref.geo.nz * l.ref.geo.ny * l.grid.geo.nx), t2(3ull * l.ref.geo.nz * l.grid.geo.ny * l.grid.geo.nx),
-      node(3 * np), gp(3 * np), h(3 * np);
-  Buffer<unsigned> counts(68 * 68);
-  Buffer<double> tmp(68 * 68), prob(68 * 70), logp(68 * 70), ent(8), part(2 * sg::kMaxBlocks), adj(18 * np);
+  Buffer<float> ref, flo, cp;
   ref.upload(l.ref.data.data(), l.ref.data.size());
   flo.upload(l.flo.data.data(), l.flo.data.size());
   cp.upload(l.grid.data.data(), l.grid.data.size());
-  sg::to_float4(cp.get(), np, eng.device_control_points());  // the engine's control points (else the field is garbage)
+  Buffer<float> warped(nv), wgrad(3 * nv), vgrad(3 * nv), grad(3 * np), node(3 * np), gp(3 * np), h(3 * np),
+      t1(3ull * l.ref.geo.nz * l.ref.geo.ny * l.grid.geo.nx), t2(3ull * l.ref.geo.nz * l.grid.geo.ny * l.grid.geo.nx);
+  Buffer<unsigned> counts(static_cast<std::size_t>(nb) * nb);
+  Buffer<double> tmp(static_cast<std::size_t>(nb) * nb), prob(static_cast<std::size_t>(nb) * nb + 2 * nb),
+      logp(static_cast<std::size_t>(nb) * nb + 2 * nb), ent(16), part(2 * sg::kMaxBlocks), adj(18 * np);
+  for (auto* b : {&warped, &wgrad, &vgrad, &grad, &node, &gp, &h, &t1, &t2})
+    EVK_CUDA(cudaMemset(b->get(), 0, b->size() * sizeof(float)));
+  for (auto* b : {&tmp, &prob, &logp, &ent, &part, &adj}) EVK_CUDA(cudaMemset(b->get(), 0, b->size() * sizeof(double)));
+  EVK_CUDA(cudaDeviceSynchronize());
+  sg::to_float4(cp.get(), np, eng.device_control_points());
   eng.compute(false);
+  {  // the field every later stage reads: finite and in a sane range, else say so (no fault)
+    const rd::Field f = eng.download(false);
+    std::size_t bad = 0;
+    for (float v : f.data) bad += !(std::fabs(v) < 1e4f);
+    if (bad) return st.SkipWithError(("set-up field has " + std::to_string(bad) + " non-finite or huge values").c_str());
+  }
   sg::warp_linear(eng.device_field(), nullptr, nv, flo.get(), l.flo.geo, nullptr, warped.get(), wgrad.get());
-  sg::nmi_counts(ref.get(), warped.get(), nullptr, nv, 68, counts.get());
-  sg::nmi_entropies(counts.get(), 68, tmp.get(), prob.get(), logp.get(), ent.get());
-  sg::nmi_voxel_gradient(ref.get(), warped.get(), wgrad.get(), nullptr, nv, 68, logp.get(), ent.get(), vgrad.get());
+  sg::nmi_counts(ref.get(), warped.get(), nullptr, nv, nb, counts.get());
+  sg::nmi_entropies(counts.get(), nb, tmp.get(), prob.get(), logp.get(), ent.get());
+  sg::nmi_voxel_gradient(ref.get(), warped.get(), wgrad.get(), nullptr, nv, nb, logp.get(), ent.get(), vgrad.get());
   sg::cg_first(grad.get(), 3 * np, gp.get(), h.get());
+  EVK_CUDA_LAST();
   EVK_CUDA(cudaDeviceSynchronize());
   const auto fn = [&](cudaStream_t) {
     switch (stage) {
@@ -256,10 +285,10 @@ BENCHMARK_CAPTURE(BM_RegisterGpu, mni152_2mm_original, std::string("mni152_t1_2m
         break;
       case 2: sg::warp_linear(eng.device_field(), nullptr, nv, flo.get(), l.flo.geo, nullptr, warped.get(), wgrad.get()); break;
       case 3:
-        sg::nmi_counts(ref.get(), warped.get(), nullptr, nv, 68, counts.get());
-        sg::nmi_entropies(counts.get(), 68, tmp.get(), prob.get(), logp.get(), ent.get());
+        sg::nmi_counts(ref.get(), warped.get(), nullptr, nv, nb, counts.get());
+        sg::nmi_entropies(counts.get(), nb, tmp.get(), prob.get(), logp.get(), ent.get());
         break;
-      case 4: sg::nmi_voxel_gradient(ref.get(), warped.get(), wgrad.get(), nullptr, nv, 68, logp.get(), ent.get(), vgrad.get()); break;
+      case 4: sg::nmi_voxel_gradient(ref.get(), warped.get(), wgrad.get(), nullptr, nv, nb, logp.get(), ent.get(), vgrad.get()); break;
       case 5: sg::adjoint(vgrad.get(), l.ref.geo, l.grid, t1.get(), t2.get(), node.get()); break;
       case 6:
         sg::penalty(0, cp.get(), l.grid, adj.get(), part.get(), ent.get() + 5, 1e-3, grad.get());
@@ -268,15 +297,15 @@ BENCHMARK_CAPTURE(BM_RegisterGpu, mni152_2mm_original, std::string("mni152_t1_2m
       case 7:  // the optimiser's vector work of one iteration + a line-search step
         sg::max_length(grad.get(), np, part.get(), ent.get() + 7);
         sg::scale_copy(grad.get(), 3 * np, 1.0, grad.get());
-        sg::cg_update(grad.get(), gp.get(), h.get(), 3 * np, part.get(), ent.get());
+        sg::cg_update(grad.get(), gp.get(), h.get(), 3 * np, part.get(), ent.get() + 8);
         sg::step(cp.get(), grad.get(), 3 * np, -1e-6, node.get());
         break;
       case 8: {  // one whole objective evaluation: field, warp, histogram, NMI (no penalties)
         sg::to_float4(cp.get(), np, eng.device_control_points());
         eng.compute(false);
         sg::warp_linear(eng.device_field(), nullptr, nv, flo.get(), l.flo.geo, nullptr, warped.get(), nullptr);
-        sg::nmi_counts(ref.get(), warped.get(), nullptr, nv, 68, counts.get());
-        sg::nmi_entropies(counts.get(), 68, tmp.get(), prob.get(), logp.get(), ent.get());
+        sg::nmi_counts(ref.get(), warped.get(), nullptr, nv, nb, counts.get());
+        sg::nmi_entropies(counts.get(), nb, tmp.get(), prob.get(), logp.get(), ent.get());
         break;
       }
     }
@@ -291,11 +320,26 @@ BENCHMARK_CAPTURE(BM_RegisterGpu, mni152_2mm_original, std::string("mni152_t1_2m
   st.counters["max_us"] = ts.max_ms * 1e3;
   st.counters["voxels_per_s"] = static_cast<double>(nv) / (ts.median_ms / 1000.0);
 }
-// Not registered: on the H100 (2026-11-23) this set-up faulted in reg_warp_linear (compute-sanitizer:
-// reads far outside the floating image) even with the control points uploaded first, while the
-// engine's own stages pass every GPU test; per-level times come from `register --json` and
-// BM_RegisterGpu until the set-up is made to mirror GpuEngine exactly.
-// BENCHMARK_CAPTURE(BM_StageGpu, 1_field_tile5_assemble, 1) ... 8_objective_evaluation
+// Per-stage times of one iteration at 1 mm (stage 1 with both field kernels). The first version of
+// this set-up faulted on the H100 in reg_warp_linear (reads far outside the floating image). Likely
+// cause: a field position that was NaN or beyond int range reached `(int)floor(q)` (undefined; on
+// the GPU it saturates, and x0 + 1 then wraps past the bounds test), and its work buffers were
+// never initialised (cg_update/step read the uninitialised gradient history). Now the warp tests the
+// range in double before converting (GPU and CPU, same voxels for every in-range position), every
+// buffer is zeroed, and the set-up field is checked (a bad field skips with the count, no fault).
+#define EVK_STAGE(name, n, k) \
+  BENCHMARK_CAPTURE(BM_StageGpu, name, n, std::string(k))->Unit(benchmark::kMicrosecond)->UseManualTime()->Iterations(1)
+EVK_STAGE(1_field_original_tile5_assemble, 1, "original");
+EVK_STAGE(1_field_expert, 1, "expert");
+EVK_STAGE(2_warp_gradient, 2, "original");
+EVK_STAGE(3_histogram_nmi, 3, "original");
+EVK_STAGE(4_nmi_voxel_gradient, 4, "original");
+EVK_STAGE(5_adjoint_bspline_convolution, 5, "original");
+EVK_STAGE(6_penalties_be_le, 6, "original");
+EVK_STAGE(7_optimiser, 7, "original");
+EVK_STAGE(8_objective_evaluation_original, 8, "original");
+EVK_STAGE(8_objective_evaluation_expert, 8, "expert");
+#undef EVK_STAGE
 #endif
 }  // namespace
 

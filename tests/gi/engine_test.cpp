@@ -110,6 +110,7 @@ const AppCase kApps[] = {
     {"toy", [] { return testing::make_toy_problem(); }},
     {"stereo", [] { return evk::stereo::make_gi_problem(); }},
     {"reg_deform", [] { return evk::reg_deform::make_gi_problem(); }},
+    {"reg_deform_expert", [] { return evk::reg_deform::make_expert_gi_problem(); }},
     {"barracuda_exact", [] { return evk::barracuda_exact::make_gi_problem(); }},
 };
 

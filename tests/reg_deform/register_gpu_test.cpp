@@ -20,6 +20,10 @@
 #include "field_cpu.hpp"
 #include "gpu_affine.hpp"
 #include "gpu_field.hpp"
+#include "kernel_config.hpp"
+#include "evk/device.hpp"
+#include "evk/dispatch.hpp"
+#include <map>
 #include "nifti_io.hpp"
 #include "reg_adjoint_cpu.hpp"
 #include "reg_engine_gpu.hpp"
@@ -310,10 +314,11 @@ RunOut run(const rd::Volume& ref, const rd::Volume& flo, const rd::RegisterOptio
   r.result = rd::register_images(ref, flo, {}, {}, o, f, cb);
   return r;
 }
-rd::EngineFactory gpu_factory(const rd::KernelConfig& cfg = {}, bool generic = false) {
+rd::EngineFactory gpu_factory(const rd::KernelConfig& cfg = {}, bool generic = false, bool expert = false) {
   rd::GpuEngineOptions go;
   go.field.config = cfg;
   go.field.generic = generic;
+  go.field.expert = expert;
   return [go](const rd::LevelInput& in) { return rd::make_gpu_engine(in, go); };
 }
 }  // namespace
@@ -387,6 +392,85 @@ TEST(RegGpuRegister, EvolvedFieldKernelGivesTheSameRegistration) {
   const rd::Mask head = rd::intensity_mask(kw.reference, 0.3);
   const rd::WarpError e = rd::warp_error(kw.reference.geo, b.result.grid, kw.truth, head);
   EXPECT_LT(e.mean, 0.4);
+}
+
+// The expert dense-field kernel in the loop (register --kernel expert): the same iterates as the CPU
+// within the tolerances of SameIteratesAsCpu (the expert kernel is float as well).
+TEST(RegGpuRegister, ExpertFieldKernelGivesTheSameIteratesAsCpu) {
+  EVK_REQUIRE_GPU();
+  const rd::Volume flo = blobs(rd::Geometry::make(45, 41, 37, 2, 2, 2, {-40, -36, -30}), 4, 60, 1.5, 3.0);
+  const rd::KnownWarp kw = rd::make_known_warp(flo, 20.0, 4.0, 1);
+  rd::RegisterOptions o;
+  o.levels = 2;
+  o.max_iterations = 30;
+  o.jacobian_log = 0.01;
+  o.affine = small_rigid();
+  o.has_affine = true;
+  const RunOut c = run(kw.reference, flo, o, rd::make_cpu_engine);
+  const RunOut g = run(kw.reference, flo, o, gpu_factory({}, false, true));
+  ASSERT_EQ(g.result.levels.size(), c.result.levels.size());
+  for (std::size_t l = 0; l < c.result.levels.size(); ++l)
+    EXPECT_NEAR(g.result.levels[l].initial.total, c.result.levels[l].initial.total,
+                1e-4 * std::fabs(c.result.levels[l].initial.total))
+        << "level " << l;
+  const std::size_t k = std::min<std::size_t>(8, std::min(c.objectives.size(), g.objectives.size()));
+  ASSERT_GT(k, 3u);
+  for (std::size_t i = 0; i < k; ++i) EXPECT_NEAR(g.objectives[i], c.objectives[i], 1e-4 * std::fabs(c.objectives[i])) << i;
+  double worst = 0;
+  for (std::size_t i = 0; i < c.result.grid.data.size(); ++i)
+    worst = std::max(worst, double(std::fabs(g.result.grid.data[i] - c.result.grid.data[i])));
+  std::printf("[measured] nmi expert kernel: final objective CPU %.7f GPU %.7f, grids differ by <= %.3g mm\n",
+              c.result.levels.back().final_terms.total, g.result.levels.back().final_terms.total, worst);
+  EXPECT_LT(worst, 0.05);
+}
+
+// `register --kernel auto|original|expert` on a 1 mm volume (spacing 5 voxels at the finest level, so
+// a shipped variant with `requires: spacing == 5` fits): auto runs what the tool's registry selects
+// for the request (the shipped evolved variant on a GPU it was built for), the choice is reported
+// in --json ("kernel") and by -v ("field kernel ..."), and the three grids agree within the
+// CPU/GPU tolerance of ToolOnTheGpu (0.05 mm).
+TEST(RegGpuRegister, ToolAutoOriginalAndExpertAgreeAndReportTheVariant) {
+  EVK_REQUIRE_GPU();
+  evk::testing::TempDir tmp;
+  const rd::Volume flo = blobs(rd::Geometry::make(47, 43, 39, 1, 1, 1, {-23, -21, -19}), 6, 40, 1.5, 3.0);
+  rd::write_volume(tmp / "flo.nii.gz", flo);
+  rd::write_volume(tmp / "ref.nii.gz", rd::make_known_warp(flo, 8.0, 2.0, 4).reference);
+  const std::string base = "register --ref " + (tmp / "ref.nii.gz").string() + " --flo " + (tmp / "flo.nii.gz").string() +
+                           " --ln 2 --maxit 20 --json -v --backend gpu";
+  // what auto should pick: the tool's registry for this device and request (size class, spacing 5)
+  const auto& d = evk::gpu_environment().devices[0];
+  const evk::Registry reg = rd::make_registry();
+  const evk::Request req = rd::make_request(flo.geo.nx, flo.geo.ny, flo.geo.nz, 5, 5, 5);
+  const evk::Selection want = reg.select("reg_deform", evk::DeviceKey{d.cc(), d.name}, "auto", req);
+  bool shipped_fits = false;  // a built-in variant of this device's compute capability that fits the request
+  for (const auto& v : reg.variants())
+    if (v.kernel == "reg_deform" && !v.is_original() && v.cc == d.cc() && reg.misfit(v, req).empty()) shipped_fits = true;
+  if (shipped_fits) {
+    EXPECT_FALSE(want.variant.is_original()) << want.rule;
+  }
+  std::map<std::string, rd::Grid> grids;
+  for (const std::string kernel : {"auto", "original", "expert"}) {
+    const auto cpp = tmp / (kernel + ".nii.gz");
+    const auto r = evk::testing::run_tool("reg_deform", base + " --kernel " + kernel + " --cpp " + cpp.string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    const std::string reported = j.at("kernel").get<std::string>();
+    const std::string expect_id = kernel == "auto" ? want.variant.id : kernel;
+    EXPECT_EQ(reported.rfind(expect_id, 0), 0u) << kernel << ": " << reported;
+    EXPECT_NE(r.err.find("field kernel " + reported), std::string::npos) << r.err;
+    if (kernel == "auto" && !want.variant.is_original()) {
+      EXPECT_FALSE(j.at("genome").get<std::string>().empty());
+    }
+    grids[kernel] = rd::read_grid(cpp, flo.geo);
+  }
+  for (const std::string k : {"auto", "expert"}) {
+    double worst = 0;
+    for (std::size_t i = 0; i < grids["original"].data.size(); ++i)
+      worst = std::max(worst, double(std::fabs(grids[k].data[i] - grids["original"].data[i])));
+    std::printf("[measured] register --kernel %s (%s) vs original: grids differ by <= %.3g mm\n", k.c_str(),
+                k == "auto" ? want.variant.id.c_str() : "expert seed", worst);
+    EXPECT_LT(worst, 0.05) << k;
+  }
 }
 
 // The tool on the GPU: JSON, outputs, and the grid close to the CPU tool's.

@@ -55,4 +55,10 @@ evk::gi::Check penalize(double worst, std::size_t unset, std::size_t wrong, std:
 
 std::unique_ptr<evk::gi::Problem> make_gi_problem(const GiProblemOptions& opt = {});
 
+// The expert dense-field kernel as a second GI problem ("reg_deform_expert",
+// kernels/original/reg_deform/field_expert.cu, entry reg_field_expert, config TILE_Y): the same
+// cases and size classes, the CPU's dense field (every voxel, identity outside the mask) as the
+// reference, the same penalties; `reg_deform gi-expert ...` runs the GI commands on it.
+std::unique_ptr<evk::gi::Problem> make_expert_gi_problem(const GiProblemOptions& opt = {});
+
 }  // namespace evk::reg_deform

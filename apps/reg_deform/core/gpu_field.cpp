@@ -13,6 +13,8 @@
 #include "evk/parallel.hpp"
 #include "evk_kernels/reg_deform_helpers.hpp"
 #include "evk_kernels/reg_deform_original.hpp"
+#include "field_expert_host.hpp"
+#include "gpu_field_expert.hpp"
 
 namespace evk::reg_deform::gpu {
 
@@ -45,6 +47,7 @@ template class Buffer<float4>;
 template class Buffer<std::uint32_t>;
 template class Buffer<std::uint8_t>;
 template class Buffer<double>;
+template class Buffer<int>;
 
 namespace {
 struct Affine34 {
@@ -216,10 +219,14 @@ void launch_generic(cudaKernel_t k, const GenericLaunch& a, int block_size, cuda
 FieldEngine::FieldEngine(const Geometry& ref, const Mask& mask, double sx, double sy, double sz, const FieldOptions& opt)
     : ref_(ref), opt_(opt), masked_(!mask.empty()), sx_(sx), sy_(sy), sz_(sz) {
   if (!mask.empty() && mask.size() != ref.voxels()) input_error("mask", "size does not match the reference");
-  tiled_ = !opt.generic && sx == 5 && sy == 5 && sz == 5;
+  expert_ = opt.expert && expert_supports(sx, sy, sz);
+  tiled_ = !expert_ && !opt.generic && sx == 5 && sy == 5 && sz == 5;
   active_voxels_ = count_active(ref, mask);
-  kernels_ = Kernels::load(opt.config, opt.source);
-  if (tiled_) {
+  // (an expert request at a spacing below 1 voxel runs the original generic kernel)
+  kernels_ = opt.expert ? Kernels::load(KernelConfig{}) : Kernels::load(opt.config, opt.source);
+  if (expert_) {
+    expert_kernel_ = ExpertKernel::load(opt.expert_config, opt.source);
+  } else if (tiled_) {
     const TileLayout l = tile_layout(ref, 5);
     tiles_y_ = l.nty;
     tiles_host_ = active_tiles(ref, mask, l);
@@ -236,13 +243,50 @@ FieldEngine::FieldEngine(const Geometry& ref, const Mask& mask, double sx, doubl
   EVK_CUDA(cudaDeviceSynchronize());
 }
 
+FieldEngine::~FieldEngine() = default;
+
+const std::string& FieldEngine::kernel_origin() const { return expert_ ? expert_kernel_->origin() : kernels_->origin(); }
+
+std::string FieldEngine::path() const {
+  if (expert_) return "expert (dense, 32x" + std::to_string(opt_.expert_config.tile_y) + " tiles)";
+  return tiled_ ? "tile5 (1x5x5 tiles)" : "generic (one thread per voxel)";
+}
+
 void FieldEngine::set_grid(const Grid& g, cudaStream_t s) {
   if (g.sx != sx_ || g.sy != sy_ || g.sz != sz_) throw std::invalid_argument("FieldEngine: grid spacing differs from the engine's");
+  const bool new_dims = g.geo.nx != grid_.gx || g.geo.ny != grid_.gy || g.geo.nz != grid_.gz;
   grid_.upload(g, s);
+  if (expert_ && (new_dims || !expert_tables_))
+    expert_tables_ = std::make_unique<ExpertTables>(ref_, sx_, sy_, sz_, grid_.gx, grid_.gy, grid_.gz);
+}
+
+void FieldEngine::launch_expert_field(bool displacement, cudaStream_t s) {
+  if (!grid_.texture() || !expert_tables_) throw std::logic_error("FieldEngine: set_grid first");
+  ExpertLaunch a;
+  a.control_points = grid_.data();
+  a.gx = grid_.gx;
+  a.gy = grid_.gy;
+  a.tables = expert_tables_.get();
+  a.nx = ref_.nx;
+  a.ny = ref_.ny;
+  a.nz = ref_.nz;
+  a.mask = masked_ ? mask_.get() : nullptr;
+  a.vox2world = ref_.vox2world;
+  a.displacement = displacement;
+  a.field = field_.get();
+  launch_expert(expert_kernel_->entry(), a, opt_.expert_config, s);
+  EVK_CUDA_LAST();
+}
+
+void FieldEngine::compute(bool displacement, cudaStream_t s) {
+  if (expert_) return launch_expert_field(displacement, s);
+  run_kernel(s);
+  assemble(displacement, s);
 }
 
 void FieldEngine::run_kernel(cudaStream_t s) {
   if (!grid_.texture()) throw std::logic_error("FieldEngine: set_grid first");
+  if (expert_) return launch_expert_field(false, s);
   if (tiled_) {
     TileLaunch a;
     a.tiles = list_.get();
@@ -274,6 +318,10 @@ void FieldEngine::run_kernel(cudaStream_t s) {
 }
 
 void FieldEngine::assemble(bool displacement, cudaStream_t s) {
+  if (expert_) {
+    if (displacement) launch_expert_field(true, s);
+    return;
+  }
   const Helpers& h = helpers();
   Affine34 m = affine34(ref_.vox2world);
   int nx = ref_.nx, ny = ref_.ny, nz = ref_.nz, disp = displacement ? 1 : 0;
@@ -303,7 +351,7 @@ void FieldEngine::assemble(bool displacement, cudaStream_t s) {
 }
 
 void FieldEngine::poison(cudaStream_t s) {
-  EVK_CUDA(cudaMemsetAsync(compact_.get(), 0xff, compact_.size() * sizeof(float4), s));
+  if (compact_.size()) EVK_CUDA(cudaMemsetAsync(compact_.get(), 0xff, compact_.size() * sizeof(float4), s));
   EVK_CUDA(cudaMemsetAsync(field_.get(), 0xff, field_.size() * sizeof(float), s));
 }
 

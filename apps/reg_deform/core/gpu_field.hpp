@@ -131,31 +131,44 @@ struct GenericLaunch {
 };
 void launch_generic(cudaKernel_t k, const GenericLaunch& a, int block_size, cudaStream_t s);
 
+class ExpertKernel;  // gpu_field_expert.hpp
+class ExpertTables;
+
 struct FieldOptions {
   KernelConfig config;
   bool generic = false;  // force the one-thread-per-voxel kernel (also used when spacing != 5)
-  std::string source;    // kernel source override (empty: the embedded original)
+  std::string source;    // kernel source override (empty: the embedded original; with expert: the
+                         // expert kernel's source, e.g. an evolved one)
   bool naive_scatter = false;  // assemble with the first, uncoalesced scatter (benchmark baseline)
+  // The expert dense-field kernel (field_expert.cu) writes the planar field directly, no compact
+  // list and no scatter; any spacing >= 1 voxel (smaller spacings run the generic kernel).
+  bool expert = false;
+  ExpertConfig expert_config;
 };
 
 // One reference geometry + mask on the device; grids are uploaded per call to set_grid.
 class FieldEngine {
  public:
   FieldEngine(const Geometry& ref, const Mask& mask, double sx, double sy, double sz, const FieldOptions& opt = {});
+  ~FieldEngine();
   void set_grid(const Grid& g, cudaStream_t s = nullptr);
-  void run_kernel(cudaStream_t s = nullptr);                        // compact positions only
-  void assemble(bool displacement, cudaStream_t s = nullptr);       // compact -> dense planar field
-  void compute(bool displacement, cudaStream_t s = nullptr) {
-    run_kernel(s);
-    assemble(displacement, s);
-  }
+  // Paper/generic kernels: compact positions only. Expert kernel: the dense deformation field.
+  void run_kernel(cudaStream_t s = nullptr);
+  // Paper/generic kernels: compact -> dense planar field. Expert kernel: nothing for a deformation
+  // field (run_kernel wrote it), a re-launch writing displacements for a displacement field.
+  void assemble(bool displacement, cudaStream_t s = nullptr);
+  // The dense field (one launch with the expert kernel; kernel + scatter otherwise).
+  void compute(bool displacement, cudaStream_t s = nullptr);
   // Fills the compact output and the dense field with NaN (tests: unwritten elements show).
   void poison(cudaStream_t s = nullptr);
   Field download(bool displacement, cudaStream_t s = nullptr) const;
   std::vector<float4> download_compact(cudaStream_t s = nullptr) const;
 
   bool tiled() const { return tiled_; }
-  const std::string& kernel_origin() const { return kernels_->origin(); }
+  bool expert() const { return expert_; }
+  // "tile5 (1x5x5 tiles)", "generic (one thread per voxel)" or "expert (dense, 32xN tiles)"
+  std::string path() const;
+  const std::string& kernel_origin() const;
   std::size_t active_voxels() const { return active_voxels_; }
   std::size_t compact_entries() const { return tiled_ ? tiles_host_.size() * 25 : voxels_host_.size(); }
   const std::vector<std::uint32_t>& tiles() const { return tiles_host_; }
@@ -171,8 +184,11 @@ class FieldEngine {
  private:
   Geometry ref_;
   FieldOptions opt_;
-  bool tiled_ = false, masked_ = false;
+  bool tiled_ = false, masked_ = false, expert_ = false;
   double sx_, sy_, sz_;
+  std::shared_ptr<const ExpertKernel> expert_kernel_;
+  std::unique_ptr<ExpertTables> expert_tables_;
+  void launch_expert_field(bool displacement, cudaStream_t s);
   std::size_t active_voxels_ = 0;
   std::vector<std::uint32_t> tiles_host_, voxels_host_;
   int tiles_y_ = 0;

@@ -21,6 +21,10 @@ extern "C" __global__ void reg_warp_linear(const float* field, const unsigned ch
     const double qx = w2v.m[0] * px + w2v.m[1] * py + w2v.m[2] * pz + w2v.m[3];
     const double qy = w2v.m[4] * px + w2v.m[5] * py + w2v.m[6] * pz + w2v.m[7];
     const double qz = w2v.m[8] * px + w2v.m[9] * py + w2v.m[10] * pz + w2v.m[11];
+    // the range test in double first: a NaN, infinite or huge position (|q| >= 2^31) must not reach
+    // the int conversion (undefined, and x0 + 1 could wrap past the test below); same voxels as the
+    // integer test for every position inside int range
+    if (!(qx >= 0 && qy >= 0 && qz >= 0 && qx < fx - 1 && qy < fy - 1 && qz < fz - 1)) continue;
     const int x0 = (int)floor(qx), y0 = (int)floor(qy), z0 = (int)floor(qz);
     if (!(x0 >= 0 && y0 >= 0 && z0 >= 0 && x0 + 1 < fx && y0 + 1 < fy && z0 + 1 < fz)) continue;
     if (fmask) {

@@ -22,6 +22,8 @@ void warp_field_cpu(const Volume& flo, const Mask& flo_mask, const Geometry& ref
           if (grad) grad[v] = grad[nv + v] = grad[2 * nv + v] = 0.0f;
           if (!ref_mask.empty() && !ref_mask[v]) continue;
           const auto q = w2v.apply(field[v], field[nv + v], field[2 * nv + v]);
+          // range test in double first (NaN/huge positions never reach the int conversion), as the GPU
+          if (!(q[0] >= 0 && q[1] >= 0 && q[2] >= 0 && q[0] < fg.nx - 1 && q[1] < fg.ny - 1 && q[2] < fg.nz - 1)) continue;
           const int x0 = static_cast<int>(std::floor(q[0])), y0 = static_cast<int>(std::floor(q[1])),
                     z0 = static_cast<int>(std::floor(q[2]));
           if (!(x0 >= 0 && y0 >= 0 && z0 >= 0 && x0 + 1 < fg.nx && y0 + 1 < fg.ny && z0 + 1 < fg.nz)) continue;
