@@ -329,28 +329,40 @@ AlnRecord make_record(const BwtIndex& idx, SeqAln& s, SeqAln* mate, int max_top2
   return r;
 }
 
+void samse_start(const AlnReads& reads, const AlnBatch& alns, Rand48& rng, std::vector<SeqAln>& s) {
+  const ReadCodes& rc = *reads.codes;
+  const std::size_t n = rc.size();
+  s.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {  // in read order: the random draws are bwa's
+    SeqAln& x = s[i];
+    x = SeqAln{};
+    x.len = x.clip_len = (*reads.len)[i];
+    x.full_len = static_cast<int>(rc.len[i]);
+    aln_choose(alns.begin(i), alns.count(i), rng, x);
+  }
+}
+
+AlnRecord samse_record(const BwtIndex& idx, const std::uint8_t* codes, const Aln* alns, std::uint32_t n_alns,
+                       const AlnOptions& opt, int n_multi, SeqAln& s) {
+  aln_multi(alns, n_alns, n_multi, s);
+  se_positions(idx, opt, s);
+  multi_positions(idx, s);
+  refine_read(idx, codes, s);
+  return make_record(idx, s, nullptr, opt.max_top2);
+}
+
 std::vector<AlnRecord> samse_batch(const BwtIndex& idx, const AlnReads& reads, const AlnBatch& alns,
                                    const AlnOptions& opt, Rand48& rng, int threads, int n_multi) {
   const ReadCodes& rc = *reads.codes;
   const std::size_t n = rc.size();
-  std::vector<SeqAln> s(n);
-  for (std::size_t i = 0; i < n; ++i) {  // in read order: the random draws are bwa's
-    s[i].len = s[i].clip_len = (*reads.len)[i];
-    s[i].full_len = static_cast<int>(rc.len[i]);
-    aln_choose(alns.begin(i), alns.count(i), rng, s[i]);
-  }
+  std::vector<SeqAln> s;
+  samse_start(reads, alns, rng, s);
   std::vector<AlnRecord> out(n);
   parallel_for(
       n,
       [&](std::size_t b, std::size_t e) {
-        for (std::size_t i = b; i < e; ++i) {
-          SeqAln& x = s[i];
-          aln_multi(alns.begin(i), alns.count(i), n_multi, x);
-          se_positions(idx, opt, x);
-          multi_positions(idx, x);
-          refine_read(idx, rc.codes.data() + rc.offset[i], x);
-          out[i] = make_record(idx, x, nullptr, opt.max_top2);
-        }
+        for (std::size_t i = b; i < e; ++i)
+          out[i] = samse_record(idx, rc.codes.data() + rc.offset[i], alns.begin(i), alns.count(i), opt, n_multi, s[i]);
       },
       threads);
   return out;

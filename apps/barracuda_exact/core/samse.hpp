@@ -72,6 +72,13 @@ struct AlnReads {
   const std::vector<int>* len = nullptr; // searched (trimmed) length per read
 };
 
+// samse_batch in two steps, for a pipeline that formats batches in parallel: samse_start is the
+// serial part (each read's lengths and its primary drawn from rng, in read order; call it on the
+// batches in file order), samse_record the rest of one read (independent of the other reads).
+void samse_start(const AlnReads& reads, const AlnBatch& alns, Rand48& rng, std::vector<SeqAln>& s);
+AlnRecord samse_record(const BwtIndex& idx, const std::uint8_t* codes, const Aln* alns, std::uint32_t n_alns,
+                       const AlnOptions& opt, int n_multi, SeqAln& s);
+
 // The single-end pipeline over a batch (bwa samse): the primary choice runs in read order on rng
 // (call batches in file order with one generator seeded by idx.seed for bwa's exact choices), the
 // rest in `threads` threads. One record per read; XA lists up to n_multi other hits (bwa samse -n).
