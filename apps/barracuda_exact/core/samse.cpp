@@ -190,9 +190,9 @@ int approx_mapq(const SeqAln& s, int max_diff) {
   return 23 < g ? 0 : 23 - g;
 }
 
-std::uint64_t sa_to_pos(const BwtIndex& idx, std::uint64_t sa, int ref_len, int& strand) {
+std::uint64_t sa_to_pos(const BwtIndex& idx, std::uint64_t sa, int ref_len, int& strand, const KnownRows& known) {
   strand = 0;
-  std::uint64_t pos_f = idx.sa_at(sa);
+  std::uint64_t pos_f = known.text_pos(idx, sa);
   const std::uint64_t l_pac = static_cast<std::uint64_t>(idx.l_pac);
   if (pos_f < l_pac && l_pac < pos_f + static_cast<std::uint64_t>(static_cast<std::int64_t>(ref_len))) return kNoPos;
   const bool is_rev = pos_f >= l_pac;
@@ -205,18 +205,18 @@ std::uint64_t sa_to_pos(const BwtIndex& idx, std::uint64_t sa, int ref_len, int&
   return pos_f;
 }
 
-void se_positions(const BwtIndex& idx, const AlnOptions& opt, SeqAln& s) {
+void se_positions(const BwtIndex& idx, const AlnOptions& opt, SeqAln& s, const KnownRows& known) {
   if (s.type != kUnique && s.type != kRepeat) return;
   const int max_diff = aln_max_diff(opt, s.len);
   s.seq_q = s.mapq = approx_mapq(s, max_diff);
-  s.pos = sa_to_pos(idx, s.sa, s.len + s.ref_shift, s.strand);
+  s.pos = sa_to_pos(idx, s.sa, s.len + s.ref_shift, s.strand, known);
   if (s.pos == kNoPos) s.type = kNoMatch;
 }
 
-void multi_positions(const BwtIndex& idx, SeqAln& s) {
+void multi_positions(const BwtIndex& idx, SeqAln& s, const KnownRows& known) {
   std::size_t n = 0;
   for (auto& q : s.multi) {
-    q.pos = sa_to_pos(idx, q.pos, s.len + q.ref_shift, q.strand);
+    q.pos = sa_to_pos(idx, q.pos, s.len + q.ref_shift, q.strand, known);
     if (q.pos != s.pos && q.pos != kNoPos) s.multi[n++] = q;
   }
   s.multi.resize(n);
@@ -343,10 +343,10 @@ void samse_start(const AlnReads& reads, const AlnBatch& alns, Rand48& rng, std::
 }
 
 AlnRecord samse_record(const BwtIndex& idx, const std::uint8_t* codes, const Aln* alns, std::uint32_t n_alns,
-                       const AlnOptions& opt, int n_multi, SeqAln& s) {
+                       const AlnOptions& opt, int n_multi, SeqAln& s, const KnownRows& known) {
   aln_multi(alns, n_alns, n_multi, s);
-  se_positions(idx, opt, s);
-  multi_positions(idx, s);
+  se_positions(idx, opt, s, known);
+  multi_positions(idx, s, known);
   refine_read(idx, codes, s);
   return make_record(idx, s, nullptr, opt.max_top2);
 }

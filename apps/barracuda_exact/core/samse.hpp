@@ -54,12 +54,24 @@ void aln_choose(const Aln* alns, std::uint32_t n, Rand48& rng, SeqAln& s);
 void aln_multi(const Aln* alns, std::uint32_t n, int n_multi, SeqAln& s);
 // bwa_approx_mapQ with the read's maximum differences.
 int approx_mapq(const SeqAln& s, int max_diff);
+// Text positions of SA rows known in advance (looked up on the GPU: core/aln_positions.hpp): n
+// rows and their idx.sa_at values; a row not among them (or known as ~0) is looked up on the host.
+struct KnownRows {
+  const std::uint64_t* row = nullptr;
+  const std::uint64_t* pos = nullptr;
+  int n = 0;
+  std::uint64_t text_pos(const BwtIndex& idx, std::uint64_t r) const {
+    for (int i = 0; i < n; ++i)
+      if (row[i] == r && pos[i] != ~0ull) return pos[i];
+    return idx.sa_at(r);
+  }
+};
 // bwa_sa2pos: forward position of SA row sa for a hit of ref_len reference bases (~0 when it
 // spans the forward/reverse boundary); strand 1 = reverse.
-std::uint64_t sa_to_pos(const BwtIndex& idx, std::uint64_t sa, int ref_len, int& strand);
+std::uint64_t sa_to_pos(const BwtIndex& idx, std::uint64_t sa, int ref_len, int& strand, const KnownRows& known = {});
 // Positions of the primary (and MAPQ) and of the alternative hits (bwa_cal_pac_pos for one read).
-void se_positions(const BwtIndex& idx, const AlnOptions& opt, SeqAln& s);
-void multi_positions(const BwtIndex& idx, SeqAln& s);
+void se_positions(const BwtIndex& idx, const AlnOptions& opt, SeqAln& s, const KnownRows& known = {});
+void multi_positions(const BwtIndex& idx, SeqAln& s, const KnownRows& known = {});
 // bwa_refine_gapped for one read: CIGARs of gapped hits, MD/NM, soft clips of trimmed reads.
 // codes: the read's codes (its first len are searched).
 void refine_read(const BwtIndex& idx, const std::uint8_t* codes, SeqAln& s);
@@ -77,7 +89,7 @@ struct AlnReads {
 // batches in file order), samse_record the rest of one read (independent of the other reads).
 void samse_start(const AlnReads& reads, const AlnBatch& alns, Rand48& rng, std::vector<SeqAln>& s);
 AlnRecord samse_record(const BwtIndex& idx, const std::uint8_t* codes, const Aln* alns, std::uint32_t n_alns,
-                       const AlnOptions& opt, int n_multi, SeqAln& s);
+                       const AlnOptions& opt, int n_multi, SeqAln& s, const KnownRows& known = {});
 
 // The single-end pipeline over a batch (bwa samse): the primary choice runs in read order on rng
 // (call batches in file order with one generator seeded by idx.seed for bwa's exact choices), the

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/aln_positions.hpp"
 #include "evk/error.hpp"
 #include "io/aln_sam.hpp"
 #if defined(EVK_HAVE_CUDA)
@@ -77,6 +78,7 @@ bool AlnMapped::unmatched(std::size_t i) const { return !recs[i].aligned || (rec
 #if defined(EVK_HAVE_CUDA)
 struct AlnMapper::Gpu {
   std::vector<std::unique_ptr<GpuAligner>> lanes;  // one per (device, stream)
+  std::vector<std::unique_ptr<GpuHitRows>> rows;   // the lane's position lookup
   std::vector<int> device;                         // of each lane
   std::string text;
 };
@@ -97,6 +99,7 @@ AlnMapper::AlnMapper(const BwtIndex& idx, const AlnOptions& opt, const std::vect
   for (int d : devices) {
     for (int s = 0; s < streams; ++s) {
       gpu_->lanes.push_back(std::make_unique<GpuAligner>(idx, opt, d));
+      gpu_->rows.push_back(std::make_unique<GpuHitRows>(idx, gpu_->lanes.back()->device().bwt(), d));
       gpu_->device.push_back(d);
     }
     gpu_->text += (gpu_->text.empty() ? "" : ", ") + std::to_string(d);
@@ -112,6 +115,13 @@ AlnMapper::AlnMapper(const BwtIndex& idx, const AlnOptions& opt, const std::vect
 }
 
 AlnMapper::~AlnMapper() = default;
+
+void AlnMapper::poison_gpu_outputs() {
+#if defined(EVK_HAVE_CUDA)
+  if (gpu_)
+    for (auto& r : gpu_->rows) r->poison_outputs = true;
+#endif
+}
 
 std::string AlnMapper::describe() const {
 #if defined(EVK_HAVE_CUDA)
@@ -167,10 +177,14 @@ void AlnMapper::map(int lane, const ReadBatch& reads, std::unique_ptr<MappedBatc
     times.transfer += (gt.pack_ms + gt.upload_ms + gt.compact_ms + gt.download_ms) / 1e3;
     times.fallback += gt.fallback_s;
     m->handed_back = gt.fallback_reads;
+    const auto tl = Clock::now();
+    gpu_->rows[l]->lookup(m->alns, m->pos);
+    times.lookup += since(tl);
   } else
 #endif
   {
     (void)lane;
+    m->pos.clear();  // positions looked up on the host, in finish()
     search_cpu(idx_, opt_, rc, m->len, pool, m->alns);
   }
   times.match += since(t);
@@ -184,8 +198,12 @@ void AlnMapper::finish(MappedBatch& out, const ReadBatch& reads, TaskPool& pool,
   samse_start(AlnReads{&rc, &m.len}, m.alns, rng_, m.seq);  // bwa's draws, in input order
   m.recs.resize(n);
   pool.parallel_for(n, kRecordGrain, [&](std::size_t b, std::size_t e) {
-    for (std::size_t i = b; i < e; ++i)
-      m.recs[i] = samse_record(idx_, rc.codes.data() + rc.offset[i], m.alns.begin(i), m.alns.count(i), opt_, kSeMulti, m.seq[i]);
+    ReadRows rows;
+    for (std::size_t i = b; i < e; ++i) {
+      known_rows(m.alns, m.pos, i, rows);
+      m.recs[i] = samse_record(idx_, rc.codes.data() + rc.offset[i], m.alns.begin(i), m.alns.count(i), opt_, kSeMulti,
+                               m.seq[i], rows.known());
+    }
   });
   m.counts_ = MapCounts{};
   for (const auto& r : m.recs) count(m.counts_, r);

@@ -30,6 +30,7 @@ class AlnMapped : public MappedBatch {
   std::vector<int> len;        // searched length of each read (after -q trimming)
   AlnBatch alns;               // hit intervals, in search order
   std::uint64_t handed_back = 0;  // reads the GPU handed back to the CPU search
+  std::vector<std::uint64_t> pos;  // GPU: text positions of the hit rows (core/aln_positions.hpp)
   std::vector<SeqAln> seq;     // finish(): the primary hits
   std::vector<AlnRecord> recs; // finish(): the records
   MapCounts counts_;
@@ -42,7 +43,8 @@ class AlnMapper : public Mapper {
  public:
   // The CPU backend: `lanes` batches searched at once on the task pool.
   AlnMapper(const BwtIndex& idx, const AlnOptions& opt, int lanes, const RecordOptions& ro = {});
-  // The GPU backend: `streams` lanes per GPU (devices), each with its own aligner (stream, buffers).
+  // The GPU backend: `streams` lanes per GPU (devices), each with its own aligner (stream, buffers)
+  // and its lookup of the hits' text positions on the GPU.
   AlnMapper(const BwtIndex& idx, const AlnOptions& opt, const std::vector<int>& devices, int streams,
             const RecordOptions& ro = {});
   ~AlnMapper() override;
@@ -53,6 +55,8 @@ class AlnMapper : public Mapper {
   void prepare(ReadBatch& reads) const override { reads.drop_empty(); }  // bwa: no record for an empty read
   std::string describe() const override;
   std::string kernel_origin() const override;
+  // Tests: poison the GPU's position lookups before each launch.
+  void poison_gpu_outputs();
 
  private:
   struct Gpu;

@@ -61,7 +61,9 @@ std::unique_ptr<Mapper> make_mapper(const MapOptions& opt, const BwtIndex& idx, 
     std::vector<int> devices;
     for (const auto& g : opt.gpus) devices.push_back(g.device);
     if (devices.empty()) devices.push_back(opt.device);
-    return std::make_unique<AlnMapper>(idx, opt.aln, devices, serial ? 1 : opt.streams, ro);
+    auto m = std::make_unique<AlnMapper>(idx, opt.aln, devices, serial ? 1 : opt.streams, ro);
+    if (opt.poison_gpu) m->poison_gpu_outputs();
+    return m;
   }
   if (!opt.gpu) return std::make_unique<ExactMapper>(idx, serial ? 1 : opt.cpu_lanes, ro);
   std::vector<GpuPlan> gpus = opt.gpus;
