@@ -186,7 +186,7 @@ void print_aln_pipeline_stats(const bc::MapOptions& mo, const evk::CommonOptions
                         {"seconds", {{"index", st.index_s}, {"read", st.read_s}, {"inflate", st.inflate_s},
                                      {"scan", st.scan_s}, {"parse", st.parse_s}, {"search", st.match_s},
                                      {"transfer", st.transfer_s}, {"kernel", st.kernel_s}, {"fallback", st.fallback_s},
-                                     {"sam", st.records_s}, {"format", st.format_s}, {"write", st.write_s},
+                                     {"position_lookup", st.lookup_s}, {"sam", st.records_s}, {"format", st.format_s}, {"write", st.write_s},
                                      {"total", st.total_s}}},
                         {"reads_per_s", {{"inflate", rate(st.inflate_s)}, {"scan", rate(st.scan_s)},
                                          {"parse", rate(st.parse_s)}, {"search", rate(st.match_s)},
@@ -207,7 +207,8 @@ void print_aln_pipeline_stats(const bc::MapOptions& mo, const evk::CommonOptions
                             ", inflate " + std::to_string(st.inflate_s) + ", scan " + std::to_string(st.scan_s) +
                             ", parse " + std::to_string(st.parse_s) + ", search " + std::to_string(st.match_s) +
                             " (transfer " + std::to_string(st.transfer_s) + ", kernel " + std::to_string(st.kernel_s) +
-                            ", CPU fallback " + std::to_string(st.fallback_s) + "), samse " + std::to_string(st.records_s) +
+                            ", CPU fallback " + std::to_string(st.fallback_s) + ", position lookup " +
+                            std::to_string(st.lookup_s) + "), samse " + std::to_string(st.records_s) +
                             ", format " + std::to_string(st.format_s) + ", write " + std::to_string(st.write_s) +
                             "; total " + std::to_string(st.total_s));
 }
