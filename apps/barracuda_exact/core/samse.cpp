@@ -224,7 +224,9 @@ void multi_positions(const BwtIndex& idx, SeqAln& s, const KnownRows& known) {
 
 void refine_read(const BwtIndex& idx, const std::uint8_t* codes, SeqAln& s) {
   const int len = s.len;
-  std::vector<std::uint8_t> fwd(codes, codes + len), rc(static_cast<std::size_t>(len));
+  thread_local std::vector<std::uint8_t> fwd, rc;  // no allocation per read
+  fwd.assign(codes, codes + len);
+  rc.resize(static_cast<std::size_t>(len));
   for (int i = 0; i < len; ++i) rc[static_cast<std::size_t>(len - 1 - i)] = codes[i] > 3 ? 4 : static_cast<std::uint8_t>(3 - codes[i]);
   for (auto& q : s.multi)
     if (q.gap) q.cigar = refine_core(idx, len, q.strand ? rc.data() : fwd.data(), q.ref_shift, q.pos);
@@ -329,13 +331,29 @@ AlnRecord make_record(const BwtIndex& idx, SeqAln& s, SeqAln* mate, int max_top2
   return r;
 }
 
+namespace {
+// x = SeqAln{} without freeing its containers' memory (this loop is serial: no free() per read).
+void reset(SeqAln& x) {
+  std::vector<std::uint32_t> cigar = std::move(x.cigar);
+  std::vector<MultiHit> multi = std::move(x.multi);
+  std::string md = std::move(x.md);
+  cigar.clear();
+  multi.clear();
+  md.clear();
+  x = SeqAln{};
+  x.cigar = std::move(cigar);
+  x.multi = std::move(multi);
+  x.md = std::move(md);
+}
+}  // namespace
+
 void samse_start(const AlnReads& reads, const AlnBatch& alns, Rand48& rng, std::vector<SeqAln>& s) {
   const ReadCodes& rc = *reads.codes;
   const std::size_t n = rc.size();
   s.resize(n);
   for (std::size_t i = 0; i < n; ++i) {  // in read order: the random draws are bwa's
     SeqAln& x = s[i];
-    x = SeqAln{};
+    reset(x);
     x.len = x.clip_len = (*reads.len)[i];
     x.full_len = static_cast<int>(rc.len[i]);
     aln_choose(alns.begin(i), alns.count(i), rng, x);
