@@ -133,35 +133,52 @@ int contig_or_none(const BwtIndex& idx, std::uint64_t pos) {
 
 }  // namespace
 
-void aln_choose(const Aln* a, std::uint32_t n, Rand48& rng, SeqAln& s) {
-  if (n == 0) {
-    s.type = kNoMatch;
-    s.c1 = s.c2 = 0;
-    return;
-  }
+AlnDraw aln_draw(const Aln* a, std::uint32_t n, Rand48& rng) {
+  AlnDraw d;
+  if (n == 0) return d;
   const int best = a[0].score;
   std::int32_t cnt = 0;  // bwa's int
-  std::uint32_t i = 0;
-  for (; i < n; ++i) {
+  for (std::uint32_t i = 0; i < n; ++i) {
     const Aln& p = a[i];
     if (p.score > best) break;
     const std::uint64_t w = p.l - p.k + 1;
     if (rng.drand() * static_cast<double>(w + static_cast<std::uint64_t>(static_cast<std::int64_t>(cnt))) >
         static_cast<double>(cnt)) {
-      s.n_mm = p.n_mm;
-      s.n_gapo = p.n_gapo;
-      s.n_gape = p.n_gape;
-      s.ref_shift = static_cast<int>(p.n_del) - static_cast<int>(p.n_ins);
-      s.score = p.score;
-      s.sa = p.k + static_cast<std::uint64_t>(static_cast<double>(w) * rng.drand());
+      d.pick = static_cast<std::int32_t>(i);
+      d.sa = p.k + static_cast<std::uint64_t>(static_cast<double>(w) * rng.drand());
     }
     cnt = static_cast<std::int32_t>(static_cast<std::uint32_t>(cnt) + static_cast<std::uint32_t>(w));
   }
+  return d;
+}
+
+void aln_apply(const Aln* a, std::uint32_t n, const AlnDraw& d, SeqAln& s) {
+  if (n == 0) {
+    s.type = kNoMatch;
+    s.c1 = s.c2 = 0;
+    return;
+  }
+  if (d.pick >= 0) {  // (none when the first draw was exactly 0: bwa leaves the fields as they were)
+    const Aln& p = a[d.pick];
+    s.n_mm = p.n_mm;
+    s.n_gapo = p.n_gapo;
+    s.n_gape = p.n_gape;
+    s.ref_shift = static_cast<int>(p.n_del) - static_cast<int>(p.n_ins);
+    s.score = p.score;
+    s.sa = d.sa;
+  }
+  const int best = a[0].score;
+  std::int32_t cnt = 0;
+  std::uint32_t i = 0;
+  for (; i < n && a[i].score <= best; ++i)
+    cnt = static_cast<std::int32_t>(static_cast<std::uint32_t>(cnt) + static_cast<std::uint32_t>(a[i].l - a[i].k + 1));
   s.c1 = static_cast<std::uint64_t>(static_cast<std::int64_t>(cnt)) & 0xfffffff;  // a 28-bit field in bwa
   for (; i < n; ++i) cnt = static_cast<std::int32_t>(static_cast<std::uint32_t>(cnt) + static_cast<std::uint32_t>(a[i].l - a[i].k + 1));
   s.c2 = (static_cast<std::uint64_t>(static_cast<std::int64_t>(cnt)) - s.c1) & 0xfffffff;
   s.type = s.c1 > 1 ? kRepeat : kUnique;
 }
+
+void aln_choose(const Aln* a, std::uint32_t n, Rand48& rng, SeqAln& s) { aln_apply(a, n, aln_draw(a, n, rng), s); }
 
 void aln_multi(const Aln* a, std::uint32_t n, int n_multi, SeqAln& s) {
   if (n == 0 || n_multi == 0) return;  // bwa leaves the list as it was (empty here)
@@ -347,40 +364,37 @@ void reset(SeqAln& x) {
 }
 }  // namespace
 
-void samse_start(const AlnReads& reads, const AlnBatch& alns, Rand48& rng, std::vector<SeqAln>& s) {
-  const ReadCodes& rc = *reads.codes;
-  const std::size_t n = rc.size();
-  s.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {  // in read order: the random draws are bwa's
-    SeqAln& x = s[i];
-    reset(x);
-    x.len = x.clip_len = (*reads.len)[i];
-    x.full_len = static_cast<int>(rc.len[i]);
-    aln_choose(alns.begin(i), alns.count(i), rng, x);
-  }
+void samse_draws(const AlnBatch& alns, Rand48& rng, std::vector<AlnDraw>& draws) {
+  const std::size_t n = alns.size();
+  draws.resize(n);
+  for (std::size_t i = 0; i < n; ++i) draws[i] = aln_draw(alns.begin(i), alns.count(i), rng);  // bwa's order
 }
 
-AlnRecord samse_record(const BwtIndex& idx, const std::uint8_t* codes, const Aln* alns, std::uint32_t n_alns,
+AlnRecord samse_record(const BwtIndex& idx, const AlnReads& reads, std::size_t i, const AlnBatch& alns, const AlnDraw& draw,
                        const AlnOptions& opt, int n_multi, SeqAln& s, const KnownRows& known) {
-  aln_multi(alns, n_alns, n_multi, s);
+  const ReadCodes& rc = *reads.codes;
+  reset(s);
+  s.len = s.clip_len = (*reads.len)[i];
+  s.full_len = static_cast<int>(rc.len[i]);
+  aln_apply(alns.begin(i), alns.count(i), draw, s);
+  aln_multi(alns.begin(i), alns.count(i), n_multi, s);
   se_positions(idx, opt, s, known);
   multi_positions(idx, s, known);
-  refine_read(idx, codes, s);
+  refine_read(idx, rc.codes.data() + rc.offset[i], s);
   return make_record(idx, s, nullptr, opt.max_top2);
 }
 
 std::vector<AlnRecord> samse_batch(const BwtIndex& idx, const AlnReads& reads, const AlnBatch& alns,
                                    const AlnOptions& opt, Rand48& rng, int threads, int n_multi) {
-  const ReadCodes& rc = *reads.codes;
-  const std::size_t n = rc.size();
-  std::vector<SeqAln> s;
-  samse_start(reads, alns, rng, s);
+  const std::size_t n = reads.codes->size();
+  std::vector<AlnDraw> draws;
+  samse_draws(alns, rng, draws);
   std::vector<AlnRecord> out(n);
   parallel_for(
       n,
       [&](std::size_t b, std::size_t e) {
-        for (std::size_t i = b; i < e; ++i)
-          out[i] = samse_record(idx, rc.codes.data() + rc.offset[i], alns.begin(i), alns.count(i), opt, n_multi, s[i]);
+        SeqAln s;
+        for (std::size_t i = b; i < e; ++i) out[i] = samse_record(idx, reads, i, alns, draws[i], opt, n_multi, s);
       },
       threads);
   return out;

@@ -51,6 +51,13 @@ struct SeqAln {
 // bwa_aln2seq_core: the primary among the best-scoring intervals (drawing from rng), counts c1/c2
 // and the type (set_main); and the alternative hits when there are at most n_multi + 1 (n_multi > 0).
 void aln_choose(const Aln* alns, std::uint32_t n, Rand48& rng, SeqAln& s);
+// aln_choose in two steps: the draws alone (what must run in read order), then the rest.
+struct AlnDraw {
+  std::uint64_t sa = 0;   // the primary's SA row
+  std::int32_t pick = -1; // its interval (-1: none drawn; bwa then leaves the fields as they were)
+};
+AlnDraw aln_draw(const Aln* alns, std::uint32_t n, Rand48& rng);
+void aln_apply(const Aln* alns, std::uint32_t n, const AlnDraw& d, SeqAln& s);
 void aln_multi(const Aln* alns, std::uint32_t n, int n_multi, SeqAln& s);
 // bwa_approx_mapQ with the read's maximum differences.
 int approx_mapq(const SeqAln& s, int max_diff);
@@ -84,11 +91,11 @@ struct AlnReads {
   const std::vector<int>* len = nullptr; // searched (trimmed) length per read
 };
 
-// samse_batch in two steps, for a pipeline that formats batches in parallel: samse_start is the
-// serial part (each read's lengths and its primary drawn from rng, in read order; call it on the
-// batches in file order), samse_record the rest of one read (independent of the other reads).
-void samse_start(const AlnReads& reads, const AlnBatch& alns, Rand48& rng, std::vector<SeqAln>& s);
-AlnRecord samse_record(const BwtIndex& idx, const std::uint8_t* codes, const Aln* alns, std::uint32_t n_alns,
+// samse_batch in two steps, for a pipeline that formats batches in parallel: samse_draws is the
+// serial part (bwa's random draws of each read's primary, in read order; call it on the batches in
+// file order), samse_record the rest of read i (independent of the other reads; s: scratch space).
+void samse_draws(const AlnBatch& alns, Rand48& rng, std::vector<AlnDraw>& draws);
+AlnRecord samse_record(const BwtIndex& idx, const AlnReads& reads, std::size_t i, const AlnBatch& alns, const AlnDraw& draw,
                        const AlnOptions& opt, int n_multi, SeqAln& s, const KnownRows& known = {});
 
 // The single-end pipeline over a batch (bwa samse): the primary choice runs in read order on rng

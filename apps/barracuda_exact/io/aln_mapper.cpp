@@ -195,14 +195,15 @@ void AlnMapper::finish(MappedBatch& out, const ReadBatch& reads, TaskPool& pool,
   const auto t = Clock::now();
   const ReadCodes& rc = reads.codes;
   const std::size_t n = reads.size();
-  samse_start(AlnReads{&rc, &m.len}, m.alns, rng_, m.seq);  // bwa's draws, in input order
+  samse_draws(m.alns, rng_, m.draws);  // bwa's draws, in input order
   m.recs.resize(n);
+  const AlnReads ar{&rc, &m.len};
   pool.parallel_for(n, kRecordGrain, [&](std::size_t b, std::size_t e) {
     ReadRows rows;
+    SeqAln s;
     for (std::size_t i = b; i < e; ++i) {
       known_rows(m.alns, m.pos, i, rows);
-      m.recs[i] = samse_record(idx_, rc.codes.data() + rc.offset[i], m.alns.begin(i), m.alns.count(i), opt_, kSeMulti,
-                               m.seq[i], rows.known());
+      m.recs[i] = samse_record(idx_, ar, i, m.alns, m.draws[i], opt_, kSeMulti, s, rows.known());
     }
   });
   m.counts_ = MapCounts{};

@@ -31,7 +31,7 @@ class AlnMapped : public MappedBatch {
   AlnBatch alns;               // hit intervals, in search order
   std::uint64_t handed_back = 0;  // reads the GPU handed back to the CPU search
   std::vector<std::uint64_t> pos;  // GPU: text positions of the hit rows (core/aln_positions.hpp)
-  std::vector<SeqAln> seq;     // finish(): the primary hits
+  std::vector<AlnDraw> draws;  // finish(): bwa's draws of the primary hits
   std::vector<AlnRecord> recs; // finish(): the records
   MapCounts counts_;
 
