@@ -7,6 +7,8 @@
 #   inexact bwa aln + samse (the default mode), GPU backend then CPU backend (BAMs compared);
 #   peer    bwa aln -t N + bwa samse on the first PEER reads (default 1 M), timed apart, and our GPU
 #           records on the same reads against bwa's (bc_sam_agree);
+#   stages  bench_barracuda_exact's BM_InexactSamseStage (the host's work per read after the search,
+#           positions on the host or from the GPU) and BM_InexactMapStage/gpu on 1 M reads;
 # each with --json: every stage's busy seconds and reads/s (inflate, scan, parse, search/match,
 # kernel, transfer, position lookup, samse, format, write) and the peak RSS. summary.txt: one line per
 # run (reads/s end to end, GPU/CPU ratio, the busiest stages) and where the limit is.
@@ -69,6 +71,12 @@ map inexact_gpu_peer 120 --backend gpu "$W/ecoli.fa" "$W/peer.fq.gz" -o "$W/ours
 bc_sam_agree --label "$PEER simulated E. coli 100 bp reads, GPU backend vs bwa aln | samse" --list 20 "$W/ours.sam" "$W/bwa.sam" \
   > "$out/agreement.txt" 2>&1
 echo "agreement with bwa: exit $?; $(head -2 "$out/agreement.txt" | tr '\n' ' ')" >> "$summary"
+# the host side of inexact mapping alone, on 1 M reads (art_illumina in the bundle, else an error
+# model): samse + BAM records with positions on the host or given by the GPU, and the GPU search
+step samse_stage 240 env BC_BENCH_INEXACT_READS=1000000 TMPDIR="$W" bench_barracuda_exact \
+  --benchmark_filter='InexactSamseStage/ecoli|InexactMapStage/ecoli/gpu' --benchmark_counters_tabular=true \
+  --benchmark_out="$out/samse_stage.json" --benchmark_out_format=json
+grep -E '^BM_' "$out/samse_stage.out" 2> /dev/null | cut -c1-220 >> "$summary"
 # the figures
 if command -v python3 > /dev/null; then
   python3 - "$out" "$N" "$PEER" >> "$summary" <<'PY'
