@@ -85,8 +85,8 @@ TEST(BarracudaInexactPipeline, OutputIsByteIdenticalToTheDriverOnEveryInputForm)
   const TempDir& dir = fx.dir;
   // reads with substitutions, indels and N on both strands, a third in repeats, 20..260 bp; then
   // reads written in every legal FASTQ way (wrapped lines, CRLF, /1 /2 names, empty reads)
-  bct::planted_reads(fx.ref, dir / "p.fq", 2500, 20, 260, 9, bct::tricky_repeats());
-  const std::string text = bct::read_file(dir / "p.fq") + bct::varied_reads(fx.fwd, 2000, 13);
+  bct::planted_reads(fx.ref, dir / "p.fq", 1800, 20, 260, 9, bct::tricky_repeats());
+  const std::string text = bct::read_file(dir / "p.fq") + bct::varied_reads(fx.fwd, 1500, 13);
   std::vector<fs::path> inputs = {dir / "v.fq", dir / "v.fq.gz", dir / "mm.fq.gz", dir / "v.bgzf.gz"};
   bct::write_file(inputs[0], text);
   bct::write_file(inputs[1], bct::gzip_text(dir, text));
@@ -94,7 +94,7 @@ TEST(BarracudaInexactPipeline, OutputIsByteIdenticalToTheDriverOnEveryInputForm)
   ASSERT_TRUE(bct::write_bgzf(inputs[3], text));
   const std::string sam = driver(fx.ref, inputs[0], dir / "d.sam"), bam = driver(fx.ref, inputs[0], dir / "d.bam");
   const auto recs = bct::sam_records(sam);
-  ASSERT_GT(recs.size(), 4000u);
+  ASSERT_GT(recs.size(), 3000u);
   int gapped = 0, mismatched = 0, reverse = 0, unmapped = 0, xa = 0, trimmed_empty = 0;
   for (const auto& r : recs) {
     gapped += r[5].find_first_of("ID") != std::string::npos;
@@ -107,11 +107,11 @@ TEST(BarracudaInexactPipeline, OutputIsByteIdenticalToTheDriverOnEveryInputForm)
     trimmed_empty += r[9] == "*";
   }
   // the test has teeth: every kind of record is there (and no record of an empty read)
-  EXPECT_GT(gapped, 50);
-  EXPECT_GT(mismatched, 500);
-  EXPECT_GT(reverse, 1000);
-  EXPECT_GT(unmapped, 10);
-  EXPECT_GT(xa, 20);
+  EXPECT_GT(gapped, 30) << "gapped";
+  EXPECT_GT(mismatched, 300) << "mismatched";
+  EXPECT_GT(reverse, 600) << "reverse";
+  EXPECT_GT(unmapped, 10) << "unmapped";
+  EXPECT_GT(xa, 10) << "XA";
   EXPECT_EQ(trimmed_empty, 0);
   // every input form, SAM and BAM; the thread / batch / lane matrix on the plain and the multi-member files
   for (const auto& in : inputs) {
@@ -209,8 +209,8 @@ TEST(BarracudaInexactPipeline, MemoryStaysBoundedWhateverTheFileSize) {
     bct::write_file(p, s);
     return s.size();
   };
-  const std::size_t small_bytes = write_reads(fx.dir / "small.fq", 50000);
-  const std::size_t big_bytes = write_reads(fx.dir / "big.fq", 200000);
+  const std::size_t small_bytes = write_reads(fx.dir / "small.fq", 40000);
+  const std::size_t big_bytes = write_reads(fx.dir / "big.fq", 160000);
   auto peak = [&](const std::string& f, std::uint64_t n) {
     auto r = evk::testing::run_tool("barracuda_exact", "map --backend cpu -t 2 --batch-reads 2000 --json " + fx.ref + " " +
                                                            (fx.dir / f).string() + " -o " + (fx.dir / "o.sam").string());
@@ -219,8 +219,8 @@ TEST(BarracudaInexactPipeline, MemoryStaysBoundedWhateverTheFileSize) {
     EXPECT_EQ(j["reads"].get<std::uint64_t>(), n);
     return j["peak_rss_mib"].get<double>();
   };
-  const double small = peak("small.fq", 50000), big = peak("big.fq", 200000);
+  const double small = peak("small.fq", 40000), big = peak("big.fq", 160000);
   const double extra_mib = static_cast<double>(big_bytes - small_bytes) / (1 << 20);
-  EXPECT_GT(extra_mib, 30);
+  EXPECT_GT(extra_mib, 20);
   EXPECT_LT(big, small + 10) << "small " << small << " MiB, big " << big << " MiB; the extra reads are " << extra_mib << " MiB";
 }
