@@ -193,8 +193,9 @@ TEST(BarracudaInexactPipeline, CountsAndStageTimes) {
   EXPECT_GT(j["seconds"]["sam"].get<double>(), 0);
 }
 
-// Memory does not grow with the input: the CLI's peak RSS on a file 4x larger (and 100x larger than
-// the batch) stays within a few MiB, far below what holding the extra reads would take.
+// Memory does not grow with the input: the CLI's peak RSS on a file 3x larger (and 150x larger than
+// the batch) stays within a few MiB, far below what holding the extra reads would take. (The smaller
+// file is past the warm-up: the heap reaches its plateau within the first ~100,000 reads.)
 TEST(BarracudaInexactPipeline, MemoryStaysBoundedWhateverTheFileSize) {
   Ref fx(73);
   std::mt19937_64 rng(6);
@@ -209,8 +210,8 @@ TEST(BarracudaInexactPipeline, MemoryStaysBoundedWhateverTheFileSize) {
     bct::write_file(p, s);
     return s.size();
   };
-  const std::size_t small_bytes = write_reads(fx.dir / "small.fq", 40000);
-  const std::size_t big_bytes = write_reads(fx.dir / "big.fq", 160000);
+  const std::size_t small_bytes = write_reads(fx.dir / "small.fq", 100000);
+  const std::size_t big_bytes = write_reads(fx.dir / "big.fq", 300000);
   auto peak = [&](const std::string& f, std::uint64_t n) {
     auto r = evk::testing::run_tool("barracuda_exact", "map --backend cpu -t 2 --batch-reads 2000 --json " + fx.ref + " " +
                                                            (fx.dir / f).string() + " -o " + (fx.dir / "o.sam").string());
@@ -219,8 +220,8 @@ TEST(BarracudaInexactPipeline, MemoryStaysBoundedWhateverTheFileSize) {
     EXPECT_EQ(j["reads"].get<std::uint64_t>(), n);
     return j["peak_rss_mib"].get<double>();
   };
-  const double small = peak("small.fq", 40000), big = peak("big.fq", 160000);
+  const double small = peak("small.fq", 100000), big = peak("big.fq", 300000);
   const double extra_mib = static_cast<double>(big_bytes - small_bytes) / (1 << 20);
-  EXPECT_GT(extra_mib, 20);
+  EXPECT_GT(extra_mib, 40);
   EXPECT_LT(big, small + 10) << "small " << small << " MiB, big " << big << " MiB; the extra reads are " << extra_mib << " MiB";
 }
