@@ -43,6 +43,8 @@ if command -v bwa > /dev/null; then cp "$(command -v bwa)" "$DEST/bin/"; fi
 # bench/barracuda_exact/inexact_device.sh compares our GPU records with bwa's by bc_sam_agree.
 if command -v art_illumina > /dev/null; then cp "$(command -v art_illumina)" "$DEST/bin/"; fi
 [ -x "$BUILD_DIR/bin/bc_sam_agree" ] && cp "$BUILD_DIR/bin/bc_sam_agree" "$DEST/bin/"
+# bench/barracuda_exact/pipeline_10m.sh simulates its reads on the GPU host with bc_simreads.
+[ -x "$BUILD_DIR/bin/bc_simreads" ] && cp "$BUILD_DIR/bin/bc_simreads" "$DEST/bin/"
 # Non-system libraries the GPU host does not have (the rest of the closure ships with Ubuntu 24.04).
 carry_re='lib(hts|htscodecs|deflate|isal|divsufsort(64)?|nifti[^/]*|znz|benchmark(_main)?|png16|gsl|gslcblas)\.so'
 for b in "$DEST"/bin/* "$DEST"/compat/*/*; do

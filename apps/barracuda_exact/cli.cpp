@@ -150,6 +150,69 @@ void print_exact_stats(const bc::MapOptions& mo, const evk::CommonOptions& co, c
                             ", write " + std::to_string(st.write_s) + "; total " + std::to_string(st.total_s));
 }
 
+// The inexact single-end mode through the streaming pipeline: print_aln_stats' summary and keys,
+// plus the pipeline's stages (as the exact mode's).
+void print_aln_pipeline_stats(const bc::MapOptions& mo, const evk::CommonOptions& co, const bc::MapStats& st) {
+  auto rate = [&](double s) { return s > 0 ? static_cast<double>(st.reads) / s : 0.0; };
+  const bc::MapCounts& c = st.counts;
+  const std::uint64_t mapped = c.unique + c.repeat;
+  if (co.json) {
+    nlohmann::json by = nlohmann::json::object();
+    for (int d = 0; d < 8; ++d) by[d < 7 ? std::to_string(d) : "7+"] = c.by_diff[d];
+    nlohmann::json j = {{"mode", "single"},
+                        {"reads", st.reads},
+                        {"pairs", 0},
+                        {"mapped", mapped},
+                        {"exact", c.by_diff[0]},
+                        {"inexact", mapped - c.by_diff[0]},
+                        {"mapped_by_edit_distance", by},
+                        {"unique", c.unique},
+                        {"repeat", c.repeat},
+                        {"gapped", c.gapped},
+                        {"unmapped", c.unmatched},
+                        {"proper_pairs_reads", 0},
+                        {"mate_rescued", 0},
+                        {"gpu_fallback_reads", c.handed_back},
+                        {"backend", mo.gpu ? "gpu" : "cpu"},
+                        {"kernel_origin", st.kernel_origin},
+                        {"mapper", st.mapper},
+                        {"input_format", st.input_format},
+                        {"threads", st.threads},
+                        {"lanes", st.lanes},
+                        {"batches_in_flight_max", st.batches},
+                        {"peak_rss_mib", st.peak_rss_mib},
+                        {"input_bytes", st.input_bytes},
+                        {"text_bytes", st.text_bytes},
+                        {"seconds", {{"index", st.index_s}, {"read", st.read_s}, {"inflate", st.inflate_s},
+                                     {"scan", st.scan_s}, {"parse", st.parse_s}, {"search", st.match_s},
+                                     {"transfer", st.transfer_s}, {"kernel", st.kernel_s}, {"fallback", st.fallback_s},
+                                     {"position_lookup", st.lookup_s}, {"sam", st.records_s}, {"format", st.format_s}, {"write", st.write_s},
+                                     {"total", st.total_s}}},
+                        {"reads_per_s", {{"inflate", rate(st.inflate_s)}, {"scan", rate(st.scan_s)},
+                                         {"parse", rate(st.parse_s)}, {"search", rate(st.match_s)},
+                                         {"kernel", rate(st.kernel_s)}, {"sam", rate(st.records_s)},
+                                         {"format", rate(st.format_s)}, {"write", rate(st.write_s)},
+                                         {"end_to_end", rate(st.total_s)}}}};
+    std::cout << j.dump(2) << "\n";
+  } else if (mo.out != "-") {
+    auto pct = [&](std::uint64_t n) { return st.reads ? 100.0 * static_cast<double>(n) / static_cast<double>(st.reads) : 0.0; };
+    std::fprintf(stderr, "%llu reads: %llu mapped (%.1f%%; %llu exact, %llu with differences, %llu gapped), %llu repeat, %llu unmapped (%.1f%%); %.2f s, %.0f reads/s\n",
+                 static_cast<unsigned long long>(st.reads), static_cast<unsigned long long>(mapped), pct(mapped),
+                 static_cast<unsigned long long>(c.by_diff[0]), static_cast<unsigned long long>(mapped - c.by_diff[0]),
+                 static_cast<unsigned long long>(c.gapped), static_cast<unsigned long long>(c.repeat),
+                 static_cast<unsigned long long>(c.unmatched), pct(c.unmatched), st.total_s, rate(st.total_s));
+  }
+  evk::verbose_line(co, st.mapper + "; input " + st.input_format + ", " + std::to_string(st.threads) + " threads");
+  evk::verbose_line(co, "busy seconds per stage: index " + std::to_string(st.index_s) + ", read " + std::to_string(st.read_s) +
+                            ", inflate " + std::to_string(st.inflate_s) + ", scan " + std::to_string(st.scan_s) +
+                            ", parse " + std::to_string(st.parse_s) + ", search " + std::to_string(st.match_s) +
+                            " (transfer " + std::to_string(st.transfer_s) + ", kernel " + std::to_string(st.kernel_s) +
+                            ", CPU fallback " + std::to_string(st.fallback_s) + ", position lookup " +
+                            std::to_string(st.lookup_s) + "), samse " + std::to_string(st.records_s) +
+                            ", format " + std::to_string(st.format_s) + ", write " + std::to_string(st.write_s) +
+                            "; total " + std::to_string(st.total_s));
+}
+
 void print_aln_stats(const bc::AlnMapOptions& ao, const evk::CommonOptions& co, const bc::AlnMapStats& st) {
   auto rate = [&](double s) { return s > 0 ? static_cast<double>(st.reads) / s : 0.0; };
   const std::uint64_t mapped = st.unique + st.repeat;
@@ -209,19 +272,22 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
   cmd->add_option("READS", mo.reads, "Reads: FASTQ or FASTA, plain, gzip or BGZF ('-' = stdin)")->required();
   cmd->add_option("READS2", ao->reads2, "Second ends of pairs (paired mode, as bwa sampe): same count and order as READS");
   cmd->add_option("-o,--output", mo.out, "Output .sam or .bam ('-' = SAM on stdout, BAM with -u)")->required();
-  // the streaming pipeline's options (io/map_run.hpp): the exact mode only, for now
+  // the streaming pipeline's options (io/map_run.hpp): the exact mode and single-end inexact mapping
   std::vector<CLI::Option*> stream_only;
-  stream_only.push_back(cmd->add_flag("-u,--uncompressed", mo.uncompressed, "With --exact: uncompressed BAM (for piping into samtools)"));
+  stream_only.push_back(cmd->add_flag("-u,--uncompressed", mo.uncompressed, "Uncompressed BAM (for piping into samtools)"));
   stream_only.push_back(
-      cmd->add_option("-l,--level", mo.level, "With --exact: BAM compression level 1-9 (default: htslib's, 6)")->check(CLI::Range(1, 9)));
+      cmd->add_option("-l,--level", mo.level, "BAM compression level 1-9 (default: htslib's, 6)")->check(CLI::Range(1, 9)));
   cmd->add_option("-t,--threads", mo.threads, "Worker threads and BAM compression threads (0 = all cores)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--devices", *devices, "GPUs sharing the batches: all or a list like 0,1 (default: --device; "
-                                         "several GPUs with --exact only)");
+                                         "several GPUs not with pairs)");
   stream_only.push_back(
-      cmd->add_option("--streams", mo.streams, "With --exact: CUDA streams (batches in flight) per GPU")->check(CLI::Range(1, 16)));
-  stream_only.push_back(
-      cmd->add_option("--batch-reads", mo.batch_reads, "With --exact: reads per batch")->check(CLI::Range(1, 1 << 24)));
+      cmd->add_option("--streams", mo.streams, "CUDA streams (batches in flight) per GPU [2]")->check(CLI::Range(1, 16)));
+  stream_only.push_back(cmd->add_option("--batch-reads", mo.batch_reads,
+                                        "Reads per batch [exact: 65536; inexact: bwa's 262144, which bwa's gap-open "
+                                        "limit per batch needs for bwa's output whenever --max-gap-open exceeds the "
+                                        "maximum differences]")
+                            ->check(CLI::Range(1, 1 << 24)));
   cmd->add_flag("--exact", *exact, "Exact matches only (bwa aln -n 0 -o 0 | samse, the exact kernel): single end");
   cmd->add_option("--unmatched", mo.unmatched, "With --exact: also write reads without an exact hit here (FASTQ.gz)");
   cmd->add_option("-R,--read-group", ao->read_group, "Read group header line such as '@RG\\tID:foo\\tSM:bar' (RG:Z on every record)");
@@ -258,10 +324,11 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
     if (*exact && !ao->reads2.empty()) throw evk::InputError("--exact maps single-end reads only (no READS2)");
     if (!*exact && !m.unmatched.empty()) throw evk::InputError("--unmatched: only with --exact");
     if (!ao->reads2.empty() && ao->reads2 == m.reads) throw evk::InputError(ao->reads2 + ": READS2 is READS (give the second ends' file)");
-    // the inexact mode has its own driver (io/aln_run.cpp), not yet the streaming pipeline's options
-    if (!*exact)
+    // paired inexact mapping has its own driver (io/aln_run.cpp), not yet the streaming pipeline's options
+    const bool paired = !ao->reads2.empty();
+    if (paired)
       for (const CLI::Option* o : stream_only)
-        if (o->count() > 0) throw evk::InputError(o->get_name() + ": only with --exact (the inexact mode does not stream through the pipeline yet)");
+        if (o->count() > 0) throw evk::InputError(o->get_name() + ": not with pairs (paired mapping does not stream through the pipeline yet)");
     std::vector<int> devs;
     if (!devices->empty()) {
       devs = parse_devices(*devices);
@@ -272,8 +339,7 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
     const bool gpu = be.backend == evk::Backend::gpu;
     if (!gpu) devs.clear();
     if (gpu && devs.empty()) devs.push_back(be.device.index);
-    if (!*exact && devs.size() > 1)
-      evk::input_error("--devices", "several GPUs only with --exact (the inexact mode maps on one GPU)");
+    if (paired && devs.size() > 1) evk::input_error("--devices", "several GPUs not with pairs (paired mapping runs on one GPU)");
     const bool file_choice = co->kernel != "auto" && co->kernel != "original" && co->kernel != "evolved";
     std::string variant = "cpu reference";
     if (*exact && (gpu || file_choice)) {  // a genome FILE is checked even when the CPU backend will not use it
@@ -308,7 +374,13 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
     }
     m.gpu = gpu;
     m.device = gpu ? devs.front() : 0;
-    if (*exact) {  // -R and --max-best (X1 up to it) apply to the exact mode's records too
+    if (!*exact && gpu)
+      for (int d : devs) m.gpus.push_back(bc::GpuPlan{d, {}, {}});
+    if (!*exact && !paired) {  // single-end inexact mapping streams through the pipeline (io/aln_mapper.hpp)
+      m.inexact = true;
+      m.aln = ao->aln;
+    }
+    if (*exact || !paired) {  // -R and --max-best (X1 up to it) apply to the exact mode's records too
       m.read_group = ao->read_group;
       m.max_top2 = ao->aln.max_top2;
     }
@@ -317,6 +389,7 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
     if (m.out != "-") evk::check_not_an_input(m.out, {m.reads, m.ref, ao->reads2});
     if (!m.unmatched.empty()) evk::check_not_an_input(m.unmatched, {m.reads, m.ref, m.out});
     if (*exact) print_exact_stats(m, *co, bc::run_map(m));
+    else if (!paired) print_aln_pipeline_stats(m, *co, bc::run_map(m));
     else print_aln_stats(*ao, *co, bc::run_aln_map(*ao));
   });
 }

@@ -5,6 +5,8 @@
 // and paired end), and the peers `bwa aln -t N` + samse / sampe on the same reads in the same run
 // (their files are removed at the end unless BC_BENCH_KEEP is set).
 #include <benchmark/benchmark.h>
+#include <htslib/sam.h>
+#include <sys/resource.h>
 #include <htslib/bgzf.h>
 #include <unistd.h>
 
@@ -21,7 +23,11 @@
 #include "bench_common.hpp"
 #include "core/aln_search.hpp"
 #include "evk/device.hpp"
+#include "core/aln_positions.hpp"
+#include "core/samse.hpp"
 #include "io/aln_run.hpp"
+#include "io/aln_sam.hpp"
+#include "io/task_pool.hpp"
 #include "io/index_files.hpp"
 #include "io/sequences.hpp"
 #include "core/aln_gpu.hpp"
@@ -256,8 +262,108 @@ void BM_InexactMapStage(benchmark::State& state, const std::string& genome, bool
   state.SetLabel(set->source);
 }
 
-// End to end, FASTQ.gz -> BAM through `map` (inexact, single end) on the GPU or the CPU.
-void BM_InexactEndToEnd(benchmark::State& state, const std::string& genome, bool gpu) {
+// The host side of inexact mapping after the search, alone (what the GPU backend leaves to the
+// CPU per read): bwa samse's serial step (the primary draws, in read order), then per read in
+// parallel on a task pool of all cores: positions, CIGAR/MD/NM, tags, and the BAM record
+// (aln_record_to_bam). positions: "host" (every SA row -> position on the CPU, as the CPU backend)
+// or "known" (the rows of reads with 1..4 rows given, as GpuHitRows gives them; computed before
+// timing). The hits come from one search of the data set before timing (GPU when there is one).
+// core_us_per_read: process CPU time per read; serial_s: the in-order step (the draws) alone.
+void BM_InexactSamseStage(benchmark::State& state, const std::string& genome, bool known) {
+  InexactSet* set = inexact_set(genome);
+  if (!set) {
+    state.SkipWithError("genome data missing");
+    return;
+  }
+  const Genome& g = *get_genome(genome);
+  const bc::AlnOptions opt;
+  std::unique_ptr<bc::GpuAligner> al;
+  if (evk::gpu_environment().usable()) al = std::make_unique<bc::GpuAligner>(g.idx, opt, evk::gpu_environment().devices[0].index);
+  struct B {
+    bc::ReadCodes rc;
+    std::vector<int> len;
+    bc::AlnBatch alns;
+    std::vector<std::uint64_t> pos;
+    std::string seq;
+  };
+  std::vector<B> batches;
+  for (std::size_t b = 0; b < set->reads.size(); b += bc::kSampeBatch) {
+    B x;
+    x.rc = slice(set->reads, b, std::min(set->reads.size(), b + bc::kSampeBatch));
+    x.len.assign(x.rc.len.begin(), x.rc.len.end());
+    x.alns = al ? al->search(x.rc, 0) : bc::aln_search_batch(g.idx, x.rc, opt, 0);
+    if (known) {  // GpuHitRows' output, computed on the host
+      x.pos.assign(x.alns.alns.size() * bc::kKnownRows, ~0ull);
+      for (std::size_t i = 0; i < x.alns.size(); ++i) {
+        std::uint64_t rows = 0;
+        for (std::uint32_t e = x.alns.offset[i]; e < x.alns.offset[i + 1]; ++e) rows += x.alns.alns[e].l - x.alns.alns[e].k + 1;
+        if (rows > bc::kKnownRows) continue;
+        for (std::uint32_t e = x.alns.offset[i]; e < x.alns.offset[i + 1]; ++e)
+          for (std::uint64_t j = 0; x.alns.alns[e].k + j <= x.alns.alns[e].l; ++j)
+            x.pos[e * bc::kKnownRows + j] = g.idx.sa_at(x.alns.alns[e].k + j);
+      }
+    }
+    for (std::size_t i = 0; i < x.rc.codes.size(); ++i) x.seq += "ACGTN"[x.rc.codes[i]];
+    batches.push_back(std::move(x));
+  }
+  bc::TaskPool pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) - 1);
+  auto cpu_s = [] {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+  };
+  double secs = 0, serial = 0, cpu = 0;
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    bc::Rand48 rng(static_cast<std::uint32_t>(g.idx.seed));
+    std::vector<bc::AlnDraw> draws;
+    std::vector<bc::AlnRecord> recs;
+    std::vector<std::size_t> part_bytes;
+    secs = serial = 0;
+    const double c0 = cpu_s();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (const auto& x : batches) {
+      const auto ts = std::chrono::steady_clock::now();
+      bc::samse_draws(x.alns, rng, draws);
+      serial += std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
+      const std::size_t n = x.rc.size();
+      recs.resize(n);
+      part_bytes.assign((n + 4095) / 4096, 0);
+      pool.parallel_for(n, 4096, [&](std::size_t b, std::size_t e) {
+        bam1_t* rec = bam_init1();
+        bc::ReadRows rows;
+        bc::SeqAln scratch;
+        const bc::AlnReads ar{&x.rc, &x.len};
+        for (std::size_t i = b; i < e; ++i) {
+          bc::known_rows(x.alns, x.pos, i, rows);
+          recs[i] = bc::samse_record(g.idx, ar, i, x.alns, draws[i], opt, bc::kSeMulti, scratch, rows.known());
+          const std::string name = "r" + std::to_string(i);
+          if (!bc::aln_record_to_bam(rec, name, std::string_view(x.seq).substr(x.rc.offset[i], x.rc.len[i]), {}, recs[i], ""))
+            std::abort();
+          part_bytes[b / 4096] += static_cast<std::size_t>(rec->l_data);
+        }
+        bam_destroy1(rec);
+      });
+      for (auto pb : part_bytes) bytes += pb;
+    }
+    secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    cpu = cpu_s() - c0;
+    state.SetIterationTime(secs);
+  }
+  const double n = static_cast<double>(set->reads.size());
+  state.counters["reads_per_s"] = n / secs;
+  state.counters["core_us_per_read"] = 1e6 * cpu / n;
+  state.counters["serial_s"] = serial;
+  state.counters["serial_reads_per_s"] = serial > 0 ? n / serial : 0;
+  state.counters["record_bytes"] = static_cast<double>(bytes);
+  state.counters["threads"] = std::thread::hardware_concurrency();
+  state.SetLabel(set->source + (known ? ", positions given (GPU lookup)" : ", positions on the host"));
+}
+
+// End to end, FASTQ.gz -> BAM through `map` (inexact, single end) on the GPU or the CPU: the
+// streaming pipeline (io/map_run.hpp with io/aln_mapper.hpp; what the CLI runs), or with
+// `driver` the earlier inexact driver (io/aln_run.hpp: one parsing thread) for comparison.
+void BM_InexactEndToEnd(benchmark::State& state, const std::string& genome, bool gpu, bool driver) {
   if (gpu && !evk::gpu_environment().usable()) {
     state.SkipWithError("no usable GPU");
     return;
@@ -267,25 +373,48 @@ void BM_InexactEndToEnd(benchmark::State& state, const std::string& genome, bool
     state.SkipWithError("genome data missing");
     return;
   }
-  bc::AlnMapOptions o;
-  o.map.ref = (set->dir / "ref.fa").string();
-  o.map.reads = (set->dir / "reads.fq.gz").string();
-  o.map.out = (set->dir / "out.bam").string();
-  o.map.gpu = gpu;
-  bc::AlnMapStats st;
-  for (auto _ : state) {
-    st = bc::run_aln_map(o);
-    state.SetIterationTime(st.total_s);
+  bc::MapOptions o;
+  o.ref = (set->dir / "ref.fa").string();
+  o.reads = (set->dir / "reads.fq.gz").string();
+  o.out = (set->dir / "out.bam").string();
+  o.gpu = gpu;
+  o.inexact = true;
+  if (driver) {
+    bc::AlnMapOptions ao;
+    ao.map = o;
+    bc::AlnMapStats st;
+    for (auto _ : state) {
+      st = bc::run_aln_map(ao);
+      state.SetIterationTime(st.total_s);
+    }
+    state.counters["reads_per_s"] = static_cast<double>(st.reads) / st.total_s;
+    state.counters["parse_s"] = st.parse_s;
+    state.counters["search_s"] = st.search_s;
+    state.counters["kernel_s"] = st.kernel_s;
+    state.counters["handed_back"] = static_cast<double>(st.gpu_fallback);
+    state.counters["sam_s"] = st.sam_s;
+    state.counters["write_s"] = st.write_s;
+    state.counters["total_s"] = st.total_s;
+    state.counters["mapped"] = static_cast<double>(st.unique + st.repeat);
+  } else {
+    bc::MapStats st;
+    for (auto _ : state) {
+      st = bc::run_map(o);
+      state.SetIterationTime(st.total_s);
+    }
+    state.counters["reads_per_s"] = static_cast<double>(st.reads) / st.total_s;
+    state.counters["inflate_s"] = st.inflate_s;
+    state.counters["parse_s"] = st.parse_s;
+    state.counters["search_s"] = st.match_s;  // lane seconds (summed over lanes)
+    state.counters["kernel_s"] = st.kernel_s;
+    state.counters["lookup_s"] = st.lookup_s;
+    state.counters["handed_back"] = static_cast<double>(st.counts.handed_back);
+    state.counters["sam_s"] = st.records_s;
+    state.counters["format_s"] = st.format_s;
+    state.counters["write_s"] = st.write_s;
+    state.counters["total_s"] = st.total_s;
+    state.counters["mapped"] = static_cast<double>(st.counts.unique + st.counts.repeat);
   }
-  state.counters["reads_per_s"] = static_cast<double>(st.reads) / st.total_s;
-  state.counters["parse_s"] = st.parse_s;
-  state.counters["search_s"] = st.search_s;
-  state.counters["kernel_s"] = st.kernel_s;
-  state.counters["handed_back"] = static_cast<double>(st.gpu_fallback);
-  state.counters["sam_s"] = st.sam_s;
-  state.counters["write_s"] = st.write_s;
-  state.counters["total_s"] = st.total_s;
-  state.counters["mapped"] = static_cast<double>(st.unique + st.repeat);
   state.counters["threads"] = std::thread::hardware_concurrency();
   state.SetLabel(set->source);
 }
@@ -409,10 +538,17 @@ void BM_BwaSampePeer(benchmark::State& state) {
 void register_inexact_benchmarks(const std::vector<std::string>& genomes) {
   for (const auto& g : genomes) {  // the inexact search (bwa aln's defaults)
     benchmark::RegisterBenchmark(("BM_InexactKernel/" + g).c_str(), BM_InexactKernel, g)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+    for (const bool known : {false, true})
+      benchmark::RegisterBenchmark(("BM_InexactSamseStage/" + g + (known ? "/known_positions" : "/host_positions")).c_str(),
+                                   BM_InexactSamseStage, g, known)
+          ->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("BM_InexactMapStage/" + g + "/gpu").c_str(), BM_InexactMapStage, g, true)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("BM_InexactMapStage/" + g + "/cpu").c_str(), BM_InexactMapStage, g, false)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(("BM_InexactEndToEnd/" + g + "/gpu").c_str(), BM_InexactEndToEnd, g, true)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(("BM_InexactEndToEnd/" + g + "/cpu").c_str(), BM_InexactEndToEnd, g, false)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+    for (const bool gpu : {true, false})
+      for (const bool driver : {false, true})
+        benchmark::RegisterBenchmark(("BM_InexactEndToEnd/" + g + (gpu ? "/gpu" : "/cpu") + (driver ? "/driver" : "")).c_str(),
+                                     BM_InexactEndToEnd, g, gpu, driver)
+            ->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("BM_BwaAlnPeer/" + g + "/aln_then_samse").c_str(), BM_BwaAlnPeer, g)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
   }
   benchmark::RegisterBenchmark("BM_InexactEndToEndPaired/ecoli/gpu", BM_InexactEndToEndPaired, true)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);

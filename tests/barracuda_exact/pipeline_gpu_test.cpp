@@ -2,13 +2,18 @@
 // the CPU reference's (k, l) and text positions (sa_lookup) on every read (outputs poisoned first, odd batch sizes, mixed lengths
 // up to 1024, non-default kernel configurations through NVRTC); the whole pipeline with several
 // streams per GPU and with every GPU of the host (--devices) writes SAM/BAM/unmatched output
-// byte-identical to the CPU backend's serial path. Exact comparisons: integer results, no tolerance.
+// byte-identical to the CPU backend's serial path. The same for single-end inexact mapping (bwa aln +
+// samse: the inexact kernel in every lane, hit positions looked up on the GPU: GpuHitRows equals
+// BwtIndex::sa_at on every row). Exact comparisons: integer results, no tolerance.
 #include <gtest/gtest.h>
 
 #include <array>
 #include <random>
 #include <thread>
 
+#include "aln_oracle.hpp"
+#include "core/aln_gpu.hpp"
+#include "core/aln_positions.hpp"
 #include "core/gpu_exact.hpp"
 #include "core/kernel_config.hpp"
 #include "core/match.hpp"
@@ -79,6 +84,28 @@ Out run(const std::string& ref, const fs::path& reads, const TempDir& dir, const
   Out r{bct::read_file(o.out), bct::read_file(o.unmatched)};
   fs::remove(o.out);
   fs::remove(o.unmatched);
+  return r;
+}
+
+// Single-end inexact mapping through the pipeline (no --unmatched: the CLI's inexact mode has none).
+std::string run_inexact(const std::string& ref, const fs::path& reads, const TempDir& dir, const std::string& name, bool gpu,
+                        bool serial, const std::vector<int>& devices, int streams, std::size_t batch, int threads) {
+  bc::MapOptions o;
+  o.ref = ref;
+  o.reads = reads.string();
+  o.out = (dir / name).string();
+  o.command_line = "test";
+  o.inexact = true;
+  o.gpu = gpu;
+  for (int d : devices) o.gpus.push_back(bc::GpuPlan{d, {}, {}});
+  o.streams = streams;
+  o.batch_reads = batch;
+  o.threads = threads;
+  o.serial_io = serial;
+  o.poison_gpu = true;
+  bc::run_map(o);
+  std::string r = bct::read_file(o.out);
+  fs::remove(o.out);
   return r;
 }
 
@@ -192,7 +219,7 @@ TEST(BarracudaPipelineGpu, SeveralDevicesGiveTheCpuBackendsBytes) {
   }
 }
 
-// A larger real-genome run when the data is there: 300,000 simulated E. coli reads.
+// A larger real-genome run when the data is there: 300,000 simulated E. coli reads, exact and inexact.
 TEST(BarracudaPipelineGpu, EcoliReadsOnTheGpuEqualTheCpuBackend) {
   EVK_REQUIRE_GPU();
   const fs::path g = evk::testing::project_data_dir() / "genomes" / "NC_008253.fna.gz";
@@ -217,4 +244,84 @@ TEST(BarracudaPipelineGpu, EcoliReadsOnTheGpuEqualTheCpuBackend) {
   const Out got = run(fa, dir / "e.fq.gz", dir, "gpu.bam", true, false, {bc::GpuPlan{0, {}, {}}}, 3, 65536, 0);
   EXPECT_TRUE(got.main == want.main);
   EXPECT_TRUE(got.unmatched == want.unmatched);
+  // inexact single end (bwa aln + samse) on the same reads: 3 streams against the CPU backend
+  EXPECT_TRUE(run_inexact(fa, dir / "e.fq.gz", dir, "gpu_aln.bam", true, false, {0}, 3, 0, 0) ==
+              run_inexact(fa, dir / "e.fq.gz", dir, "cpu_aln.bam", false, false, {}, 1, 0, 0))
+      << "inexact";
+}
+
+// The hits' text positions on the GPU (GpuHitRows, poisoned first) equal BwtIndex::sa_at for every
+// row of every read with 1..4 rows in all, and are ~0 for the rest; on the inexact search's real hits
+// (planted reads with differences, repeats) in batches of odd sizes.
+TEST(BarracudaPipelineGpu, HitPositionsOnTheGpuEqualTheHostLookup) {
+  EVK_REQUIRE_GPU();
+  Fixture fx(54);
+  bct::planted_reads(fx.ref, fx.dir / "p.fq", 6000, 30, 200, 5, bct::tricky_repeats());
+  bc::ReadSource src((fx.dir / "p.fq").string());
+  bc::ReadBatch reads;
+  bc::AlnOptions opt;
+  bc::GpuAligner aligner(fx.idx, opt, 0);
+  bc::GpuHitRows rows(fx.idx, aligner.device().bwt(), 0);
+  ASSERT_TRUE(rows.available()) << "built without the sa_lookup fatbin";
+  rows.poison_outputs = true;
+  std::uint64_t looked_up = 0, multi = 0, skipped = 0;
+  for (std::size_t batch : {std::size_t(1), std::size_t(333), std::size_t(4097)}) {
+    if (!src.next(reads, batch, ~std::size_t{0} >> 1, 1024)) break;
+    const bc::AlnBatch alns = bc::aln_search_batch(fx.idx, reads.codes, opt, 2);
+    std::vector<std::uint64_t> pos;
+    rows.lookup(alns, pos);
+    ASSERT_EQ(pos.size(), alns.alns.size() * bc::kKnownRows);
+    for (std::size_t i = 0; i < alns.size(); ++i) {
+      std::uint64_t n_rows = 0;
+      for (std::uint32_t e = alns.offset[i]; e < alns.offset[i + 1]; ++e) n_rows += alns.alns[e].l - alns.alns[e].k + 1;
+      for (std::uint32_t e = alns.offset[i]; e < alns.offset[i + 1]; ++e) {
+        const bc::Aln& a = alns.alns[e];
+        for (std::uint64_t j = 0; j < bc::kKnownRows; ++j) {
+          const std::uint64_t got = pos[e * bc::kKnownRows + j];
+          if (n_rows <= bc::kKnownRows && a.k + j <= a.l) {
+            ASSERT_EQ(got, fx.idx.sa_at(a.k + j)) << "read " << i << " row " << a.k + j;
+            ++looked_up;
+          } else {
+            ASSERT_EQ(got, ~0ull) << "read " << i << " slot " << j;
+          }
+        }
+      }
+      multi += n_rows >= 2 && n_rows <= bc::kKnownRows;
+      skipped += n_rows > bc::kKnownRows;
+    }
+  }
+  EXPECT_GT(looked_up, 3000u);
+  EXPECT_GT(multi, 10u) << "no read with 2-4 rows";
+  EXPECT_GT(skipped, 10u) << "no read with more than 4 rows";
+}
+
+// Inexact single-end mapping on the GPU with 1, 2 and 4 streams (small batches: many in flight,
+// finishing out of order), and the serial path on the GPU, equals the CPU backend byte for byte.
+TEST(BarracudaPipelineGpu, InexactStreamsGiveTheCpuBackendsBytes) {
+  EVK_REQUIRE_GPU();
+  Fixture fx(55);
+  bct::planted_reads(fx.ref, fx.dir / "p.fq", 8000, 20, 260, 3, bct::tricky_repeats());
+  const std::string text = bct::read_file(fx.dir / "p.fq") + bct::varied_reads(fx.fwd, 4000, 3);
+  const fs::path fq = fx.dir / "v.fq.gz";
+  ASSERT_TRUE(bct::write_bgzf(fq, text));
+  const std::string want = run_inexact(fx.ref, fq, fx.dir, "cpu.sam", false, true, {}, 1, 0, 1);
+  const std::string want_bam = run_inexact(fx.ref, fq, fx.dir, "cpu.bam", false, true, {}, 1, 0, 1);
+  ASSERT_GT(bct::sam_records(want).size(), 11000u);
+  for (int streams : {1, 2, 4}) {
+    EXPECT_TRUE(run_inexact(fx.ref, fq, fx.dir, "gpu.sam", true, false, {0}, streams, 777, 4) == want) << streams << " streams";
+    EXPECT_TRUE(run_inexact(fx.ref, fq, fx.dir, "gpu.bam", true, false, {0}, streams, 0, 4) == want_bam)
+        << streams << " streams (BAM)";
+  }
+  EXPECT_TRUE(run_inexact(fx.ref, fq, fx.dir, "gpus.sam", true, true, {0}, 1, 0, 1) == want) << "serial path on the GPU";
+  // every GPU of the host sharing the batches, when there are two or more
+  const auto& env = evk::gpu_environment();
+  if (env.devices.size() >= 2) {
+    std::vector<int> all;
+    for (const auto& d : env.devices) all.push_back(d.index);
+    EXPECT_TRUE(run_inexact(fx.ref, fq, fx.dir, "multi.sam", true, false, all, 2, 500, 8) == want) << "all GPUs";
+    const auto cpu = evk::testing::run_tool("barracuda_exact", "map --backend cpu " + fx.ref + " " + fq.string() + " -o -");
+    const auto gpu = evk::testing::run_tool("barracuda_exact", "map --backend gpu --devices all " + fx.ref + " " + fq.string() + " -o -");
+    ASSERT_EQ(gpu.exit_code, 0) << gpu.err;
+    EXPECT_TRUE(bct::sam_records(gpu.out) == bct::sam_records(cpu.out)) << "--devices all";
+  }
 }

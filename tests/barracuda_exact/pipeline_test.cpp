@@ -444,12 +444,13 @@ TEST(BarracudaPipeline, CliRefusesCutInputsAndBadOptionsWithOneLine) {
   expect_refused(map + (dir / "g.gz").string() + outs + " --devices 1,1", "--devices: device 1 given twice");
   if (!evk::gpu_environment().usable())
     expect_refused("map --exact --backend gpu --devices all " + fx.ref + " " + (dir / "g.gz").string() + outs, "no CUDA device");
-  // the streaming pipeline's options in the inexact mode (its own driver: not yet)
-  const std::string inexact = "map --backend cpu " + fx.ref + " " + (dir / "g.gz").string() + " -o " + (dir / "o.bam").string();
-  expect_refused(inexact + " -u", "--uncompressed: only with --exact");
-  expect_refused(inexact + " -l 1", "--level: only with --exact");
-  expect_refused(inexact + " --streams 3", "--streams: only with --exact");
-  expect_refused(inexact + " --batch-reads 100", "--batch-reads: only with --exact");
+  // the streaming pipeline's options with pairs (their own driver: not yet)
+  const std::string pairs = "map --backend cpu " + fx.ref + " " + (dir / "g.gz").string() + " " + (dir / "cut.fq").string() +
+                            " -o " + (dir / "o.bam").string();
+  expect_refused(pairs + " -u", "--uncompressed: not with pairs");
+  expect_refused(pairs + " -l 1", "--level: not with pairs");
+  expect_refused(pairs + " --streams 3", "--streams: not with pairs");
+  expect_refused(pairs + " --batch-reads 100", "--batch-reads: not with pairs");
   expect_refused(map + (dir / "g.gz").string() + " -R 'RG\\tID:x' -o " + (dir / "o.bam").string(), "-R");
   // -R in the exact mode: the header line and RG:Z on every record (as bwa samse -r)
   {

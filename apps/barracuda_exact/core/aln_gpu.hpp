@@ -83,6 +83,7 @@ class InexactDevice {
   std::uint32_t threads_for(int stack_cap, int threads_per_sm) const;  // within the same stack memory
   std::size_t size() const { return n_; }
   int sms() const { return sms_; }
+  const DeviceBwt& bwt() const { return bwt_; }  // for other kernels over the same index (aln_positions)
 
  private:
   void grow(std::size_t words, std::size_t reads, int aln_cap);
@@ -124,6 +125,7 @@ class GpuAligner {
   // launch). cpu_threads: for packing the reads. Valid until the next run of this aligner.
   KernelHits run_packed(const ReadCodes& reads, int cpu_threads = 0, GpuAlnTimes* times = nullptr);
   const InexactKernelConfig& config() const { return cfg_; }
+  const InexactDevice& device() const { return dev_; }
   std::uint32_t threads() const { return dev_.max_threads(); }
 
  private:

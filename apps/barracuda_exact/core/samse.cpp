@@ -133,35 +133,52 @@ int contig_or_none(const BwtIndex& idx, std::uint64_t pos) {
 
 }  // namespace
 
-void aln_choose(const Aln* a, std::uint32_t n, Rand48& rng, SeqAln& s) {
-  if (n == 0) {
-    s.type = kNoMatch;
-    s.c1 = s.c2 = 0;
-    return;
-  }
+AlnDraw aln_draw(const Aln* a, std::uint32_t n, Rand48& rng) {
+  AlnDraw d;
+  if (n == 0) return d;
   const int best = a[0].score;
   std::int32_t cnt = 0;  // bwa's int
-  std::uint32_t i = 0;
-  for (; i < n; ++i) {
+  for (std::uint32_t i = 0; i < n; ++i) {
     const Aln& p = a[i];
     if (p.score > best) break;
     const std::uint64_t w = p.l - p.k + 1;
     if (rng.drand() * static_cast<double>(w + static_cast<std::uint64_t>(static_cast<std::int64_t>(cnt))) >
         static_cast<double>(cnt)) {
-      s.n_mm = p.n_mm;
-      s.n_gapo = p.n_gapo;
-      s.n_gape = p.n_gape;
-      s.ref_shift = static_cast<int>(p.n_del) - static_cast<int>(p.n_ins);
-      s.score = p.score;
-      s.sa = p.k + static_cast<std::uint64_t>(static_cast<double>(w) * rng.drand());
+      d.pick = static_cast<std::int32_t>(i);
+      d.sa = p.k + static_cast<std::uint64_t>(static_cast<double>(w) * rng.drand());
     }
     cnt = static_cast<std::int32_t>(static_cast<std::uint32_t>(cnt) + static_cast<std::uint32_t>(w));
   }
+  return d;
+}
+
+void aln_apply(const Aln* a, std::uint32_t n, const AlnDraw& d, SeqAln& s) {
+  if (n == 0) {
+    s.type = kNoMatch;
+    s.c1 = s.c2 = 0;
+    return;
+  }
+  if (d.pick >= 0) {  // (none when the first draw was exactly 0: bwa leaves the fields as they were)
+    const Aln& p = a[d.pick];
+    s.n_mm = p.n_mm;
+    s.n_gapo = p.n_gapo;
+    s.n_gape = p.n_gape;
+    s.ref_shift = static_cast<int>(p.n_del) - static_cast<int>(p.n_ins);
+    s.score = p.score;
+    s.sa = d.sa;
+  }
+  const int best = a[0].score;
+  std::int32_t cnt = 0;
+  std::uint32_t i = 0;
+  for (; i < n && a[i].score <= best; ++i)
+    cnt = static_cast<std::int32_t>(static_cast<std::uint32_t>(cnt) + static_cast<std::uint32_t>(a[i].l - a[i].k + 1));
   s.c1 = static_cast<std::uint64_t>(static_cast<std::int64_t>(cnt)) & 0xfffffff;  // a 28-bit field in bwa
   for (; i < n; ++i) cnt = static_cast<std::int32_t>(static_cast<std::uint32_t>(cnt) + static_cast<std::uint32_t>(a[i].l - a[i].k + 1));
   s.c2 = (static_cast<std::uint64_t>(static_cast<std::int64_t>(cnt)) - s.c1) & 0xfffffff;
   s.type = s.c1 > 1 ? kRepeat : kUnique;
 }
+
+void aln_choose(const Aln* a, std::uint32_t n, Rand48& rng, SeqAln& s) { aln_apply(a, n, aln_draw(a, n, rng), s); }
 
 void aln_multi(const Aln* a, std::uint32_t n, int n_multi, SeqAln& s) {
   if (n == 0 || n_multi == 0) return;  // bwa leaves the list as it was (empty here)
@@ -190,9 +207,9 @@ int approx_mapq(const SeqAln& s, int max_diff) {
   return 23 < g ? 0 : 23 - g;
 }
 
-std::uint64_t sa_to_pos(const BwtIndex& idx, std::uint64_t sa, int ref_len, int& strand) {
+std::uint64_t sa_to_pos(const BwtIndex& idx, std::uint64_t sa, int ref_len, int& strand, const KnownRows& known) {
   strand = 0;
-  std::uint64_t pos_f = idx.sa_at(sa);
+  std::uint64_t pos_f = known.text_pos(idx, sa);
   const std::uint64_t l_pac = static_cast<std::uint64_t>(idx.l_pac);
   if (pos_f < l_pac && l_pac < pos_f + static_cast<std::uint64_t>(static_cast<std::int64_t>(ref_len))) return kNoPos;
   const bool is_rev = pos_f >= l_pac;
@@ -205,18 +222,18 @@ std::uint64_t sa_to_pos(const BwtIndex& idx, std::uint64_t sa, int ref_len, int&
   return pos_f;
 }
 
-void se_positions(const BwtIndex& idx, const AlnOptions& opt, SeqAln& s) {
+void se_positions(const BwtIndex& idx, const AlnOptions& opt, SeqAln& s, const KnownRows& known) {
   if (s.type != kUnique && s.type != kRepeat) return;
   const int max_diff = aln_max_diff(opt, s.len);
   s.seq_q = s.mapq = approx_mapq(s, max_diff);
-  s.pos = sa_to_pos(idx, s.sa, s.len + s.ref_shift, s.strand);
+  s.pos = sa_to_pos(idx, s.sa, s.len + s.ref_shift, s.strand, known);
   if (s.pos == kNoPos) s.type = kNoMatch;
 }
 
-void multi_positions(const BwtIndex& idx, SeqAln& s) {
+void multi_positions(const BwtIndex& idx, SeqAln& s, const KnownRows& known) {
   std::size_t n = 0;
   for (auto& q : s.multi) {
-    q.pos = sa_to_pos(idx, q.pos, s.len + q.ref_shift, q.strand);
+    q.pos = sa_to_pos(idx, q.pos, s.len + q.ref_shift, q.strand, known);
     if (q.pos != s.pos && q.pos != kNoPos) s.multi[n++] = q;
   }
   s.multi.resize(n);
@@ -224,7 +241,9 @@ void multi_positions(const BwtIndex& idx, SeqAln& s) {
 
 void refine_read(const BwtIndex& idx, const std::uint8_t* codes, SeqAln& s) {
   const int len = s.len;
-  std::vector<std::uint8_t> fwd(codes, codes + len), rc(static_cast<std::size_t>(len));
+  thread_local std::vector<std::uint8_t> fwd, rc;  // no allocation per read
+  fwd.assign(codes, codes + len);
+  rc.resize(static_cast<std::size_t>(len));
   for (int i = 0; i < len; ++i) rc[static_cast<std::size_t>(len - 1 - i)] = codes[i] > 3 ? 4 : static_cast<std::uint8_t>(3 - codes[i]);
   for (auto& q : s.multi)
     if (q.gap) q.cigar = refine_core(idx, len, q.strand ? rc.data() : fwd.data(), q.ref_shift, q.pos);
@@ -329,28 +348,53 @@ AlnRecord make_record(const BwtIndex& idx, SeqAln& s, SeqAln* mate, int max_top2
   return r;
 }
 
+namespace {
+// x = SeqAln{} without freeing its containers' memory (this loop is serial: no free() per read).
+void reset(SeqAln& x) {
+  std::vector<std::uint32_t> cigar = std::move(x.cigar);
+  std::vector<MultiHit> multi = std::move(x.multi);
+  std::string md = std::move(x.md);
+  cigar.clear();
+  multi.clear();
+  md.clear();
+  x = SeqAln{};
+  x.cigar = std::move(cigar);
+  x.multi = std::move(multi);
+  x.md = std::move(md);
+}
+}  // namespace
+
+void samse_draws(const AlnBatch& alns, Rand48& rng, std::vector<AlnDraw>& draws) {
+  const std::size_t n = alns.size();
+  draws.resize(n);
+  for (std::size_t i = 0; i < n; ++i) draws[i] = aln_draw(alns.begin(i), alns.count(i), rng);  // bwa's order
+}
+
+AlnRecord samse_record(const BwtIndex& idx, const AlnReads& reads, std::size_t i, const AlnBatch& alns, const AlnDraw& draw,
+                       const AlnOptions& opt, int n_multi, SeqAln& s, const KnownRows& known) {
+  const ReadCodes& rc = *reads.codes;
+  reset(s);
+  s.len = s.clip_len = (*reads.len)[i];
+  s.full_len = static_cast<int>(rc.len[i]);
+  aln_apply(alns.begin(i), alns.count(i), draw, s);
+  aln_multi(alns.begin(i), alns.count(i), n_multi, s);
+  se_positions(idx, opt, s, known);
+  multi_positions(idx, s, known);
+  refine_read(idx, rc.codes.data() + rc.offset[i], s);
+  return make_record(idx, s, nullptr, opt.max_top2);
+}
+
 std::vector<AlnRecord> samse_batch(const BwtIndex& idx, const AlnReads& reads, const AlnBatch& alns,
                                    const AlnOptions& opt, Rand48& rng, int threads, int n_multi) {
-  const ReadCodes& rc = *reads.codes;
-  const std::size_t n = rc.size();
-  std::vector<SeqAln> s(n);
-  for (std::size_t i = 0; i < n; ++i) {  // in read order: the random draws are bwa's
-    s[i].len = s[i].clip_len = (*reads.len)[i];
-    s[i].full_len = static_cast<int>(rc.len[i]);
-    aln_choose(alns.begin(i), alns.count(i), rng, s[i]);
-  }
+  const std::size_t n = reads.codes->size();
+  std::vector<AlnDraw> draws;
+  samse_draws(alns, rng, draws);
   std::vector<AlnRecord> out(n);
   parallel_for(
       n,
       [&](std::size_t b, std::size_t e) {
-        for (std::size_t i = b; i < e; ++i) {
-          SeqAln& x = s[i];
-          aln_multi(alns.begin(i), alns.count(i), n_multi, x);
-          se_positions(idx, opt, x);
-          multi_positions(idx, x);
-          refine_read(idx, rc.codes.data() + rc.offset[i], x);
-          out[i] = make_record(idx, x, nullptr, opt.max_top2);
-        }
+        SeqAln s;
+        for (std::size_t i = b; i < e; ++i) out[i] = samse_record(idx, reads, i, alns, draws[i], opt, n_multi, s);
       },
       threads);
   return out;

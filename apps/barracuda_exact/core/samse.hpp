@@ -51,15 +51,34 @@ struct SeqAln {
 // bwa_aln2seq_core: the primary among the best-scoring intervals (drawing from rng), counts c1/c2
 // and the type (set_main); and the alternative hits when there are at most n_multi + 1 (n_multi > 0).
 void aln_choose(const Aln* alns, std::uint32_t n, Rand48& rng, SeqAln& s);
+// aln_choose in two steps: the draws alone (what must run in read order), then the rest.
+struct AlnDraw {
+  std::uint64_t sa = 0;   // the primary's SA row
+  std::int32_t pick = -1; // its interval (-1: none drawn; bwa then leaves the fields as they were)
+};
+AlnDraw aln_draw(const Aln* alns, std::uint32_t n, Rand48& rng);
+void aln_apply(const Aln* alns, std::uint32_t n, const AlnDraw& d, SeqAln& s);
 void aln_multi(const Aln* alns, std::uint32_t n, int n_multi, SeqAln& s);
 // bwa_approx_mapQ with the read's maximum differences.
 int approx_mapq(const SeqAln& s, int max_diff);
+// Text positions of SA rows known in advance (looked up on the GPU: core/aln_positions.hpp): n
+// rows and their idx.sa_at values; a row not among them (or known as ~0) is looked up on the host.
+struct KnownRows {
+  const std::uint64_t* row = nullptr;
+  const std::uint64_t* pos = nullptr;
+  int n = 0;
+  std::uint64_t text_pos(const BwtIndex& idx, std::uint64_t r) const {
+    for (int i = 0; i < n; ++i)
+      if (row[i] == r && pos[i] != ~0ull) return pos[i];
+    return idx.sa_at(r);
+  }
+};
 // bwa_sa2pos: forward position of SA row sa for a hit of ref_len reference bases (~0 when it
 // spans the forward/reverse boundary); strand 1 = reverse.
-std::uint64_t sa_to_pos(const BwtIndex& idx, std::uint64_t sa, int ref_len, int& strand);
+std::uint64_t sa_to_pos(const BwtIndex& idx, std::uint64_t sa, int ref_len, int& strand, const KnownRows& known = {});
 // Positions of the primary (and MAPQ) and of the alternative hits (bwa_cal_pac_pos for one read).
-void se_positions(const BwtIndex& idx, const AlnOptions& opt, SeqAln& s);
-void multi_positions(const BwtIndex& idx, SeqAln& s);
+void se_positions(const BwtIndex& idx, const AlnOptions& opt, SeqAln& s, const KnownRows& known = {});
+void multi_positions(const BwtIndex& idx, SeqAln& s, const KnownRows& known = {});
 // bwa_refine_gapped for one read: CIGARs of gapped hits, MD/NM, soft clips of trimmed reads.
 // codes: the read's codes (its first len are searched).
 void refine_read(const BwtIndex& idx, const std::uint8_t* codes, SeqAln& s);
@@ -71,6 +90,13 @@ struct AlnReads {
   const ReadCodes* codes = nullptr;      // whole reads (full_len = codes->len[i])
   const std::vector<int>* len = nullptr; // searched (trimmed) length per read
 };
+
+// samse_batch in two steps, for a pipeline that formats batches in parallel: samse_draws is the
+// serial part (bwa's random draws of each read's primary, in read order; call it on the batches in
+// file order), samse_record the rest of read i (independent of the other reads; s: scratch space).
+void samse_draws(const AlnBatch& alns, Rand48& rng, std::vector<AlnDraw>& draws);
+AlnRecord samse_record(const BwtIndex& idx, const AlnReads& reads, std::size_t i, const AlnBatch& alns, const AlnDraw& draw,
+                       const AlnOptions& opt, int n_multi, SeqAln& s, const KnownRows& known = {});
 
 // The single-end pipeline over a batch (bwa samse): the primary choice runs in read order on rng
 // (call batches in file order with one generator seeded by idx.seed for bwa's exact choices), the

@@ -14,6 +14,7 @@
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
 #include "evk/parallel.hpp"
+#include "io/aln_mapper.hpp"
 #include "io/aln_sam.hpp"
 #include "io/index_files.hpp"
 #include "io/queue.hpp"
@@ -54,6 +55,16 @@ std::unique_ptr<Mapper> make_mapper(const MapOptions& opt, const BwtIndex& idx, 
   RecordOptions ro;
   ro.rg_id = parse_read_group(opt.read_group).id;
   ro.max_top2 = opt.max_top2;
+  if (opt.inexact) {
+    ro.max_top2 = opt.aln.max_top2;
+    if (!opt.gpu) return std::make_unique<AlnMapper>(idx, opt.aln, serial ? 1 : opt.cpu_lanes, ro);
+    std::vector<int> devices;
+    for (const auto& g : opt.gpus) devices.push_back(g.device);
+    if (devices.empty()) devices.push_back(opt.device);
+    auto m = std::make_unique<AlnMapper>(idx, opt.aln, devices, serial ? 1 : opt.streams, ro);
+    if (opt.poison_gpu) m->poison_gpu_outputs();
+    return m;
+  }
   if (!opt.gpu) return std::make_unique<ExactMapper>(idx, serial ? 1 : opt.cpu_lanes, ro);
   std::vector<GpuPlan> gpus = opt.gpus;
   if (gpus.empty()) gpus.push_back(GpuPlan{opt.device, opt.kernel_config, opt.kernel_source});
@@ -70,7 +81,14 @@ SamOptions sam_options(const MapOptions& opt) {
   return so;
 }
 
+std::size_t batch_reads(const MapOptions& opt) {
+  return opt.batch_reads > 0 ? opt.batch_reads : opt.inexact ? kSampeBatch : std::size_t(1) << 16;
+}
+// bwa's batches of the inexact mode count reads only
+std::size_t batch_bases(const MapOptions& opt) { return opt.inexact ? ~std::size_t{0} >> 1 : batch_reads(opt) * 160; }
+
 void add_counts(MapStats& st, const MapCounts& c) {
+  st.counts.add(c);
   st.reads += c.reads;
   st.unique += c.unique;
   st.repeat += c.repeat;
@@ -83,6 +101,8 @@ void add_times(MapStats& st, const MapTimes& t) {
   st.kernel_s += t.kernel;
   st.match_s += t.match;
   st.lookup_s += t.lookup;
+  st.fallback_s += t.fallback;
+  st.records_s += t.records;
 }
 
 // Outputs first: a bad output path fails before any work.
@@ -121,9 +141,11 @@ MapStats run_serial(const MapOptions& opt, const std::function<void(std::uint64_
   MapTimes times;
   for (;;) {
     t = Clock::now();
-    if (!source.next(reads, opt.batch_reads, opt.batch_reads * 160, kMaxReadLen)) break;
+    if (!source.next(reads, batch_reads(opt), batch_bases(opt), kMaxReadLen)) break;
+    mapper->prepare(reads);
     st.parse_s += since(t);
     mapper->map(0, reads, mapped, pool, times);
+    mapper->finish(*mapped, reads, pool, times);
     t = Clock::now();
     sam.write_serial(reads, *mapped);
     if (fq) fq->write_serial(reads, *mapped);
@@ -201,15 +223,15 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
       }
     });
   };
-  const std::size_t max_bases = opt.batch_reads * 160;
+  const std::size_t max_reads = batch_reads(opt), max_bases = batch_bases(opt);
   double parse_s = 0, format_s = 0, write_s = 0;
-  std::vector<MapTimes> lane_times(static_cast<std::size_t>(lanes));
+  std::vector<MapTimes> lane_times(static_cast<std::size_t>(lanes) + 1);  // the last: finish()
   std::atomic<int> lanes_left{lanes};
   std::vector<std::thread> ts;
   ts.push_back(stage([&] {  // scan
     for (std::uint64_t seq = 0;; ++seq) {
       auto b = free_q.pop();
-      if (!b || !scanner.next((*b)->scan, opt.batch_reads, max_bases, kMaxReadLen)) break;
+      if (!b || !scanner.next((*b)->scan, max_reads, max_bases, kMaxReadLen)) break;
       (*b)->seq = seq;
       const bool last = (*b)->scan.error != nullptr;  // parse rethrows it after the batch's own errors
       if (!scanned.push(*b) || last) break;
@@ -220,6 +242,7 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
     while (auto b = scanned.pop()) {
       const auto tp = Clock::now();
       parse_batch(opt.reads, (*b)->scan, (*b)->reads, pool);
+      mapper->prepare((*b)->reads);
       (*b)->scan.clear();  // the text chunks go back as soon as the reads are parsed
       parse_s += since(tp);
       if (!parsed.push(*b)) break;
@@ -236,6 +259,7 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
     }));
   ts.push_back(stage([&] {  // format, in input order
     while (auto b = mapped_q.pop()) {
+      mapper->finish(*(*b)->mapped, (*b)->reads, pool, lane_times.back());
       const auto tf = Clock::now();
       sam.format((*b)->reads, *(*b)->mapped, (*b)->out, pool, fq != nullptr);
       add_counts(st, (*b)->mapped->counts());

@@ -1,10 +1,12 @@
-// `barracuda_exact map`: reads -> mapper -> SAM/BAM as a streaming pipeline of named stages, each
+// `barracuda_exact map` (the exact mode, and the inexact mode for single-end reads: bwa aln + samse,
+// io/aln_mapper.hpp): reads -> mapper -> SAM/BAM as a streaming pipeline of named stages, each
 // on its own thread with bounded queues between them (memory stays bounded whatever the file size):
 //   input   decompress (text_input: plain, gzip on its own thread, BGZF blocks on the task pool)
 //   scan    record boundaries, serially, with kseq's semantics (record_scan)
 //   parse   records -> reads, in parallel chunks (read_batch)
 //   map     `lanes` batches at once (mapper.hpp; a GPU lane drives one CUDA stream), out of order
-//   format  records in parallel parts, batches back in input order (sam_writer)
+//   format  batches back in input order: the mapper's finish() (the inexact mode's samse), then
+//           records in parallel parts (sam_writer)
 //   write   BGZF blocks compressed by htslib's thread pool
 // The parallel stages share one task pool of `threads` workers. The serial path (serial_io) reads
 // with htslib's kseq and writes record by record: the reference the pipeline is tested against.
@@ -14,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/aln_options.hpp"
 #include "evk/gi/problem.hpp"
 #include "io/exact_mapper.hpp"
 
@@ -37,19 +40,22 @@ struct MapOptions {
   std::vector<GpuPlan> gpus;  // several GPUs share the batches (--devices); overrides the three above
   int streams = 2;            // lanes (CUDA streams) per GPU
   int cpu_lanes = 2;          // batches matched at once by the CPU backend
-  std::size_t batch_reads = std::size_t(1) << 16;
+  std::size_t batch_reads = 0;  // reads per batch; 0: 65536 exact, bwa's 0x40000 (kSampeBatch) inexact
+  bool inexact = false;         // bwa aln + samse with `aln` (else the exact mode)
+  AlnOptions aln;
   bool serial_io = false;     // the reference path (tests)
   bool poison_gpu = false;    // tests: GPU outputs poisoned before each launch
 };
 
 struct MapStats {
   std::uint64_t reads = 0, unique = 0, repeat = 0, unmatched = 0, bridging = 0;
+  MapCounts counts;  // all of the mapper's counts (the inexact ones too)
   // wall seconds of the whole run and of loading the index; the rest are busy seconds of each
   // stage (summed over lanes; a parallel stage's time is its wall time with the pool)
   double index_s = 0, total_s = 0;
   double read_s = 0, inflate_s = 0;  // read(2) and inflation thread-seconds (all threads)
   double scan_s = 0, parse_s = 0;
-  double transfer_s = 0, kernel_s = 0, match_s = 0, lookup_s = 0;
+  double transfer_s = 0, kernel_s = 0, match_s = 0, lookup_s = 0, fallback_s = 0, records_s = 0;
   double format_s = 0, write_s = 0;
   std::uint64_t input_bytes = 0, text_bytes = 0;
   std::string input_format, mapper;

@@ -1,14 +1,15 @@
 // The mapping stage of `map` as an interface, so that the streaming driver (reading, batching,
 // lanes, ordering, formatting, writing: map_run.cpp) serves any mapper: a batch of reads in, one
-// SAM/BAM record per read out. The exact mapper (exact_mapper.hpp) implements it. The inexact mode
-// (bwa aln + samse/sampe) still has its own driver (aln_run.hpp); finish(), RecordOptions and the
-// inexact counts here are what it needs to plug in (its record step must see batches in file order).
+// SAM/BAM record per read out. The exact mapper (exact_mapper.hpp) and the inexact single-end one
+// (aln_mapper.hpp: bwa aln + samse, whose record step must see the batches in file order: finish())
+// implement it. Paired-end inexact mapping still has its own driver (aln_run.hpp).
 //
 // Threading contract: map() is called concurrently from lanes() threads, never twice at once for
 // one lane (a lane may own a GPU stream), on batches in any order; a lane may use the task pool for
 // its parallel work. finish() is then called once per batch from one thread, in input order (for
 // work that must see the batches in file order, such as bwa's random draws). MappedBatch::record()
-// is called concurrently for different reads of one batch, after finish().
+// is called concurrently for different reads of one batch, after finish(). prepare() is called on
+// each parsed batch before it is mapped (from the parse stage, in input order).
 #pragma once
 #include <htslib/sam.h>
 
@@ -44,7 +45,8 @@ struct MapCounts {
 
 // Seconds spent by one lane (summed over lanes by the driver). match: the lane's search (exact
 // matching, or the inexact search with its transfers and kernel and the CPU search of the reads the
-// GPU handed back: fallback); lookup: the exact mapper's SA rows -> positions; records: finish().
+// GPU handed back: fallback); lookup: the exact mapper's SA rows -> positions; records: finish() (the
+// inexact mapper's samse: primary draws, SA rows -> positions, CIGAR/MD/NM, tags).
 struct MapTimes {
   double transfer = 0, kernel = 0, match = 0, lookup = 0, fallback = 0, records = 0;
   void add(const MapTimes& o) {
@@ -86,6 +88,8 @@ class Mapper {
   virtual void finish(MappedBatch& out, const ReadBatch& reads, TaskPool& pool, MapTimes& times) {
     (void)out, (void)reads, (void)pool, (void)times;
   }
+  // After parsing, before map(): the mapper's changes to the reads (the inexact one drops empty reads).
+  virtual void prepare(ReadBatch& reads) const { (void)reads; }
   virtual std::string describe() const = 0;  // e.g. "exact, GPU 0 (2 streams)"
   // GPU: where each device's kernel was loaded from ("embedded fatbin (ID)", "NVRTC ..."); else empty.
   virtual std::string kernel_origin() const { return {}; }

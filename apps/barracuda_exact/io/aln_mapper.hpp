@@ -1,0 +1,71 @@
+// The inexact mapper behind `map` (single end): bwa aln's search (core/aln_search on the CPU, the
+// inexact kernel through core/aln_gpu on one or more GPUs, several streams each) in the pipeline's
+// lanes, then bwa samse's records: the primary hits drawn in input order (finish(): bwa's random
+// generator sees the reads in file order), positions, CIGAR/MD/NM and tags per read in parallel.
+// Output equal to io/aln_run.hpp's driver (and so to bwa aln | bwa samse) for batches of bwa's
+// 0x40000 reads (kSampeBatch; bwa limits gap opens per batch, which matters only with -o above the
+// batch's maximum differences).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/aln_options.hpp"
+#include "core/aln_record.hpp"
+#include "core/aln_search.hpp"
+#include "core/index.hpp"
+#include "core/rand48.hpp"
+#include "core/samse.hpp"
+#include "io/mapper.hpp"
+
+namespace evk::barracuda_exact {
+
+// The inexact mapper's results for a batch: the hit intervals of each read, then its record.
+class AlnMapped : public MappedBatch {
+ public:
+  explicit AlnMapped(const RecordOptions& ro) : ro_(&ro) {}
+  bool record(const ReadBatch& reads, std::size_t i, bam1_t* rec) const override;
+  bool unmatched(std::size_t i) const override;
+  MapCounts counts() const override { return counts_; }
+  std::vector<int> len;        // searched length of each read (after -q trimming)
+  AlnBatch alns;               // hit intervals, in search order
+  std::uint64_t handed_back = 0;  // reads the GPU handed back to the CPU search
+  std::vector<std::uint64_t> pos;  // GPU: text positions of the hit rows (core/aln_positions.hpp)
+  std::vector<AlnDraw> draws;  // finish(): bwa's draws of the primary hits
+  std::vector<AlnRecord> recs; // finish(): the records
+  MapCounts counts_;
+
+ private:
+  const RecordOptions* ro_;
+};
+
+class AlnMapper : public Mapper {
+ public:
+  // The CPU backend: `lanes` batches searched at once on the task pool.
+  AlnMapper(const BwtIndex& idx, const AlnOptions& opt, int lanes, const RecordOptions& ro = {});
+  // The GPU backend: `streams` lanes per GPU (devices), each with its own aligner (stream, buffers)
+  // and its lookup of the hits' text positions on the GPU.
+  AlnMapper(const BwtIndex& idx, const AlnOptions& opt, const std::vector<int>& devices, int streams,
+            const RecordOptions& ro = {});
+  ~AlnMapper() override;
+  int lanes() const override { return lanes_; }
+  void map(int lane, const ReadBatch& reads, std::unique_ptr<MappedBatch>& out, TaskPool& pool,
+           MapTimes& times) override;
+  void finish(MappedBatch& out, const ReadBatch& reads, TaskPool& pool, MapTimes& times) override;
+  void prepare(ReadBatch& reads) const override { reads.drop_empty(); }  // bwa: no record for an empty read
+  std::string describe() const override;
+  std::string kernel_origin() const override;
+  // Tests: poison the GPU's position lookups before each launch.
+  void poison_gpu_outputs();
+
+ private:
+  struct Gpu;
+  const BwtIndex& idx_;
+  AlnOptions opt_;
+  RecordOptions ro_;
+  int lanes_ = 1;
+  Rand48 rng_;
+  std::unique_ptr<Gpu> gpu_;  // null: the CPU backend
+};
+
+}  // namespace evk::barracuda_exact

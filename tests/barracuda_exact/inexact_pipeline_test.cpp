@@ -1,0 +1,227 @@
+// Single-end inexact mapping (bwa aln + samse) through the streaming pipeline of `map`
+// (io/aln_mapper.hpp in io/map_run.hpp) against the inexact driver it replaces (io/aln_run.hpp,
+// itself tested record by record against bwa in samse_test.cpp): byte-identical SAM and BAM from
+// every input form (plain, gzip, multi-member gzip, BGZF), with 1 and 2 threads, several lanes and
+// small batches (many in flight, out of order), bwa's options (trimming, gap opens, read group);
+// the serial path too; memory bounded whatever the file size; the CLI's stage timings.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "aln_oracle.hpp"
+#include "core/index.hpp"
+#include "evk_testing.hpp"
+#include "io/aln_run.hpp"
+#include "io/index_files.hpp"
+#include "io/map_run.hpp"
+#include "io/sequences.hpp"
+#include "pipeline_inputs.hpp"
+#include "test_util.hpp"
+
+namespace bc = evk::barracuda_exact;
+namespace fs = std::filesystem;
+using evk::testing::TempDir;
+
+namespace {
+
+struct Ref {
+  TempDir dir;
+  std::string ref, fwd;
+  explicit Ref(std::uint64_t seed) {
+    const auto r = bct::tricky_reference(seed);
+    const bc::BwtIndex idx = bc::build_index(r);
+    ref = (dir / "t.fa").string();
+    bct::write_fasta(ref, r);
+    bc::write_index(idx, ref);
+    fwd = bct::forward_text(idx);
+  }
+};
+
+// The reference output: the inexact driver (io/aln_run.cpp).
+std::string driver(const std::string& ref, const fs::path& reads, const fs::path& out, const bc::AlnOptions& aln = {},
+                   const std::string& rg = "") {
+  bc::AlnMapOptions o;
+  o.map.ref = ref;
+  o.map.reads = reads.string();
+  o.map.out = out.string();
+  o.map.command_line = "test";
+  o.map.threads = 2;
+  o.aln = aln;
+  o.read_group = rg;
+  bc::run_aln_map(o);
+  std::string s = bct::read_file(out);
+  fs::remove(out);
+  return s;
+}
+
+// The pipeline (CPU backend).
+std::string pipeline(const std::string& ref, const fs::path& reads, const fs::path& out, int threads, std::size_t batch,
+                     bool serial = false, int lanes = 2, const bc::AlnOptions& aln = {}, const std::string& rg = "",
+                     bc::MapStats* stats = nullptr) {
+  bc::MapOptions o;
+  o.ref = ref;
+  o.reads = reads.string();
+  o.out = out.string();
+  o.command_line = "test";
+  o.threads = threads;
+  o.batch_reads = batch;
+  o.serial_io = serial;
+  o.cpu_lanes = lanes;
+  o.inexact = true;
+  o.aln = aln;
+  o.read_group = rg;
+  const bc::MapStats st = bc::run_map(o);
+  if (stats) *stats = st;
+  std::string s = bct::read_file(out);
+  fs::remove(out);
+  return s;
+}
+
+}  // namespace
+
+TEST(BarracudaInexactPipeline, OutputIsByteIdenticalToTheDriverOnEveryInputForm) {
+  Ref fx(71);
+  const TempDir& dir = fx.dir;
+  // reads with substitutions, indels and N on both strands, a third in repeats, 20..260 bp; then
+  // reads written in every legal FASTQ way (wrapped lines, CRLF, /1 /2 names, empty reads)
+  bct::planted_reads(fx.ref, dir / "p.fq", 1800, 20, 260, 9, bct::tricky_repeats());
+  const std::string text = bct::read_file(dir / "p.fq") + bct::varied_reads(fx.fwd, 1500, 13);
+  std::vector<fs::path> inputs = {dir / "v.fq", dir / "v.fq.gz", dir / "mm.fq.gz", dir / "v.bgzf.gz"};
+  bct::write_file(inputs[0], text);
+  bct::write_file(inputs[1], bct::gzip_text(dir, text));
+  bct::write_file(inputs[2], bct::multi_member_gzip(dir, text, 17));
+  ASSERT_TRUE(bct::write_bgzf(inputs[3], text));
+  const std::string sam = driver(fx.ref, inputs[0], dir / "d.sam"), bam = driver(fx.ref, inputs[0], dir / "d.bam");
+  const auto recs = bct::sam_records(sam);
+  ASSERT_GT(recs.size(), 3000u);
+  int gapped = 0, mismatched = 0, reverse = 0, unmapped = 0, xa = 0, trimmed_empty = 0;
+  for (const auto& r : recs) {
+    gapped += r[5].find_first_of("ID") != std::string::npos;
+    reverse += (std::stoi(r[1]) & 16) != 0;
+    unmapped += (std::stoi(r[1]) & 4) != 0;
+    for (std::size_t k = 11; k < r.size(); ++k) {
+      mismatched += r[k].rfind("XM:i:", 0) == 0 && r[k] != "XM:i:0";
+      xa += r[k].rfind("XA:Z:", 0) == 0;
+    }
+    trimmed_empty += r[9] == "*";
+  }
+  // the test has teeth: every kind of record is there (and no record of an empty read)
+  EXPECT_GT(gapped, 30) << "gapped";
+  EXPECT_GT(mismatched, 300) << "mismatched";
+  EXPECT_GT(reverse, 600) << "reverse";
+  EXPECT_GT(unmapped, 10) << "unmapped";
+  EXPECT_GT(xa, 10) << "XA";
+  EXPECT_EQ(trimmed_empty, 0);
+  // every input form, SAM and BAM; the thread / batch / lane matrix on the plain and the multi-member files
+  for (const auto& in : inputs) {
+    EXPECT_TRUE(pipeline(fx.ref, in, dir / "p.sam", 2, 333) == sam) << in << " SAM";
+    EXPECT_TRUE(pipeline(fx.ref, in, dir / "p.bam", 2, 0) == bam) << in << " BAM";
+  }
+  for (const auto& in : {inputs[0], inputs[2]}) {
+    for (int threads : {1, 2})
+      for (std::size_t batch : {std::size_t(333), std::size_t(0)})
+        EXPECT_TRUE(pipeline(fx.ref, in, dir / "p.sam", threads, batch) == sam) << in << " SAM, " << threads << " threads, batch " << batch;
+    EXPECT_TRUE(pipeline(fx.ref, in, dir / "p.bam", 1, 500) == bam) << in << " BAM, 1 thread";
+    EXPECT_TRUE(pipeline(fx.ref, in, dir / "p.sam", 3, 211, false, 3) == sam) << in << " 3 lanes";
+  }
+  EXPECT_TRUE(pipeline(fx.ref, inputs[1], dir / "s.sam", 1, 0, true) == sam) << "serial path";
+}
+
+// bwa aln's and samse's options go through: -q trimming (soft clips, XC), gap opens, seed, penalties,
+// -R (the header line and RG:Z), on the project's lambda reads.
+TEST(BarracudaInexactPipeline, OptionsAndReadGroupGiveTheDriversBytes) {
+  const fs::path data = evk::testing::project_data_dir();
+  const fs::path g = data / "genomes" / "lambda_virus.fa.gz", reads = data / "reads" / "lambda_reads_1.fq.gz";
+  if (!fs::exists(g) || !fs::exists(reads)) GTEST_SKIP() << "no lambda data";
+  TempDir dir;
+  const std::string fa = (dir / "lambda.fa").string();
+  ASSERT_EQ(evk::testing::run("gzip -dc " + g.string() + " > " + fa).exit_code, 0);
+  bc::write_index(bc::build_index(bc::read_reference(fa)), fa);
+  bc::AlnOptions a;
+  a.trim_qual = 20;
+  a.max_diff = 4;
+  a.fnr = -1.0f;
+  a.max_gapo = 2;
+  a.seed_len = 24;
+  a.max_seed_diff = 1;
+  a.s_mm = 4;
+  a.s_gapo = 9;
+  a.s_gape = 3;
+  a.max_top2 = 10;
+  const std::string rg = "@RG\\tID:lam\\tSM:x";
+  const std::string want = driver(fa, reads, dir / "d.sam", a, rg);
+  ASSERT_NE(want.find("\tXC:i:"), std::string::npos) << "no trimmed read";
+  ASSERT_NE(want.find("\tRG:Z:lam"), std::string::npos);
+  EXPECT_TRUE(pipeline(fa, reads, dir / "p.sam", 2, 500, false, 2, a, rg) == want);
+  EXPECT_TRUE(pipeline(fa, reads, dir / "p.sam", 1, 0, false, 1, a, rg) == want);
+  // default options on the same reads
+  EXPECT_TRUE(pipeline(fa, reads, dir / "p.bam", 2, 777) == driver(fa, reads, dir / "d.bam"));
+}
+
+// The per-batch work is accounted: counts as the records say, each stage's seconds present.
+TEST(BarracudaInexactPipeline, CountsAndStageTimes) {
+  Ref fx(72);
+  bct::planted_reads(fx.ref, fx.dir / "p.fq", 2000, 60, 150, 4, bct::tricky_repeats());
+  bc::MapStats st;
+  const std::string sam = pipeline(fx.ref, fx.dir / "p.fq", fx.dir / "p.sam", 2, 500, false, 2, {}, "", &st);
+  std::uint64_t mapped = 0, unmapped = 0, nm0 = 0;
+  for (const auto& r : bct::sam_records(sam)) {
+    if (std::stoi(r[1]) & 4) {
+      ++unmapped;
+      continue;
+    }
+    ++mapped;
+    for (std::size_t k = 11; k < r.size(); ++k) nm0 += r[k] == "NM:i:0";
+  }
+  EXPECT_EQ(st.reads, 2000u);
+  EXPECT_EQ(st.counts.unique + st.counts.repeat, mapped);
+  EXPECT_EQ(st.counts.unmatched, unmapped);
+  EXPECT_EQ(st.counts.by_diff[0], nm0);
+  EXPECT_GT(st.match_s, 0);
+  EXPECT_GT(st.records_s, 0);
+  EXPECT_GT(st.format_s, 0);
+  EXPECT_GT(st.parse_s, 0);
+  // and the CLI's JSON carries them
+  const auto r = evk::testing::run_tool("barracuda_exact", "map --backend cpu -t 2 --json " + fx.ref + " " +
+                                                               (fx.dir / "p.fq").string() + " -o " + (fx.dir / "c.bam").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["reads"].get<std::uint64_t>(), 2000u);
+  EXPECT_EQ(j["mapped"].get<std::uint64_t>(), mapped);
+  for (const char* k : {"parse", "search", "sam", "format", "write", "total"}) EXPECT_TRUE(j["seconds"].contains(k)) << k;
+  EXPECT_GT(j["seconds"]["sam"].get<double>(), 0);
+}
+
+// Memory does not grow with the input: the CLI's peak RSS on a file 3x larger (and 150x larger than
+// the batch) stays within a few MiB, far below what holding the extra reads would take. (The smaller
+// file is past the warm-up: the heap reaches its plateau within the first ~100,000 reads.)
+TEST(BarracudaInexactPipeline, MemoryStaysBoundedWhateverTheFileSize) {
+  Ref fx(73);
+  std::mt19937_64 rng(6);
+  auto write_reads = [&](const fs::path& p, std::size_t n) {
+    std::string s;
+    s.reserve(n * 230);
+    for (std::size_t i = 0; i < n; ++i) {
+      std::string r = fx.fwd.substr(rng() % (fx.fwd.size() - 100), 100);
+      if (rng() % 3 == 0) r[rng() % 100] = "ACGT"[rng() % 4];
+      s += "@read" + std::to_string(i) + "\n" + r + "\n+\n" + std::string(100, 'F') + "\n";
+    }
+    bct::write_file(p, s);
+    return s.size();
+  };
+  const std::size_t small_bytes = write_reads(fx.dir / "small.fq", 100000);
+  const std::size_t big_bytes = write_reads(fx.dir / "big.fq", 300000);
+  auto peak = [&](const std::string& f, std::uint64_t n) {
+    auto r = evk::testing::run_tool("barracuda_exact", "map --backend cpu -t 2 --batch-reads 2000 --json " + fx.ref + " " +
+                                                           (fx.dir / f).string() + " -o " + (fx.dir / "o.sam").string());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["reads"].get<std::uint64_t>(), n);
+    return j["peak_rss_mib"].get<double>();
+  };
+  const double small = peak("small.fq", 100000), big = peak("big.fq", 300000);
+  const double extra_mib = static_cast<double>(big_bytes - small_bytes) / (1 << 20);
+  EXPECT_GT(extra_mib, 40);
+  EXPECT_LT(big, small + 10) << "small " << small << " MiB, big " << big << " MiB; the extra reads are " << extra_mib << " MiB";
+}
