@@ -40,7 +40,7 @@
 #define EX_DS 128
 #endif
 #ifndef EX_MINB
-#define EX_MINB 4
+#define EX_MINB (1024 / EX_THREADS)  // blocks per SM the registers must allow: at most 64 per thread
 #endif
 #define EX_TX 64
 #define EX_XR 8
@@ -72,9 +72,9 @@ __device__ __forceinline__ unsigned ex_pack4(const unsigned char* __restrict__ i
 
 // V layout: EX_VP (= 4 mod 8) ints per row, so the 8 threads of a quarter warp (4 runs x 2 rows) read
 // distinct bank groups in phase 2.
-extern "C" __global__ void __launch_bounds__(EX_THREADS, EX_MINB)
-    ssd_expert(const unsigned char* __restrict__ left, const unsigned char* __restrict__ right, int* __restrict__ out,
-               const int W, const int H, const int dmin, const int dmax, const int min_ssd) {
+extern "C" __global__ void __launch_bounds__(EX_THREADS, EX_MINB) ssd_expert(
+    const unsigned char* __restrict__ left, const unsigned char* __restrict__ right, int* __restrict__ out, const int W,
+    const int H, const int dmin, const int dmax, const int min_ssd) {
   EVK_DYN_SMEM(unsigned, ex_smem);
   unsigned* lt;
   unsigned* rt;

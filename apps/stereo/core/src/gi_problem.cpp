@@ -285,7 +285,7 @@ class ExpertProblem final : public gi::Problem {
                        "output rows per block (8 EX_TY threads)"};
     gi::ConfigParam dc{"EX_DC", gi::ConfigParam::Kind::number, {"1", "2", "3", "4", "6", "8"}, "3",
                        "disparities per chunk (one pass of the vertical and horizontal phases)"};
-    gi::ConfigParam ds{"EX_DS", gi::ConfigParam::Kind::number, {"32", "64", "128", "256"}, "128",
+    gi::ConfigParam ds{"EX_DS", gi::ConfigParam::Kind::number, {"64", "128", "256"}, "128",
                        "disparities per staged right strip"};
     return {ty, dc, ds};
   }
@@ -322,9 +322,13 @@ class ExpertProblem final : public gi::Problem {
   }
   int default_population() const override { return 100; }
   int default_generations() const override { return 50; }
-  // The signature carries __launch_bounds__(EX_THREADS, EX_MINB): no launch-bounds rule. The longest
-  // loops: the disparity loops (at most 32001 iterations) and the staging loops (EX_ROWS4 (EX_HW +
-  // EX_DS - 1) / EX_THREADS, a few), under the engine's 65536.
+  // Loop guard: 1024 iterations per loop entry. The longest original loop is the strip loop, at most
+  // ceil(32001 / EX_DS) <= 501 iterations (EX_DS >= 64, --max-disparity <= 32000); the chunk loop
+  // EX_DS / EX_DC <= 256, the staging and phase-1 loops a few dozen, the unrolled loops <= 19. Not
+  // the engine's 65536: an edit that stops an unrolled loop's variable from advancing leaves the
+  // guard as its trip count, and NVRTC 13.0 overflowed its stack fully unrolling 65536 copies
+  // (GiCompileRate found it: `EX_TY=8 EX_DC=1 EX_DS=32 <for3_K_157><for3_K_113>`).
+  int loop_limit() const override { return 1024; }
 };
 }  // namespace
 
