@@ -15,6 +15,8 @@
 #include "evk/gpu_timer.hpp"
 #include "evk/stereo/gpu_frame.hpp"
 #include "evk/stereo/sgm_gpu.hpp"
+#include "evk/cuda_library.hpp"
+#include "evk/stereo/gi_problem.hpp"
 #include "evk/stereo/ssd_expert.hpp"
 #endif
 #if defined(EVK_BENCH_OPENCV)
@@ -32,11 +34,12 @@ namespace {
 struct Size {
   int w, h, maxd;
 };
-const Size kSizes[] = {{320, 240, 50}, {1282, 1110, 50}, {1920, 1080, 63}, {1920, 1080, 127}};
+const Size kSizes[] = {{320, 240, 50}, {1282, 1110, 50}, {1920, 1080, 63}, {1920, 1080, 127}, {1920, 1080, 255}};
 
 const SyntheticPair& pair_for(int i) {
-  static SyntheticPair p[4] = {make_synthetic_pair(320, 240, 50, 1), make_synthetic_pair(1282, 1110, 50, 2),
-                               make_synthetic_pair(1920, 1080, 63, 3), make_synthetic_pair(1920, 1080, 127, 4)};
+  static SyntheticPair p[5] = {make_synthetic_pair(320, 240, 50, 1), make_synthetic_pair(1282, 1110, 50, 2),
+                               make_synthetic_pair(1920, 1080, 63, 3), make_synthetic_pair(1920, 1080, 127, 4),
+                               make_synthetic_pair(1920, 1080, 255, 5)};
   return p[i];
 }
 
@@ -106,7 +109,8 @@ void BM_gpu_original(benchmark::State& st) {
   st.SetLabel(evk::gpu_environment().devices[0].name + " " + k.origin);
 }
 
-// The expert SSD kernel (kernels/original/stereo/ssd_expert.cu), same results as the original.
+// The expert SSD kernels, same results as the original: range(1) 0 = v2 (kernels/original/stereo/
+// ssd_expert.cu, the fatbin's default configuration), 1 = v1 (apps/stereo/core/src/ssd_expert_v1.cu).
 void BM_gpu_expert(benchmark::State& st) {
   if (!evk::gpu_environment().usable()) {
     st.SkipWithError("no usable GPU");
@@ -116,8 +120,9 @@ void BM_gpu_expert(benchmark::State& st) {
   const SyntheticPair& p = pair_for(static_cast<int>(st.range(0)));
   Params prm;
   prm.max_disparity = s.maxd;
+  const SsdExpertVersion v = st.range(1) == 0 ? SsdExpertVersion::v2 : SsdExpertVersion::v1;
   auto dev = cuda_sgm_device(0);
-  SsdExpert k(*dev, s.w, s.h);
+  SsdExpert k(*dev, s.w, s.h, v);
   k.poison();
   if (k.run(p.left, p.right, prm).d != disparity_cpu(p.left, p.right, prm).d) {
     st.SkipWithError("GPU output differs from the CPU reference");
@@ -135,7 +140,80 @@ void BM_gpu_expert(benchmark::State& st) {
   st.counters["max_ms"] = last.max_ms;
   st.counters["spread"] = last.spread();
   st.counters["repeats"] = last.repeats;
-  st.SetLabel(evk::gpu_environment().devices[0].name + " expert");
+  st.SetLabel(evk::gpu_environment().devices[0].name + " " + k.kernel_name(prm.radius()));
+}
+
+// v2's configuration sweep (the GI problem's parameters EX_TY, EX_DC, EX_DS; NVRTC from the kernel
+// text, launched as the GI problem does): which tile/chunk sizes matter at which size.
+// Args: size, EX_TY, EX_DC, EX_DS.
+void BM_gpu_expert_config(benchmark::State& st) {
+  if (!evk::gpu_environment().usable()) {
+    st.SkipWithError("no usable GPU");
+    return;
+  }
+  const Size& s = kSizes[st.range(0)];
+  const SyntheticPair& p = pair_for(static_cast<int>(st.range(0)));
+  Params prm;
+  prm.max_disparity = s.maxd;
+  SsdExpertConfig cfg;
+  cfg.ty = static_cast<int>(st.range(1));
+  cfg.dc = static_cast<int>(st.range(2));
+  cfg.ds = static_cast<int>(st.range(3));
+  evk::NvrtcRequest req;
+  req.source = make_expert_gi_problem()->kernel_source();
+  req.options = cfg.compile_options(prm.radius());
+  req.cc = evk::gpu_environment().devices[0].cc();
+  const evk::NvrtcResult r = evk::CompileCache().compile(req);
+  if (!r.ok) {
+    st.SkipWithError(("NVRTC: " + r.log.substr(0, 300)).c_str());
+    return;
+  }
+  evk::CudaLibrary lib(r.cubin.data());
+  cudaKernel_t kern = lib.kernel("ssd_expert");
+  const SsdExpertLaunch l = ssd_expert_launch(s.w, s.h, prm.radius(), cfg);
+  if (l.smem > 48 * 1024)
+    EVK_CUDA(cudaFuncSetAttribute(reinterpret_cast<const void*>(kern), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(l.smem)));
+  const std::size_t n = static_cast<std::size_t>(s.w) * s.h;
+  void *dl = nullptr, *dr = nullptr, *dout = nullptr;
+  EVK_CUDA(cudaMalloc(&dl, n));
+  EVK_CUDA(cudaMalloc(&dr, n));
+  EVK_CUDA(cudaMalloc(&dout, n * 4));
+  EVK_CUDA(cudaMemcpy(dl, p.left.pixels.data(), n, cudaMemcpyHostToDevice));
+  EVK_CUDA(cudaMemcpy(dr, p.right.pixels.data(), n, cudaMemcpyHostToDevice));
+  int W = s.w, H = s.h, dmin = prm.min_disparity, dmax = prm.max_disparity, min_ssd = prm.min_ssd;
+  void* args[] = {&dl, &dr, &dout, &W, &H, &dmin, &dmax, &min_ssd};
+  cudaStream_t stream;
+  EVK_CUDA(cudaStreamCreate(&stream));
+  auto run = [&](cudaStream_t s2) {
+    evk::launch(kern, dim3(l.grid_x, l.grid_y), dim3(l.threads), args, l.smem, s2);
+    EVK_CUDA_LAST();
+  };
+  EVK_CUDA(cudaMemsetAsync(dout, 0xA5, n * 4, stream));
+  run(stream);
+  std::vector<int> got(n);
+  EVK_CUDA(cudaMemcpyAsync(got.data(), dout, n * 4, cudaMemcpyDeviceToHost, stream));
+  EVK_CUDA(cudaStreamSynchronize(stream));
+  bool ok = got == disparity_cpu(p.left, p.right, prm).d;
+  evk::TimingStats last;
+  if (ok)
+    for (auto _ : st) {
+      last = evk::time_gpu(run, stream);
+      st.SetIterationTime(last.median_ms / 1000.0);
+    }
+  EVK_CUDA(cudaStreamDestroy(stream));
+  cudaFree(dl);
+  cudaFree(dr);
+  cudaFree(dout);
+  if (!ok) {
+    st.SkipWithError("GPU output differs from the CPU reference");
+    return;
+  }
+  counters(st, s, last.median_ms / 1000.0);
+  st.counters["median_ms"] = last.median_ms;
+  st.counters["spread"] = last.spread();
+  st.counters["smem_KiB"] = static_cast<double>(l.smem) / 1024.0;
+  st.SetLabel(evk::gpu_environment().devices[0].name + " expert v2 NVRTC");
 }
 #endif
 
@@ -212,11 +290,23 @@ void BM_opencv_sgbm_accuracy(benchmark::State& st) {
 BENCHMARK(BM_cpu_reference)->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(1.0);
 #if defined(EVK_HAVE_CUDA)
 BENCHMARK(BM_gpu_original)
-    ->ArgsProduct({{0, 1, 2, 3}, {40, 5}})
+    ->ArgsProduct({{0, 1, 2, 3, 4}, {40, 5}})
     ->Unit(benchmark::kMicrosecond)
     ->UseManualTime()
     ->Iterations(3);
-BENCHMARK(BM_gpu_expert)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond)->UseManualTime()->Iterations(3);
+// original vs v1 vs v2: BM_gpu_(original|expert)/[234]/ = 1920x1080 at 64, 128, 256 disparities
+BENCHMARK(BM_gpu_expert)
+    ->ArgsProduct({{0, 1, 2, 3, 4}, {0, 1}})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseManualTime()
+    ->Iterations(3);
+// 1920x1080 at 128 (and 64, 256) disparities: EX_TY x EX_DC at EX_DS 128, then EX_DS for the default
+BENCHMARK(BM_gpu_expert_config)
+    ->ArgsProduct({{3}, {16, 24, 32, 40, 64}, {2, 3, 4, 6}, {128}})
+    ->ArgsProduct({{2, 3, 4}, {32}, {3}, {64, 256}})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseManualTime()
+    ->Iterations(3);
 #endif
 #if defined(EVK_BENCH_OPENCV)
 BENCHMARK(BM_opencv_sgbm_accuracy)->ArgsProduct({{0, 1, 2}, {0, 1}})->Unit(benchmark::kMillisecond)->Iterations(1);

@@ -26,6 +26,7 @@ struct KernelCase {
 const KernelCase kKernels[] = {
     {"toy", [] { return testing::make_toy_problem(); }, 1000},
     {"stereo", [] { return evk::stereo::make_gi_problem(); }, 1000},
+    {"stereo_expert", [] { return evk::stereo::make_expert_gi_problem(); }, 200},
     {"reg_deform", [] { return evk::reg_deform::make_gi_problem(); }, 1000},
     {"reg_deform_expert", [] { return evk::reg_deform::make_expert_gi_problem(); }, 100},
     {"barracuda_exact", [] { return evk::barracuda_exact::make_gi_problem(); }, 1000},

@@ -1,178 +1,185 @@
-// SSD block matching, an expert kernel: the same result as Stam's stereoKernel (stereo.cu) and
+// SSD block matching, an expert kernel (v2): the same result as Stam's stereoKernel (stereo.cu) and
 // evk::stereo::disparity_cpu, bit for bit -- for each left pixel the first d (ascending) whose SSD
-// over the (2r+1)^2 window of (L(x+i, y+j) - R(x+i-d, y+j))^2, reads clamped to the image, is
+// over the (2R+1)^2 window of (L(x+i, y+j) - R(x+i-d, y+j))^2, reads clamped to the image, is
 // strictly smaller than every earlier one and than min_ssd; else -1.
 //
-// A block owns an output tile of TX x TY pixels and walks the disparities in chunks of DC:
-//   stage   the tile's left pixels (with the r halo) once, the right pixels of each chunk, in shared
-//           memory (clamped reads)
-//   phase 1 vertical sums V(d, x, y) = sum_j (L - R)^2 over the window rows: one thread per halo
-//           column and row segment, DC disparities at once, the window slid down the segment
-//           (one row in, one row out per step)
-//   phase 2 horizontal sums: one thread per output row and run of XR columns, the window slid
-//           along the run from V in shared memory (vector loads), best/arg-best kept in registers
-//           across all chunks (strict <, d ascending: the first minimum)
-// Every partial sum is an exact int (window <= 181: the SSD fits 31 bits).
+// A block owns an output tile of EX_TX x EX_TY pixels and walks the disparities in super-chunks of
+// EX_DS (one staging of the right image) and chunks of EX_DC (one pass of the two phases):
+//   stage   the tile's left pixels (with the R halo) once, the right strip of each super-chunk, in
+//           shared memory, transposed and packed: word (q, c) holds rows 4q..4q+3 of column c
+//           (byte b = row 4q + b), reads clamped to the image
+//   phase 1 vertical sums V(d, c, y) = sum of the 2R+1 rows y..y+2R of (L - R)^2, one thread per
+//           (halo column, disparity): per word of 4 rows one __vabsdiffu4 (exact |L - R| per byte)
+//           and four __dp4a (sums of squares of the first 1, 2, 3, 4 bytes) extend the column's
+//           running prefix sums P by four rows; V(y) = P(y + 2R + 1) - P(y). Two shared loads per
+//           four rows instead of two per row.
+//   phase 2 horizontal sums: one thread per output row and run of EX_XR columns, the window slid
+//           along the run from V in shared memory (16-byte loads), best/arg-best in registers across
+//           all chunks (strict <, d ascending: the first minimum; min_ssd as the initial best)
+// Every partial sum is an exact unsigned/int (P <= (EX_TY + 2R + 3) 65025 < 2^31; SSD <= 289 65025).
 //
-// Self-contained (no includes): compiled into the fatbin and, as a GI seed, by NVRTC.
-#define EX_TX 64          // output columns per block
-#define EX_TY 32          // output rows per block
-#define EX_DC 4           // disparities per chunk
-#define EX_XR 8           // output columns per thread in phase 2
-#define EX_THREADS 256    // (EX_TX / EX_XR) * EX_TY
-#define EX_SEGS 4         // row segments per halo column in phase 1
+// Configuration (-D; the tool's fatbin includes this file once per radius, ssd_expert_variants.cu):
+//   EX_R   window radius, 1..8, compile time (wider windows: the v1 kernel)
+//   EX_TY  output rows per block, a multiple of 8 (threads = 8 EX_TY); EX_DC disparities per chunk;
+//   EX_DS  disparities per staged right strip (a multiple of EX_DC not required)
+// Launch: grid (ceil(W / 64), ceil(H / EX_TY)), EX_THREADS threads, dynamic shared memory
+// 4 (EX_VOFF + EX_DC EX_TY EX_VP) bytes (ssd_expert_smem in apps/stereo/core/src/ssd_expert.cpp).
+//
+// A GI seed (problem stereo_expert, apps/stereo/core/src/gi_problem.cpp): the region between
+// //@gi begin and //@gi end is what GI edits. Self-contained (no includes): NVRTC compiles this text.
+#ifndef EX_R
+#define EX_R 5
+#endif
+#ifndef EX_TY
+#define EX_TY 32
+#endif
+#ifndef EX_DC
+#define EX_DC 3
+#endif
+#ifndef EX_DS
+#define EX_DS 128
+#endif
+#ifndef EX_MINB
+#define EX_MINB (1024 / EX_THREADS)  // blocks per SM the registers must allow: at most 64 per thread
+#endif
+#define EX_TX 64
+#define EX_XR 8
+#define EX_THREADS (8 * EX_TY)
+#define EX_WIN (2 * EX_R + 1)
+#define EX_HW (EX_TX + 2 * EX_R)
+#define EX_ROWS4 ((EX_TY + 2 * EX_R + 3) / 4)
+#define EX_VP4 ((EX_HW + 3) / 4 * 4)
+#define EX_VP (EX_VP4 % 8 == 0 ? EX_VP4 + 4 : EX_VP4)
+#define EX_N4 ((EX_XR + 2 * EX_R + 3) / 4)
+#define EX_VOFF ((EX_ROWS4 * (2 * EX_HW + EX_DS - 1) + 3) / 4 * 4)
 
 #ifndef EVK_DYN_SMEM
 #define EVK_DYN_SMEM(type, name) extern __shared__ type name[]
 #endif
 
-// Shared-memory layout, shared with the host (ssd_expert_smem in apps/stereo/core/src/ssd_expert.cpp):
-//   lt  (TY + 2r) rows of lp bytes (lp = TX + 2r rounded up to 16)
-//   rt  (TY + 2r) rows of rp bytes (rp = TX + 2r + DC - 1 rounded up to 16)
-//   v   DC * TY rows of vp ints (vp = TX + 2r rounded up to 4, + 4: the vector loads of phase 2 read
-//       XR + 2r rounded up to 4 values)
-// R > 0: the radius at compile time (phase 2 reads its V run with 16-byte loads into registers);
-// R == 0: any radius r at run time (scalar loads).
-template <int R>
-__device__ __forceinline__ void ssd_expert_body(const unsigned char* __restrict__ left,
-                                                const unsigned char* __restrict__ right, int* __restrict__ out,
-                                                const int W, const int H, const int dmin, const int dmax, const int r_arg,
-                                                const int min_ssd, unsigned char* __restrict__ smem) {
-  const int r = R > 0 ? R : r_arg;
-  const int win = 2 * r + 1;
-  const int hw = EX_TX + 2 * r;  // halo width
-  const int lp = (hw + 15) / 16 * 16, rp = (hw + EX_DC - 1 + 15) / 16 * 16;
-  const int vp = (hw + 3) / 4 * 4 + 4;
-  const int rows = EX_TY + 2 * r;
-  unsigned char* const lt = smem;
-  unsigned char* const rt = lt + rows * lp;
-  int* const v = (int*)(rt + rows * rp);
-  const int x0 = blockIdx.x * EX_TX, y0 = blockIdx.y * EX_TY;
-  const int tid = threadIdx.x;
-
-  // left tile: columns x0 - r .., rows y0 - r .., clamped
-  for (int i = tid; i < rows * hw; i += EX_THREADS) {
-    const int ty = i / hw, tx = i % hw;
-    const int y = min(max(y0 - r + ty, 0), H - 1), x = min(max(x0 - r + tx, 0), W - 1);
-    lt[ty * lp + tx] = left[(size_t)y * W + x];
-  }
-
-  // phase-2 thread: output row py, columns px .. px + XR - 1
-  const int py = tid / (EX_TX / EX_XR), px = (tid % (EX_TX / EX_XR)) * EX_XR;
-  int best[EX_XR], bestd[EX_XR];
+#ifndef SSD_EXPERT_HELPERS  // once, however often the file is included
+#define SSD_EXPERT_HELPERS
+// Rows y..y+3 of column x (each clamped to the image), byte b = row y + b.
+__device__ __forceinline__ unsigned ex_pack4(const unsigned char* __restrict__ img, const int W, const int H,
+                                             const int x, const int y) {
+  const unsigned char* col = img + min(max(x, 0), W - 1);
+  unsigned r = 0;
 #pragma unroll
-  for (int k = 0; k < EX_XR; ++k) {
+  for (int b = 0; b < 4; ++b) r |= (unsigned)__ldg(col + (size_t)min(max(y + b, 0), H - 1) * W) << (8 * b);
+  return r;
+}
+#endif
+
+// V layout: EX_VP (= 4 mod 8) ints per row, so the 8 threads of a quarter warp (4 runs x 2 rows) read
+// distinct bank groups in phase 2.
+extern "C" __global__ void __launch_bounds__(EX_THREADS, EX_MINB) ssd_expert(
+    const unsigned char* __restrict__ left, const unsigned char* __restrict__ right, int* __restrict__ out, const int W,
+    const int H, const int dmin, const int dmax, const int min_ssd) {
+  EVK_DYN_SMEM(unsigned, ex_smem);
+  unsigned* lt;
+  unsigned* rt;
+  int* v;
+  int* vcol;
+  const int* vrow;
+  int x0, y0, tid, i, q, k, c, j, m, t, yy, x, y, wq, py, px, ds0, nds, rw, d0, nd, item, roff, sum;
+  unsigned w, lw;
+  unsigned P[4 * EX_ROWS4 + 1];
+  int best[EX_XR], bestd[EX_XR], qv[4 * EX_N4];
+  int4 t4;
+//@gi begin
+  lt = ex_smem;
+  rt = lt + EX_ROWS4 * EX_HW;
+  v = (int*)(ex_smem + EX_VOFF);
+  x0 = blockIdx.x * EX_TX;
+  y0 = blockIdx.y * EX_TY;
+  tid = threadIdx.x;
+  // left tile: word (q, c) = rows y0 - R + 4q .. +3 of column x0 - R + c
+  for (i = tid; i < EX_ROWS4 * EX_HW; i += EX_THREADS) {
+    lt[i] = ex_pack4(left, W, H, x0 - EX_R + i % EX_HW, y0 - EX_R + 4 * (i / EX_HW));
+  }
+  // phase-2 thread: output row py, columns px .. px + EX_XR - 1; a warp covers 8 rows x 4 runs
+  wq = tid >> 5;
+  py = 8 * (wq >> 1) + ((tid >> 2) & 7);
+  px = EX_XR * (4 * (wq & 1) + (tid & 3));
+  for (k = 0; k < EX_XR; k++) {
     best[k] = min_ssd;
     bestd[k] = -1;
   }
-  const int seg_rows = EX_TY / EX_SEGS;
-
-  for (int d0 = dmin; d0 <= dmax; d0 += EX_DC) {
-    // right tile of this chunk: entry j of a row is column x0 - r - d0 - (DC - 1) + j
-    const int rw = hw + EX_DC - 1;
-    for (int i = tid; i < rows * rw; i += EX_THREADS) {
-      const int ty = i / rw, tx = i % rw;
-      const int y = min(max(y0 - r + ty, 0), H - 1), x = min(max(x0 - r - d0 - (EX_DC - 1) + tx, 0), W - 1);
-      rt[ty * rp + tx] = right[(size_t)y * W + x];
+  for (ds0 = dmin; ds0 <= dmax; ds0 += EX_DS) {
+    nds = min(EX_DS, dmax - ds0 + 1);
+    rw = EX_HW + nds - 1;
+    // right strip: word (q, k) = rows y0 - R + 4q .. +3 of column x0 - R - ds0 - (nds - 1) + k;
+    // disparity ds0 + jj pairs left column c with entry c + nds - 1 - jj
+    for (i = tid; i < EX_ROWS4 * rw; i += EX_THREADS) {
+      rt[i] = ex_pack4(right, W, H, x0 - EX_R - ds0 - (nds - 1) + i % rw, y0 - EX_R + 4 * (i / rw));
     }
     __syncthreads();
-
-    // phase 1: V(j, row, c) for halo column c, rows of one segment; disparity d0 + j pairs left
-    // column c with right entry c + DC - 1 - j
-    for (int item = tid; item < hw * EX_SEGS; item += EX_THREADS) {
-      const int c = item % hw, seg = item / hw;
-      const int ra = seg * seg_rows;  // first output row of the segment (tile coordinates)
-      int s[EX_DC];
+    for (d0 = ds0; d0 < ds0 + nds; d0 += EX_DC) {
+      nd = min(EX_DC, ds0 + nds - d0);
+      // phase 1: V(j, y, c) for the chunk's disparities d0 + j
+      for (item = tid; item < EX_HW * nd; item += EX_THREADS) {
+        c = item % EX_HW;
+        j = item / EX_HW;
+        roff = c + nds - 1 - (d0 - ds0 + j);
+        vcol = v + j * EX_TY * EX_VP + c;
+        P[0] = 0;
 #pragma unroll
-      for (int j = 0; j < EX_DC; ++j) s[j] = 0;
-      for (int t = 0; t < win; ++t) {  // rows ra .. ra + 2r of the tile = output row ra's window
-        const int a = lt[(ra + t) * lp + c];
+        for (q = 0; q < EX_ROWS4; q++) {
+          lw = lt[q * EX_HW + c];
+          w = __vabsdiffu4(lw, rt[q * rw + roff]);
+          P[4 * q + 1] = __dp4a(w, w & 0xffu, P[4 * q]);
+          P[4 * q + 2] = __dp4a(w, w & 0xffffu, P[4 * q]);
+          P[4 * q + 3] = __dp4a(w, w & 0xffffffu, P[4 * q]);
+          P[4 * q + 4] = __dp4a(w, w, P[4 * q]);
 #pragma unroll
-        for (int j = 0; j < EX_DC; ++j) {
-          const int e = a - rt[(ra + t) * rp + c + EX_DC - 1 - j];
-          s[j] += e * e;
-        }
-      }
-#pragma unroll
-      for (int j = 0; j < EX_DC; ++j) v[(j * EX_TY + ra) * vp + c] = s[j];
-      for (int yy = ra + 1; yy < ra + seg_rows; ++yy) {
-        const int ain = lt[(yy + 2 * r) * lp + c], aout = lt[(yy - 1) * lp + c];
-#pragma unroll
-        for (int j = 0; j < EX_DC; ++j) {
-          const int ein = ain - rt[(yy + 2 * r) * rp + c + EX_DC - 1 - j];
-          const int eout = aout - rt[(yy - 1) * rp + c + EX_DC - 1 - j];
-          s[j] += ein * ein - eout * eout;
-          v[(j * EX_TY + yy) * vp + c] = s[j];
-        }
-      }
-    }
-    __syncthreads();
-
-    // phase 2: window sums along the run, V columns px .. px + XR - 1 + 2r
-    const int nd = min(EX_DC, dmax - d0 + 1);
-    for (int j = 0; j < nd; ++j) {
-      const int* row = v + (j * EX_TY + py) * vp + px;  // 16-byte aligned: px % 8 == 0, vp % 4 == 0
-      int sum = 0;
-      if (R > 0) {
-        constexpr int n4 = (EX_XR + 2 * R + 3) / 4;  // inside the padded row (vp = hw rounded up + 4)
-        int q[4 * n4];
-#pragma unroll
-        for (int i = 0; i < n4; ++i) {
-          const int4 t4 = ((const int4*)row)[i];
-          q[4 * i] = t4.x;
-          q[4 * i + 1] = t4.y;
-          q[4 * i + 2] = t4.z;
-          q[4 * i + 3] = t4.w;
-        }
-#pragma unroll
-        for (int t = 0; t < 2 * R + 1; ++t) sum += q[t];
-#pragma unroll
-        for (int k = 0; k < EX_XR; ++k) {
-          if (k > 0) sum += q[k + 2 * R] - q[k - 1];
-          if (sum < best[k]) {
-            best[k] = sum;
-            bestd[k] = d0 + j;
+          for (m = 1; m <= 4; m++) {
+            yy = 4 * q + m - EX_WIN;
+            if (yy >= 0 && yy < EX_TY) {
+              vcol[yy * EX_VP] = (int)(P[4 * q + m] - P[yy]);
+            }
           }
         }
-      } else {
-        for (int t = 0; t < win; ++t) sum += row[t];
+      }
+      __syncthreads();
+      // phase 2: window sums along the run, V columns px .. px + EX_XR - 1 + 2R
+      for (j = 0; j < nd; j++) {
+        vrow = v + (j * EX_TY + py) * EX_VP + px;
 #pragma unroll
-        for (int k = 0; k < EX_XR; ++k) {
-          if (k > 0) sum += row[k + 2 * r] - row[k - 1];
+        for (i = 0; i < EX_N4; i++) {
+          t4 = ((const int4*)vrow)[i];
+          qv[4 * i] = t4.x;
+          qv[4 * i + 1] = t4.y;
+          qv[4 * i + 2] = t4.z;
+          qv[4 * i + 3] = t4.w;
+        }
+        sum = 0;
+#pragma unroll
+        for (t = 0; t < EX_WIN; t++) {
+          sum += qv[t];
+        }
+#pragma unroll
+        for (k = 0; k < EX_XR; k++) {
+          if (k > 0) {
+            sum += qv[k + 2 * EX_R] - qv[k - 1];
+          }
           if (sum < best[k]) {
             best[k] = sum;
             bestd[k] = d0 + j;
           }
         }
       }
+      __syncthreads();  // V (and, after the last chunk, the right strip) is rewritten next
     }
-    __syncthreads();  // V and the right tile are rewritten by the next chunk
   }
-
-  const int y = y0 + py;
+  y = y0 + py;
   if (y < H) {
 #pragma unroll
-    for (int k = 0; k < EX_XR; ++k) {
-      const int x = x0 + px + k;
-      if (x < W) out[(size_t)y * W + x] = bestd[k];
+    for (k = 0; k < EX_XR; k++) {
+      x = x0 + px + k;
+      if (x < W) {
+        out[(size_t)y * W + x] = bestd[k];
+      }
     }
   }
+//@gi end
 }
-
-#define SSD_EXPERT_ENTRY(NAME, R)                                                                                  \
-  extern "C" __global__ void __launch_bounds__(EX_THREADS)                                                       \
-      NAME(const unsigned char* __restrict__ left, const unsigned char* __restrict__ right, int* __restrict__ out, \
-           const int W, const int H, const int dmin, const int dmax, const int r, const int min_ssd) {            \
-    EVK_DYN_SMEM(unsigned char, smem);                                                                           \
-    ssd_expert_body<R>(left, right, out, W, H, dmin, dmax, r, min_ssd, smem);                                    \
-  }
-
-SSD_EXPERT_ENTRY(ssd_expert, 0)
-SSD_EXPERT_ENTRY(ssd_expert_r1, 1)
-SSD_EXPERT_ENTRY(ssd_expert_r2, 2)
-SSD_EXPERT_ENTRY(ssd_expert_r3, 3)
-SSD_EXPERT_ENTRY(ssd_expert_r4, 4)
-SSD_EXPERT_ENTRY(ssd_expert_r5, 5)
-SSD_EXPERT_ENTRY(ssd_expert_r6, 6)
-SSD_EXPERT_ENTRY(ssd_expert_r7, 7)
-SSD_EXPERT_ENTRY(ssd_expert_r8, 8)

@@ -147,6 +147,20 @@ inline unsigned __vimin3_u16x2(unsigned a, unsigned b, unsigned c) { return __vm
 inline unsigned __vcmpeq2(unsigned a, unsigned b) {
   return ((a & 0xffffu) == (b & 0xffffu) ? 0xffffu : 0u) | ((a >> 16) == (b >> 16) ? 0xffff0000u : 0u);
 }
+// Byte-wise |a - b| (unsigned) and the unsigned 4-way byte dot product with accumulate (CUDA's
+// __vabsdiffu4 and __dp4a(unsigned, unsigned, unsigned)), written from their definitions.
+inline unsigned __vabsdiffu4(unsigned a, unsigned b) {
+  unsigned r = 0;
+  for (int i = 0; i < 4; ++i) {
+    const int x = static_cast<int>((a >> (8 * i)) & 0xffu), y = static_cast<int>((b >> (8 * i)) & 0xffu);
+    r |= static_cast<unsigned>(x > y ? x - y : y - x) << (8 * i);
+  }
+  return r;
+}
+inline unsigned __dp4a(unsigned a, unsigned b, unsigned c) {
+  for (int i = 0; i < 4; ++i) c += ((a >> (8 * i)) & 0xffu) * ((b >> (8 * i)) & 0xffu);
+  return c;
+}
 template <class T>
 inline T __ldg(const T* p) { return *p; }
 template <class T>

@@ -18,7 +18,7 @@
 #include "../../../apps/stereo/core/src/sgm/median.cu"
 #include "../../../apps/stereo/core/src/sgm/wta.cu"
 #include "../../../apps/stereo/core/src/sgm/aggregate_variants.cu"
-#include "../../../kernels/original/stereo/ssd_expert.cu"
+#include "../../../apps/stereo/core/src/ssd_expert_variants.cu"
 
 namespace stereo_test {
 
@@ -36,8 +36,10 @@ std::function<void(void**)> adapt(void (*f)(A...)) {
 const std::map<std::string, std::function<void(void**)>>& emulated_sgm_kernels() {
   static const std::map<std::string, std::function<void(void**)>> k = {
 #define K(name) {#name, adapt(&name)}
-      K(ssd_expert), K(ssd_expert_r1), K(ssd_expert_r2), K(ssd_expert_r3), K(ssd_expert_r4), K(ssd_expert_r5),
-      K(ssd_expert_r6), K(ssd_expert_r7), K(ssd_expert_r8), K(sgm_census_u8), K(sgm_census_u16), K(sgm_cost_window), K(sgm_median3), K(sgm_lr_check),
+      K(ssd_expert_v1), K(ssd_expert_v1_r1), K(ssd_expert_v1_r2), K(ssd_expert_v1_r3), K(ssd_expert_v1_r4),
+      K(ssd_expert_v1_r5), K(ssd_expert_v1_r6), K(ssd_expert_v1_r7), K(ssd_expert_v1_r8), K(ssd_expert_r1),
+      K(ssd_expert_r2), K(ssd_expert_r3), K(ssd_expert_r4), K(ssd_expert_r5), K(ssd_expert_r6), K(ssd_expert_r7),
+      K(ssd_expert_r8), K(sgm_census_u8), K(sgm_census_u16), K(sgm_cost_window), K(sgm_median3), K(sgm_lr_check),
       K(sgm_wta_k8_u8), K(sgm_wta_k16_u8), K(sgm_wta_k32_u8), K(sgm_wta_k8_u16), K(sgm_wta_k16_u16),
       K(sgm_wta_k32_u16),
       K(sgm_aggregate_k8_u8_census), K(sgm_aggregate_k16_u8_census), K(sgm_aggregate_k32_u8_census),

@@ -8,10 +8,17 @@
 #include "evk/error.hpp"
 #include "evk/stereo/kernel_config.hpp"
 #include "evk/stereo/reference.hpp"
+#include "evk/stereo/sgm_gi_problem.hpp"
+#include "evk/stereo/ssd_expert.hpp"
 #include "evk/stereo/synthetic.hpp"
+#include "evk_kernels/ssd_expert_seed.hpp"
 #include "evk_kernels/stereo_kernel_original.hpp"
 
+#include <cstdlib>
+
 #if defined(EVK_HAVE_CUDA)
+#include "evk/cuda_check.hpp"
+#include "evk/cuda_library.hpp"
 #include "evk/stereo/gpu_frame.hpp"
 #endif
 
@@ -147,9 +154,194 @@ class StereoProblem final : public gi::Problem {
   // No loop_limit() override: the longest original loop is the disparity loop, at most 32001
   // iterations (validate() caps --max-disparity at 32000), under the engine's 65536.
 };
+
+// The expert SSD kernel (kernels/original/stereo/ssd_expert.cu) as a second seed for the same cases
+// and penalties: the window is 11 (EX_R 5), the configuration parameters are its tile and chunk
+// sizes.
+constexpr int kExpertRadius = 5;
+
+SsdExpertConfig expert_config(const gi::Config& cfg) {
+  auto get = [&](const char* k, int d) {
+    auto it = cfg.find(k);
+    if (it == cfg.end()) return d;
+    try {
+      std::size_t pos = 0;
+      const int v = std::stoi(it->second, &pos);
+      if (pos != it->second.size()) throw std::invalid_argument(k);
+      return v;
+    } catch (const std::exception&) {
+      input_error(k, "not an integer: '" + it->second + "'");
+    }
+  };
+  SsdExpertConfig c;
+  c.ty = get("EX_TY", c.ty);
+  c.dc = get("EX_DC", c.dc);
+  c.ds = get("EX_DS", c.ds);
+  c.check();
+  return c;
+}
+
+#if defined(EVK_HAVE_CUDA)
+class ExpertEvaluation final : public gi::Evaluation {
+ public:
+  explicit ExpertEvaluation(const GiCase& c) : case_(c) {
+    SyntheticPair s = make_synthetic_pair(c.width, c.height, c.max_disparity, c.pair_seed);
+    params_.max_disparity = c.max_disparity;
+    reference_ = disparity_cpu(s.left, s.right, params_);
+    const std::size_t n = static_cast<std::size_t>(c.width) * c.height;
+    EVK_CUDA(cudaMalloc(&img_[0], n));
+    EVK_CUDA(cudaMalloc(&img_[1], n));
+    EVK_CUDA(cudaMalloc(&out_, n * 4));
+    EVK_CUDA(cudaMemcpy(img_[0], s.left.pixels.data(), n, cudaMemcpyHostToDevice));
+    EVK_CUDA(cudaMemcpy(img_[1], s.right.pixels.data(), n, cudaMemcpyHostToDevice));
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s %s pair %dx%d 0..%d seed %llu (expert seed)", c.holdout ? "hold-out" : "training",
+                  c.size_class.c_str(), c.width, c.height, c.max_disparity, static_cast<unsigned long long>(c.seed));
+    describe_ = buf;
+  }
+  ~ExpertEvaluation() override {
+    cudaFree(img_[0]);
+    cudaFree(img_[1]);
+    cudaFree(out_);
+  }
+  std::string describe() const override { return describe_; }
+  double work_items() const override { return double(case_.width) * case_.height * params_.count(); }
+  gi::Properties properties() const override {
+    return {{"width", case_.width},
+            {"height", case_.height},
+            {"min_disparity", params_.min_disparity},
+            {"max_disparity", params_.max_disparity},
+            {"disparities", params_.count()},
+            {"window", params_.window}};
+  }
+  void poison(cudaStream_t s) override {
+    EVK_CUDA(cudaMemsetAsync(out_, 0xA5, static_cast<std::size_t>(case_.width) * case_.height * 4, s));
+  }
+  void launch(cudaKernel_t k, const gi::Config& cfg, cudaStream_t s) override {
+    const SsdExpertLaunch l = ssd_expert_launch(case_.width, case_.height, kExpertRadius, expert_config(cfg));
+    if (l.smem > 48 * 1024)
+      EVK_CUDA(cudaFuncSetAttribute(reinterpret_cast<const void*>(k), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(l.smem)));
+    int W = case_.width, H = case_.height, dmin = params_.min_disparity, dmax = params_.max_disparity,
+        min_ssd = params_.min_ssd;
+    void* args[] = {&img_[0], &img_[1], &out_, &W, &H, &dmin, &dmax, &min_ssd};
+    evk::launch(k, dim3(l.grid_x, l.grid_y), dim3(l.threads), args, l.smem, s);
+  }
+  gi::Check check(cudaStream_t s) override {
+    const std::size_t n = static_cast<std::size_t>(case_.width) * case_.height;
+    std::vector<int> got(n);
+    EVK_CUDA(cudaMemcpyAsync(got.data(), out_, n * 4, cudaMemcpyDeviceToHost, s));
+    EVK_CUDA(cudaStreamSynchronize(s));
+    constexpr int kPoison = static_cast<int>(0xA5A5A5A5u);
+    gi::Check c;
+    long long bad = 0, unset = 0, out_of_range = 0, invalid_claimed = 0;
+    double total = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const int ref = reference_.d[i], v = got[i];
+      double pen;
+      if (v == kPoison) {
+        pen = 200;
+        ++unset;
+      } else if (ref == kInvalid) {
+        pen = v == -1 ? 0 : 100;
+        if (pen > 0) ++invalid_claimed;
+      } else if (v < params_.min_disparity || v > params_.max_disparity) {
+        pen = 100;
+        ++out_of_range;
+      } else {
+        pen = std::abs(v - ref);
+        if (pen > c.max_error) c.max_error = pen;
+      }
+      if (pen > 0) ++bad;
+      total += pen;
+    }
+    c.penalty = n ? total / static_cast<double>(n) : 0;
+    c.bad_fraction = n ? double(bad) / static_cast<double>(n) : 0;
+    char buf[224];
+    std::snprintf(buf, sizeof buf, "%lld/%zu pixels differ (%lld unset, %lld out of range, %lld set where the "
+                  "reference is invalid), max err %.3g px, total penalty %.0f", bad, n, unset, out_of_range,
+                  invalid_claimed, c.max_error, total);
+    c.summary = buf;
+    return c;
+  }
+
+ private:
+  GiCase case_;
+  Params params_;
+  DisparityMap reference_;
+  void* img_[2] = {nullptr, nullptr};
+  void* out_ = nullptr;
+  std::string describe_;
+};
+#endif
+
+class ExpertProblem final : public gi::Problem {
+ public:
+  std::string name() const override { return "stereo_expert"; }
+  std::string kernel_source() const override { return std::string(ssd_expert_seed().text()); }
+  std::string kernel_entry() const override { return "ssd_expert"; }
+  std::vector<gi::ConfigParam> config_params() const override {
+    gi::ConfigParam ty{"EX_TY", gi::ConfigParam::Kind::number, {"8", "16", "24", "32", "40", "48", "64"}, "32",
+                       "output rows per block (8 EX_TY threads)"};
+    gi::ConfigParam dc{"EX_DC", gi::ConfigParam::Kind::number, {"1", "2", "3", "4", "6", "8"}, "3",
+                       "disparities per chunk (one pass of the vertical and horizontal phases)"};
+    gi::ConfigParam ds{"EX_DS", gi::ConfigParam::Kind::number, {"64", "128", "256"}, "128",
+                       "disparities per staged right strip"};
+    return {ty, dc, ds};
+  }
+  std::vector<std::string> compile_options(const gi::Config& cfg) const override {
+    const SsdExpertConfig c = expert_config(cfg);
+    if (ssd_expert_smem(kExpertRadius, c) > 227 * 1024)
+      input_error("EX_DS", "shared memory above 227 KiB for this EX_TY/EX_DC/EX_DS");
+    return c.compile_options(kExpertRadius);
+  }
+  std::vector<gi::SizeClass> size_classes() const override {
+    std::vector<gi::SizeClass> v;
+    for (const auto& c : kClasses) v.push_back({c.name, c.describe});
+    return v;
+  }
+  int probe_cases(const std::string& cls) const override { return cls == "paper" ? 1 : 3; }
+  std::vector<std::string> property_names() const override {
+    return {"width", "height", "min_disparity", "max_disparity", "disparities", "window"};
+  }
+  // EX_R is fixed at 5 for the GI cases: a variant is for the 11x11 window.
+  std::vector<std::string> constraints(const gi::Config& cfg) const override {
+    expert_config(cfg);
+    return {"window == 11"};
+  }
+  std::string class_of(const gi::Properties& request) const override { return gi_class_of(request); }
+  std::unique_ptr<gi::Evaluation> make_evaluation(std::uint64_t seed, bool holdout, const std::string& cls) const override {
+    check_class(cls);
+#if defined(EVK_HAVE_CUDA)
+    return std::make_unique<ExpertEvaluation>(gi_case(seed, holdout, cls));
+#else
+    (void)seed;
+    (void)holdout;
+    throw std::runtime_error("stereo gi evaluation needs a CUDA build");
+#endif
+  }
+  int default_population() const override { return 100; }
+  int default_generations() const override { return 50; }
+  // Loop guard: 1024 iterations per loop entry. The longest original loop is the strip loop, at most
+  // ceil(32001 / EX_DS) <= 501 iterations (EX_DS >= 64, --max-disparity <= 32000); the chunk loop
+  // EX_DS / EX_DC <= 256, the staging and phase-1 loops a few dozen, the unrolled loops <= 19. Not
+  // the engine's 65536: an edit that stops an unrolled loop's variable from advancing leaves the
+  // guard as its trip count, and NVRTC 13.0 overflowed its stack fully unrolling 65536 copies
+  // (GiCompileRate found it: `EX_TY=8 EX_DC=1 EX_DS=32 <for3_K_157><for3_K_113>`).
+  int loop_limit() const override { return 1024; }
+};
 }  // namespace
 
 std::unique_ptr<gi::Problem> make_gi_problem() { return std::make_unique<StereoProblem>(); }
+std::unique_ptr<gi::Problem> make_expert_gi_problem() { return std::make_unique<ExpertProblem>(); }
+
+std::unique_ptr<gi::Problem> make_gi_problem_for_seed() {
+  const char* k = std::getenv("EVK_STEREO_GI_KERNEL");
+  const std::string v = k ? k : "ssd";
+  if (v == "expert") return make_expert_gi_problem();
+  if (v != "ssd" && v != "sgm") input_error("EVK_STEREO_GI_KERNEL", "must be ssd, expert or sgm (got '" + v + "')");
+  return make_gi_problem_from_env();
+}
 
 GiCase gi_case(std::uint64_t seed, bool holdout, const std::string& size_class) {
   const ClassDef* def = nullptr;

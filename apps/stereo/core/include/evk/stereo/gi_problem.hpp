@@ -20,6 +20,14 @@
 
 namespace evk::stereo {
 std::unique_ptr<gi::Problem> make_gi_problem();
+// The expert SSD kernel (kernels/original/stereo/ssd_expert.cu) as the seed: problem "stereo_expert",
+// the same size classes, cases and penalties as make_gi_problem(); window 11 (EX_R 5); config
+// parameters EX_TY, EX_DC, EX_DS (tile rows, disparities per chunk, per staged right strip).
+std::unique_ptr<gi::Problem> make_expert_gi_problem();
+// The problem EVK_STEREO_GI_KERNEL names (`stereo gi --seed-kernel K` sets it for the search and its
+// workers): unset or "ssd" -> make_gi_problem(), "expert" -> make_expert_gi_problem(), "sgm" -> the
+// SGM aggregation kernel (sgm_gi_problem.hpp); InputError otherwise.
+std::unique_ptr<gi::Problem> make_gi_problem_for_seed();
 
 // What case (seed, holdout) of a size class is (CPU only; the GPU case is made from it).
 struct GiCase {
