@@ -18,6 +18,7 @@
 #include "../../../apps/stereo/core/src/sgm/median.cu"
 #include "../../../apps/stereo/core/src/sgm/wta.cu"
 #include "../../../apps/stereo/core/src/sgm/aggregate_variants.cu"
+#include "../../../apps/stereo/core/src/sgm/aggregate_fast.cu"
 #include "../../../kernels/original/stereo/ssd_expert.cu"
 
 namespace stereo_test {
@@ -46,6 +47,8 @@ const std::map<std::string, std::function<void(void**)>>& emulated_sgm_kernels()
       K(sgm_aggregate_k8_u16_volume), K(sgm_aggregate_k16_u16_volume), K(sgm_aggregate_k32_u16_volume),
       K(sgm_aggregate_k8_u8_staged), K(sgm_aggregate_k16_u8_staged), K(sgm_aggregate_k32_u8_staged),
       K(sgm_aggregate_k8_u16_staged), K(sgm_aggregate_k16_u16_staged), K(sgm_aggregate_k32_u16_staged),
+      K(sgm_aggregate2_k8_u8), K(sgm_aggregate2_k16_u8), K(sgm_aggregate2_k32_u8), K(sgm_aggregate2_k8_u16),
+      K(sgm_aggregate2_k16_u16), K(sgm_aggregate2_k32_u16),
 #undef K
   };
   return k;
