@@ -22,7 +22,7 @@
 //
 // Entries sgm_aggregate2_k<K>_<u8|u16>, the seed's signature (the stored-volume argument unused:
 // census costs only). Launch: grid (ceil(max(W, H) / (128 / Gs)), number of directions), 128
-// threads, sgm_agg2::staged_bytes(Dp, Gs) bytes of dynamic shared memory.
+// threads, sgm_agg2::staged_bytes(Dp, Gs, K) bytes of dynamic shared memory.
 #include "sgm_agg2.h"
 
 #define A2_BIG 0x4000u
@@ -193,7 +193,7 @@ __device__ __forceinline__ void a2_direction(const unsigned* __restrict__ census
     // ---- vertical and diagonal lines: the row segment staged in shared memory ----
     constexpr int RMAX = (32 * K + sgm_agg2::kThreads - 1 + sgm_agg2::kThreads - 1) / sgm_agg2::kThreads;
     const int seg = sgm_agg2::segment(Dp, Gs);
-    const int cw = sgm_agg2::copy_words(seg);
+    const int cw = sgm_agg2::copy_words(seg, K);
     const int e = Dp - K + tl - cost_lane * K;  // segment element of this lane's k = lane K + K - 1
     const int ph = e & 3;
     const int c0 = (e - ph + 4) >> 2;
@@ -218,7 +218,7 @@ __device__ __forceinline__ void a2_direction(const unsigned* __restrict__ census
 #pragma unroll
           for (int p = 0; p < 4; ++p) {
             const int q = i - p + 4;
-            buf[p * cw + sgm_agg2::chunk_pos(q >> 2) + (q & 3)] = pre[r];
+            buf[p * cw + sgm_agg2::chunk_pos(q >> 2, K) + (q & 3)] = pre[r];
           }
         }
       }
@@ -243,7 +243,7 @@ __device__ __forceinline__ void a2_direction(const unsigned* __restrict__ census
         const unsigned* b = smem + (s & 1) * 4 * cw + ph * cw;
 #pragma unroll
         for (int c = 0; c < K / 4; ++c) {
-          const uint4 v = *(const uint4*)(b + sgm_agg2::chunk_pos(c0 + c));
+          const uint4 v = *(const uint4*)(b + sgm_agg2::chunk_pos(c0 + c, K));
           // elements e + 4c .. e + 4c + 3 = disparity indices lane K + K - 1 - 4c .. - 3
           code[K - 1 - 4 * c] = v.x;
           code[K - 2 - 4 * c] = v.y;

@@ -102,7 +102,7 @@ std::size_t sgm_staged_smem(const SgmLayout& l) {
   return static_cast<std::size_t>(pos) * 4 * 4;         // A and B, double-buffered
 }
 
-std::size_t sgm_agg2_smem(const SgmLayout& l) { return static_cast<std::size_t>(sgm_agg2::staged_bytes(l.Dp, l.Gs)); }
+std::size_t sgm_agg2_smem(const SgmLayout& l) { return static_cast<std::size_t>(sgm_agg2::staged_bytes(l.Dp, l.Gs, l.K)); }
 
 std::string sgm_aggregate_kernel(const SgmLayout& l, const SgmChoice& c, bool census) {
   const std::string k = std::to_string(l.K), st = l.store16 ? "_u16" : "_u8";
