@@ -264,16 +264,15 @@ if sweep:
         best = min(row, key=row.get)
         print("%4d %5d " % (d, p) + " ".join("%16s" % f3(row.get(c)) for c in cfgs) + "   " + best)
     print()
-    print("Policy rows for sgm_pipeline.cpp (kPolicy: {max disparities, paths, kernel, K}; the seed's loads")
-    print("are not in the table: kernel 1 rows need EVK_SGM_LOADS or SgmTuning::staged):")
+    print("Policy rows for sgm_pipeline.cpp (kPolicy: {max disparities, paths, kernel, K, staged loads}):")
     for (d, p) in sorted(sweep):
         row = sweep[(d, p)]
         best = min(row, key=row.get)
         agg, loads, k = best[3], best.split("_")[1], best.split("_k")[1]
-        print("    {%d, %d, %s, %s},  // %.3f ms%s" % (d, p, agg, k, row[best], "" if agg == "2" else " (seed, %s loads)" % loads))
+        print("    {%d, %d, %s, %s, %s},  // %.3f ms" % (d, p, agg, k, "true" if loads == "staged" else "false", row[best]))
 PY
 column -t -s $'\t' "$acc" > "$out/accuracy.txt" 2> /dev/null || cp "$acc" "$out/accuracy.txt"
-{ echo; cat "$out/ratios.txt"; echo; echo "SSD kernels"; grep -E "^BM_gpu" "$out/bench_ssd.log"
+{ echo; cat "$out/ratios.txt"; echo; echo "SSD kernels"; grep -E "^BM_gpu" "$out/bench_ssd.log" 2> /dev/null
   echo; echo "Video end to end"; cat "$out/video.txt" 2> /dev/null
   echo; echo "Accuracy (%)"; cat "$out/accuracy.txt"; } >> "$log"
 cat "$log"

@@ -2,6 +2,7 @@
 // against its CPU reference on odd sizes with random data, then the whole device pipeline against
 // sgm_cpu (sgm_checks.hpp). The same checks run on a real GPU in stereo_gpu_tests (StereoSgmGpu.*).
 #include "emu/emu_sgm_device.hpp"
+#include "evk/error.hpp"
 #include "sgm_checks.hpp"
 
 #include <map>
@@ -85,4 +86,52 @@ TEST(StereoSgmAgg2Layout, CopiesHoldEveryLanesCodesConflictFree) {
           }
       EXPECT_LE(worst, Gs >= 4 ? 1 : 2) << "K " << K << " G " << G << " Gs " << Gs;
     }
+}
+
+// The tuning policy: every table row is what sgm_choose returns for its setting, the fallback
+// beyond the table, explicit tuning over the table, stored sad/ssd costs always on the seed.
+TEST(StereoSgmPolicy, TableFallbackAndOverrides) {
+  using namespace evk::stereo;
+  int rows = 0;
+  const SgmPolicy* t = sgm_policy_table(&rows);
+  ASSERT_GT(rows, 0);
+  for (int i = 0; i < rows; ++i) {
+    SgmParams p;
+    p.max_disparity = t[i].max_count - 1;
+    p.paths = t[i].paths;
+    const SgmChoice c = sgm_choose(p, SgmTuning{});
+    EXPECT_EQ(c.agg, t[i].agg) << "row " << i;
+    EXPECT_EQ(c.k, t[i].k) << "row " << i;
+    EXPECT_EQ(c.staged, t[i].agg == 1 && t[i].staged) << "row " << i;
+  }
+  SgmParams big;
+  big.max_disparity = 299;  // beyond the table: kernel 2, K 16
+  EXPECT_EQ(sgm_choose(big, {}).agg, 2);
+  EXPECT_EQ(sgm_choose(big, {}).k, 16);
+  big.max_disparity = 599;  // K 32 beyond 512
+  EXPECT_EQ(sgm_choose(big, {}).k, 32);
+  SgmParams p;
+  p.max_disparity = 127;
+  SgmTuning seed;
+  seed.agg = 1;
+  seed.staged = true;
+  EXPECT_EQ(sgm_choose(p, seed).agg, 1);
+  EXPECT_TRUE(sgm_choose(p, seed).staged);
+  seed.k = 32;
+  EXPECT_EQ(sgm_choose(p, seed).k, 32);
+  seed.staged = false;
+  seed.direct = true;
+  EXPECT_FALSE(sgm_choose(p, seed).staged);
+  SgmTuning two;
+  two.agg = 2;
+  two.staged = true;  // loads belong to the seed: ignored by kernel 2
+  EXPECT_FALSE(sgm_choose(p, two).staged);
+  EXPECT_EQ(sgm_aggregate_kernel(sgm_layout(64, 48, p, 16), sgm_choose(p, two), true), "sgm_aggregate2_k16_u8");
+  p.cost = CostKind::sad;
+  EXPECT_EQ(sgm_choose(p, two).agg, 1);
+  // sad costs reach 255: 16-bit volumes
+  EXPECT_EQ(sgm_aggregate_kernel(sgm_layout(64, 48, p, 16), sgm_choose(p, two), false), "sgm_aggregate_k16_u16_volume");
+  SgmTuning bad;
+  bad.agg = 3;
+  EXPECT_THROW(sgm_choose(p, bad), evk::InputError);
 }

@@ -128,8 +128,8 @@ TEST(StereoSgmGpu, FullHdBitIdentical) {
   large_case(1920, 1080, 0, 127, 8, {}, full_post(), 11);    // libSGM's main setting (+ our post)
   large_case(1920, 1080, 0, 255, 4, {}, PostParams{}, 12);   // dense, 4 paths
   large_case(1920, 1080, -32, 31, 8, {}, PostParams{}, 13);  // 64 disparities around 0
-  large_case(1920, 1080, 0, 127, 8, {0, false, 1}, PostParams{}, 14);  // the seed kernel, direct census loads
-  large_case(1920, 1080, 0, 255, 8, {0, false, 2}, PostParams{}, 15);  // kernel 2, 256 disparities
+  large_case(1920, 1080, 0, 127, 8, {0, false, false, 1}, PostParams{}, 14);  // the seed kernel, direct census loads
+  large_case(1920, 1080, 0, 255, 8, {0, false, false, 2}, PostParams{}, 15);  // kernel 2, 256 disparities
 }
 
 namespace {

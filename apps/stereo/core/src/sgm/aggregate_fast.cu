@@ -16,7 +16,9 @@
 //   - the K disparities of a lane are held as pairs (k, k + K/2) instead of (k, k + 1), so the
 //     neighbours k - 1 and k + 1 of pair i are pairs i - 1 and i + 1 (no byte permutes except at
 //     the two ends); the store regroups the halves into disparity order;
-//   - the line minimum by three-input DPX minima (__vimin3_s16x2).
+//   - the line minimum by three-input DPX minima (__vimin3_s16x2);
+//   - the path volumes written with streaming (evict-first) stores, so the census rows every block
+//     re-reads at every step stay in L2 while gigabytes of path costs pass through it.
 // Values, padding (BIG for k >= D and idle lanes) and ranges are the seed's (see its header):
 // every value stays below 2^15 and t + C - m never carries between the halves of a pair.
 //
@@ -79,7 +81,9 @@ __device__ __forceinline__ int a2_step(unsigned* L, const unsigned* cost, const 
   return mi;
 }
 
-// Stores the lane's K values in disparity order.
+// Stores the lane's K values in disparity order. Streaming stores (evict-first): the path volumes
+// (GBs) are read again only by the wta, long after, while the census codes (~17 MB at 1080p) are
+// re-read by every block at every step and should stay in L2.
 template <int K>
 __device__ __forceinline__ void a2_store(unsigned char* __restrict__ dst, const unsigned* n) {
   constexpr int NP = K / 2, NG = NP / 4;
@@ -92,10 +96,10 @@ __device__ __forceinline__ void a2_store(unsigned char* __restrict__ dst, const 
     w[NG + g] = __byte_perm(a, b, 0x7632);                               // k = K/2 + 4g ..
   }
   if (K == 8) {
-    *(uint2*)dst = make_uint2(w[0], w[1]);
+    __stcs((uint2*)dst, make_uint2(w[0], w[1]));
   } else {
 #pragma unroll
-    for (int v = 0; v < K / 16; ++v) ((uint4*)dst)[v] = make_uint4(w[4 * v], w[4 * v + 1], w[4 * v + 2], w[4 * v + 3]);
+    for (int v = 0; v < K / 16; ++v) __stcs((uint4*)dst + v, make_uint4(w[4 * v], w[4 * v + 1], w[4 * v + 2], w[4 * v + 3]));
   }
 }
 template <int K>
@@ -108,7 +112,7 @@ __device__ __forceinline__ void a2_store(unsigned short* __restrict__ dst, const
     w[NP / 2 + h] = __byte_perm(n[2 * h], n[2 * h + 1], 0x7632);  // k = K/2 + 2h, + 1
   }
 #pragma unroll
-  for (int v = 0; v < K / 8; ++v) ((uint4*)dst)[v] = make_uint4(w[4 * v], w[4 * v + 1], w[4 * v + 2], w[4 * v + 3]);
+  for (int v = 0; v < K / 8; ++v) __stcs((uint4*)dst + v, make_uint4(w[4 * v], w[4 * v + 1], w[4 * v + 2], w[4 * v + 3]));
 }
 
 template <int K, class StoreT, int DX, int DY>

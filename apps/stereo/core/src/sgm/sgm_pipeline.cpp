@@ -51,21 +51,26 @@ SgmLayout sgm_layout(int W, int H, const SgmParams& p, int k) {
 SgmTuning SgmTuning::from_env() {
   SgmTuning t;
   if (const char* k = std::getenv("EVK_SGM_K")) t.k = std::atoi(k);
-  if (const char* l = std::getenv("EVK_SGM_LOADS")) t.staged = std::string(l) == "staged";
+  if (const char* l = std::getenv("EVK_SGM_LOADS")) {
+    t.staged = std::string(l) == "staged";
+    t.direct = std::string(l) == "direct";
+  }
   if (const char* a = std::getenv("EVK_SGM_AGG")) t.agg = std::atoi(a);
   return t;
 }
 
-// The tuning policy by (disparities, paths). Rows for kernel 2 are the design's choice (its lanes
-// hold the same K as the seed's measured optimum); bench/stereo/sgm_vs_libsgm.sh sweeps kernel x K
-// at every setting and prints the fastest, which is what these rows should hold.
-// Seed kernel, measured on the H100 (direct loads, 8 paths): K 8 up to 64 disparities (2.07 ms vs
-// 2.18 with K 16), K 16 beyond (128: 2.98 ms vs 3.40 / 3.95; 256: 6.67 vs 7.34 / 7.13).
+// The tuning policy by (disparities, paths), CUB-style: kernel, lanes, loads per setting.
+// Kernel 2 rows are the design's choice, not yet measured: its lanes hold the K that was fastest for
+// the seed. bench/stereo/sgm_vs_libsgm.sh sweeps kernel x K (x the seed's loads) at every setting
+// and prints the fastest as rows of this table: what it should hold.
+// Measured for the seed on the H100 (1920x1080): 8 paths, direct loads: K 8 up to 64 disparities
+// (2.07 ms vs 2.18 with K 16), K 16 beyond (128: 2.98 ms vs 3.40 / 3.95; 256: 6.67 vs 7.34 / 7.13);
+// 256/4: staged loads 3.89 ms, direct 4.64.
 namespace {
 const SgmPolicy kPolicy[] = {
-    {64, 4, 2, 8},   {64, 8, 2, 8},    //
-    {128, 4, 2, 16}, {128, 8, 2, 16},  //
-    {256, 4, 2, 16}, {256, 8, 2, 16},  //
+    {64, 4, 2, 8, false},   {64, 8, 2, 8, false},    //
+    {128, 4, 2, 16, false}, {128, 8, 2, 16, false},  //
+    {256, 4, 2, 16, false}, {256, 8, 2, 16, false},  //
 };
 }  // namespace
 
@@ -78,21 +83,28 @@ SgmChoice sgm_choose(const SgmParams& p, const SgmTuning& t) {
   const int count = p.count();
   SgmChoice c;
   c.agg = 2;
-  c.k = count <= 64 ? 8 : (count <= 512 ? 16 : 32);
+  c.k = count <= 64 ? 8 : (count <= 512 ? 16 : 32);  // the fallback
+  bool staged = false;
   for (const SgmPolicy& row : kPolicy)
     if (count <= row.max_count && p.paths == row.paths) {
       c.agg = row.agg;
       c.k = row.k;
+      staged = row.staged;
       break;
     }
   if (t.agg != 0) {
     if (t.agg != 1 && t.agg != 2) input_error("sgm tuning", "aggregation kernel must be 1 or 2");
-    if (t.agg != c.agg) c.k = count <= 64 ? 8 : (count <= 512 ? 16 : 32);  // that kernel's own default
+    if (t.agg != c.agg) {  // that kernel's own defaults
+      c.k = count <= 64 ? 8 : (count <= 512 ? 16 : 32);
+      staged = false;
+    }
     c.agg = t.agg;
   }
   if (p.cost != CostKind::census) c.agg = 1;  // stored sad/ssd costs: the seed's volume mode
   if (t.k != 0) c.k = t.k;
-  c.staged = c.agg == 1 && p.cost == CostKind::census && t.staged;
+  if (t.staged) staged = true;
+  if (t.direct) staged = false;
+  c.staged = c.agg == 1 && p.cost == CostKind::census && staged;
   return c;
 }
 

@@ -61,6 +61,7 @@ struct SgmTuning {
   // directly through L1 (direct was faster at every disparity count on the H100: 1920x1080, 8 paths:
   // 64 2.07 vs 2.38 ms, 128 2.98 vs 4.45, 256 6.67 vs 7.54; bench/stereo/sgm_vs_libsgm.sh tuning.txt)
   bool staged = false;
+  bool direct = false;  // forces the seed's direct loads where the policy would stage them
   // aggregation kernel: 1 the seed (kernels/original/stereo/sgm_aggregate.cu), 2 the second kernel
   // (core/src/sgm/aggregate_fast.cu, census costs only; sad/ssd always run the seed)
   int agg = 0;
@@ -73,8 +74,9 @@ struct SgmTuning {
 struct SgmPolicy {
   int max_count;
   int paths;
-  int agg;  // 1 or 2
-  int k;    // disparities per lane
+  int agg;      // 1 or 2
+  int k;        // disparities per lane
+  bool staged;  // kernel 1: the staged census loads (else direct)
 };
 const SgmPolicy* sgm_policy_table(int* rows);
 // What a pipeline runs: the tuning's explicit choices, the policy's for the rest.
