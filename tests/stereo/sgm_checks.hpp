@@ -288,13 +288,18 @@ inline void check_wta(SgmDevice& dev, const WtaCase& c, std::uint64_t seed) {
   void* none = nullptr;
   void* rp = c.right ? right.p : none;
   void* a[] = {&vol, &paths, &w, &h, &dmin, &dd, &Dp, &G, &Gs, &uniq, &sub, &left.p, &rp};
-  dev.launch("sgm_wta_k" + std::to_string(l.K) + (c.store16 ? "_u16" : "_u8"), {static_cast<unsigned>(H), 1, 1},
-             {SgmLayout::kWtaThreads, 1, 1}, c.right ? static_cast<std::size_t>(W) * 4 : 0, a);
-  DisparityQ got_l{W, H, left.get()};
-  EXPECT_EQ(first_diff(got_l, ref_l), "") << W << "x" << H << " d " << c.mind << ".." << c.maxd << " K " << c.k;
-  if (c.right) {
-    DisparityQ got_r{W, H, right.get()};
-    EXPECT_EQ(first_diff(got_r, right_map(wr)), "") << "right map";
+  for (const char* kernel : {"sgm_wta_k", "sgm_wta2_k"}) {  // the paths looped, the paths unrolled
+    dev.fill(left.p, 0xA5, left.n * 2);
+    dev.fill(right.p, 0xA5, right.n * 2);
+    dev.launch(kernel + std::to_string(l.K) + (c.store16 ? "_u16" : "_u8"), {static_cast<unsigned>(H), 1, 1},
+               {SgmLayout::kWtaThreads, 1, 1}, c.right ? static_cast<std::size_t>(W) * 4 : 0, a);
+    DisparityQ got_l{W, H, left.get()};
+    EXPECT_EQ(first_diff(got_l, ref_l), "") << kernel << " " << W << "x" << H << " d " << c.mind << ".." << c.maxd
+                                            << " K " << c.k << " paths " << c.paths;
+    if (c.right) {
+      DisparityQ got_r{W, H, right.get()};
+      EXPECT_EQ(first_diff(got_r, right_map(wr)), "") << kernel << " right map";
+    }
   }
   dev.synchronize();
   dev.release(vol);
@@ -308,6 +313,8 @@ inline void wta(SgmDevice& dev) {
       {19, 11, -7, 92, 8, 32, 1000, 15, Subpixel::parabola, true, true},  // 16-bit volumes, padding
       {9, 7, 0, 0, 8, 8, 10, 10, Subpixel::parabola, false, true},         // one disparity
       {40, 5, -3, -2, 4, 8, 2, 50, Subpixel::equiangular, true, true},     // two disparities
+      {33, 9, 0, 255, 4, 32, 151, 5, Subpixel::parabola, false, true},     // 8 lanes of 32, 4 paths
+      {21, 6, -1, 126, 8, 16, 255, 0, Subpixel::parabola, false, true},   // 8-bit volumes at their maximum
   };
   std::uint64_t seed = 500;
   for (const WtaCase& c : cases) check_wta(dev, c, seed++);

@@ -131,6 +131,12 @@ TEST(StereoSgmPolicy, TableFallbackAndOverrides) {
   EXPECT_EQ(sgm_choose(p, two).agg, 1);
   // sad costs reach 255: 16-bit volumes
   EXPECT_EQ(sgm_aggregate_kernel(sgm_layout(64, 48, p, 16), sgm_choose(p, two), false), "sgm_aggregate_k16_u16_volume");
+  EXPECT_EQ(sgm_choose(p, two).wta, 1);  // sad: kernel 1, its wta
+  p.cost = CostKind::census;
+  EXPECT_EQ(sgm_choose(p, two).wta, 2);
+  EXPECT_EQ(sgm_choose(p, seed).wta, 1);
+  two.wta = 1;
+  EXPECT_EQ(sgm_choose(p, two).wta, 1);
   SgmTuning bad;
   bad.agg = 3;
   EXPECT_THROW(sgm_choose(p, bad), evk::InputError);

@@ -230,6 +230,9 @@ __device__ __forceinline__ void a2_direction(const unsigned* __restrict__ census
     int y = DY > 0 ? 0 : H - 1;
     fetch(y, base);
     put(smem);
+    bool wrapped = DX != 0 && base + tl >= W;
+    int x = wrapped ? base + tl - W : base + tl;
+    unsigned cl = __ldg(census_left + (size_t)y * W + x);
     __syncthreads();
     for (int s = 0; s < steps; ++s) {
       const bool more = s + 1 < steps;
@@ -239,10 +242,13 @@ __device__ __forceinline__ void a2_direction(const unsigned* __restrict__ census
         if (next_base < 0) next_base += W;
         if (next_base >= W) next_base -= W;
       }
-      if (more) fetch(y + DY, next_base);  // step s + 1's segment, in flight during this step
-      const bool wrapped = DX != 0 && base + tl >= W;
-      const int x = wrapped ? base + tl - W : base + tl;
-      const unsigned cl = __ldg(census_left + (size_t)y * W + x);
+      const bool next_wrapped = DX != 0 && next_base + tl >= W;
+      const int next_x = next_wrapped ? next_base + tl - W : next_base + tl;
+      unsigned cl_next = 0u;
+      if (more) {  // step s + 1's segment and left code, in flight during this step
+        fetch(y + DY, next_base);
+        cl_next = __ldg(census_left + (size_t)(y + DY) * W + next_x);
+      }
       if (!wrapped) {
         const unsigned* b = smem + (s & 1) * 4 * cw + ph * cw;
 #pragma unroll
@@ -275,6 +281,9 @@ __device__ __forceinline__ void a2_direction(const unsigned* __restrict__ census
       if (more) put(smem + ((s + 1) & 1) * 4 * cw);
       __syncthreads();  // every thread runs every step: block-uniform
       base = next_base;
+      wrapped = next_wrapped;
+      x = next_x;
+      cl = cl_next;
       y += DY;
     }
   }

@@ -56,6 +56,7 @@ SgmTuning SgmTuning::from_env() {
     t.direct = std::string(l) == "direct";
   }
   if (const char* a = std::getenv("EVK_SGM_AGG")) t.agg = std::atoi(a);
+  if (const char* w = std::getenv("EVK_SGM_WTA")) t.wta = std::atoi(w);
   return t;
 }
 
@@ -105,6 +106,8 @@ SgmChoice sgm_choose(const SgmParams& p, const SgmTuning& t) {
   if (t.staged) staged = true;
   if (t.direct) staged = false;
   c.staged = c.agg == 1 && p.cost == CostKind::census && staged;
+  if (t.wta != 0 && t.wta != 1 && t.wta != 2) input_error("sgm tuning", "wta kernel must be 1 or 2");
+  c.wta = t.wta != 0 ? t.wta : c.agg;
   return c;
 }
 
@@ -227,7 +230,8 @@ void SgmPipeline::enqueue_wta() {
   right_ = 1;
   {
     const bool want_right = p_.post.needs_right();
-    const std::string name = "sgm_wta_k" + std::to_string(l.K) + (l.store16 ? "_u16" : "_u8");
+    const std::string name = std::string(choice_.wta == 2 ? "sgm_wta2_k" : "sgm_wta_k") + std::to_string(l.K) +
+                             (l.store16 ? "_u16" : "_u8");
     int paths = p_.paths, uniq = p_.post.uniqueness, sub = static_cast<int>(p_.post.subpixel);
     void* none = nullptr;
     void* right = want_right ? map_[right_] : none;

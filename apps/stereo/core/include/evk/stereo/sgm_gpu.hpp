@@ -65,7 +65,10 @@ struct SgmTuning {
   // aggregation kernel: 1 the seed (kernels/original/stereo/sgm_aggregate.cu), 2 the second kernel
   // (core/src/sgm/aggregate_fast.cu, census costs only; sad/ssd always run the seed)
   int agg = 0;
-  static SgmTuning from_env();  // EVK_SGM_K=8|16|32, EVK_SGM_LOADS=staged|direct, EVK_SGM_AGG=1|2
+  // wta kernel: 1 a loop over the paths (sgm_wta_*), 2 the paths unrolled (sgm_wta2_*); 0: the
+  // aggregation kernel's number
+  int wta = 0;
+  static SgmTuning from_env();  // EVK_SGM_K=8|16|32, EVK_SGM_LOADS=staged|direct, EVK_SGM_AGG=1|2, EVK_SGM_WTA=1|2
 };
 
 // One row of the tuning policy (CUB-style): the first row whose max_count >= the disparity count
@@ -83,6 +86,7 @@ const SgmPolicy* sgm_policy_table(int* rows);
 struct SgmChoice {
   int agg = 2, k = 16;
   bool staged = false;
+  int wta = 2;
 };
 SgmChoice sgm_choose(const SgmParams& p, const SgmTuning& t);
 // Bytes of dynamic shared memory the seed's staged aggregation kernel needs.
