@@ -7,8 +7,10 @@
 //   1 default   uniqueness 5 %, median, LR 1 (libsgm_bench defaults: uniq 0.95, LR 1)
 //   2 subpixel  default + parabola           (libsgm_bench --subpixel)
 // Input: a synthetic 1920x1080 pair, or EVK_BENCH_LEFT / EVK_BENCH_RIGHT (8-bit binary PGM, e.g.
-// libsgm_bench --save-pair) of any size. EVK_SGM_K (8, 16, 32) forces the disparities per lane,
-// EVK_SGM_LOADS=direct the L1 census loads instead of the staged ones (SgmTuning::from_env).
+// libsgm_bench --save-pair) of any size. Unset, the policy table picks the aggregation kernel and
+// its lane width (sgm_choose); EVK_SGM_AGG (1 the seed, 2 aggregate_fast.cu), EVK_SGM_K (8, 16, 32)
+// EVK_SGM_LOADS (staged|direct, the seed's census loads) and EVK_SGM_WTA (1 paths looped, 2 unrolled)
+// force them (SgmTuning::from_env). The label names what ran ("agg2 K16 wta2").
 // Every GPU configuration's output is checked once against the CPU reference at 640x360
 // (SkipWithError when it differs).
 #include <benchmark/benchmark.h>
@@ -18,6 +20,7 @@
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "evk/device.hpp"
 #include "evk/parallel.hpp"
@@ -116,7 +119,8 @@ bool identical_once(const SgmParams& p, const SgmTuning& tune) {
   static std::map<std::string, bool> seen;
   const std::string key = std::to_string(p.count()) + "/" + std::to_string(p.paths) + "/" +
                           std::to_string(p.post.lr_check) + std::to_string(static_cast<int>(p.post.subpixel)) + "/" +
-                          std::to_string(tune.k) + (tune.staged ? "s" : "d");
+                          std::to_string(tune.k) + (tune.staged ? "s" : "d") + std::to_string(tune.agg) +
+                          std::to_string(tune.wta);
   if (auto it = seen.find(key); it != seen.end()) return it->second;
   SyntheticPair s = make_synthetic_pair(640, 360, p.count() / 2, 9);
   auto dev = cuda_sgm_device(0);
@@ -124,6 +128,12 @@ bool identical_once(const SgmParams& p, const SgmTuning& tune) {
   pl.poison();
   const bool ok = pl.run(s.left, s.right).left.q == sgm_cpu(s.left, s.right, p).left.q;
   return seen[key] = ok;
+}
+
+std::string choice_label(const SgmPipeline& pl) {
+  const SgmChoice& c = pl.choice();
+  return "agg" + std::to_string(c.agg) + " K" + std::to_string(pl.layout().K) + (c.staged ? " staged" : "") + " wta" +
+         std::to_string(c.wta);
 }
 
 void timing_counters(benchmark::State& st, const evk::TimingStats& t) {
@@ -156,12 +166,17 @@ void BM_sgm_gpu(benchmark::State& st) {
   rate_counters(st, L.width, L.height, D, t.median_ms / 1000.0);
   timing_counters(st, t);
   st.counters["K"] = pl.layout().K;
-  st.counters["staged"] = SgmTuning::from_env().staged;
+  st.counters["agg"] = pl.choice().agg;
+  st.counters["staged"] = pl.choice().staged;
   st.counters["device_MiB"] = static_cast<double>(pl.device_bytes() >> 20);
-  st.SetLabel(std::string(kSetting[st.range(2)]) + " " + evk::gpu_environment().devices[0].name);
+  st.SetLabel(std::string(kSetting[st.range(2)]) + " " + choice_label(pl) + " " + evk::gpu_environment().devices[0].name);
 }
 
-// Each device stage alone (median of repeats, L2 flushed): where the time goes.
+// Each device stage alone (median of repeats, L2 flushed): where the time goes. census (or the
+// sad/ssd volume), the aggregation of all directions in one launch and of each direction alone
+// (agg_dirN_ms; the launch of all overlaps them), wta (+ uniqueness, sub-pixel, right map: compare
+// setting 1 and 2 for the sub-pixel fit), median, LR check. Traffic: the path volumes are written
+// once and read once by the wta, paths x (1 or 2) bytes per pixel and disparity each way.
 void BM_sgm_gpu_stages(benchmark::State& st) {
   if (!gpu_ok(st)) return;
   const auto& [L, R] = bench_pair();
@@ -172,22 +187,34 @@ void BM_sgm_gpu_stages(benchmark::State& st) {
   pl.upload(L.pixels.data(), R.pixels.data());
   pl.compute();
   auto stream = static_cast<cudaStream_t>(cuda_sgm_stream(*dev));
-  evk::TimingStats c, a, w, q;
+  evk::TimingStats c, a, w, md, lr;
+  std::vector<evk::TimingStats> dir(static_cast<std::size_t>(p.paths));
   for (auto _ : st) {
     c = evk::time_gpu([&](cudaStream_t) { pl.enqueue_cost(); }, stream);
     a = evk::time_gpu([&](cudaStream_t) { pl.enqueue_aggregate(); }, stream);
+    for (int d = 0; d < p.paths; ++d)
+      dir[static_cast<std::size_t>(d)] = evk::time_gpu([&](cudaStream_t) { pl.enqueue_aggregate(d); }, stream);
+    pl.enqueue_aggregate();  // every volume again before the wta
     w = evk::time_gpu([&](cudaStream_t) { pl.enqueue_wta(); }, stream);
-    q = evk::time_gpu([&](cudaStream_t) { pl.enqueue_post(); }, stream);
-    st.SetIterationTime((c.median_ms + a.median_ms + w.median_ms + q.median_ms) / 1000.0);
+    md = evk::time_gpu([&](cudaStream_t) { pl.enqueue_median(); }, stream);
+    lr = evk::time_gpu([&](cudaStream_t) { pl.enqueue_lr_check(); }, stream);
+    st.SetIterationTime((c.median_ms + a.median_ms + w.median_ms + md.median_ms + lr.median_ms) / 1000.0);
   }
   st.counters["census_ms"] = c.median_ms;
   st.counters["aggregate_ms"] = a.median_ms;
+  for (int d = 0; d < p.paths; ++d) st.counters["agg_dir" + std::to_string(d) + "_ms"] = dir[static_cast<std::size_t>(d)].median_ms;
   st.counters["wta_ms"] = w.median_ms;
-  st.counters["post_ms"] = q.median_ms;
+  st.counters["median_ms"] = md.median_ms;
+  st.counters["lr_ms"] = lr.median_ms;
+  st.counters["post_ms"] = md.median_ms + lr.median_ms;
   const double vol = static_cast<double>(pl.layout().volume_bytes(p.paths));
+  const double cells = static_cast<double>(L.width) * L.height * D;
   st.counters["aggregate_GBps"] = vol / (a.median_ms / 1000.0) / 1e9;  // path volumes written
   st.counters["wta_GBps"] = vol / (w.median_ms / 1000.0) / 1e9;        // path volumes read
-  st.SetLabel(kSetting[st.range(2)]);
+  st.counters["path_bytes_per_px_d"] = 2 * vol / cells;                // written + read
+  st.counters["agg"] = pl.choice().agg;
+  st.counters["K"] = pl.layout().K;
+  st.SetLabel(std::string(kSetting[st.range(2)]) + " " + choice_label(pl));
 }
 
 // Host to host: upload, all stages, download, synchronise (wall clock). range(3): 1 = pinned buffers.
@@ -280,7 +307,7 @@ BENCHMARK(BM_sgm_gpu)
     ->Unit(benchmark::kMicrosecond)
     ->UseManualTime()
     ->Iterations(1);
-BENCHMARK(BM_sgm_gpu_stages)->ArgsProduct({{64, 128, 256}, {4, 8}, {1}})->Unit(benchmark::kMicrosecond)->UseManualTime()->Iterations(1);
+BENCHMARK(BM_sgm_gpu_stages)->ArgsProduct({{64, 128, 256}, {4, 8}, {1, 2}})->Unit(benchmark::kMicrosecond)->UseManualTime()->Iterations(1);
 BENCHMARK(BM_sgm_gpu_host)
     ->ArgsProduct({{64, 128, 256}, {8}, {1}, {0, 1}})
     ->Unit(benchmark::kMicrosecond)

@@ -9,8 +9,16 @@
 # libSGM is the prebuilt peer of ../shared/peers/libsgm, carried in the ignored folder .peers/:
 #   mkdir -p .peers/libsgm && cp ../shared/peers/libsgm/libsgm_bench .peers/libsgm/
 # Run from the repository root (the device tool's working copy) with carry ["bundle", ".peers"].
+# Ours twice: the default (the tuning policy's kernels: aggregate_fast.cu, "new") and the seed
+# aggregation kernel (EVK_SGM_AGG=1, "old"), so one run gives old vs new vs libSGM at every setting,
+# plus the per-stage breakdown of both and a kernel x lane-width sweep with the fastest per setting
+# (what the policy table in sgm_pipeline.cpp should hold).
 # Usage: sgm_vs_libsgm.sh BUNDLE OUTDIR [LIBSGM_BENCH]
+#   SGM_VS_PARTS (default "speed tuning video ssd pairs accuracy"): the parts to run; "speed tuning"
+#   alone takes about 4 minutes on an H100.
 set -uo pipefail
+parts=${SGM_VS_PARTS:-speed tuning video ssd pairs accuracy}
+want() { case " $parts " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 b=$(cd "${1:?usage: sgm_vs_libsgm.sh BUNDLE OUTDIR [LIBSGM_BENCH]}" && pwd)
 out=${2:?OUTDIR}
 lib=${3:-${LIBSGM_BENCH:-.peers/libsgm/libsgm_bench}}
@@ -37,6 +45,8 @@ if [ -n "$lib" ]; then
   "$lib" --synthetic 1920x1080 --disp 128 --paths 8 --reps 3 --no-host --save-pair "$W/syn" \
     > /dev/null 2>> "$log"
   : > "$out/libsgm_speed.jsonl"
+fi
+if [ -n "$lib" ] && want speed; then
   for d in 64 128 256; do
     for p in 4 8; do
       for s in 0 1 2; do
@@ -50,22 +60,33 @@ fi
 if [ -f "$W/syn_L.pgm" ]; then
   export EVK_BENCH_LEFT="$W/syn_L.pgm" EVK_BENCH_RIGHT="$W/syn_R.pgm"
 fi
-timeout 300 bench_stereo_sgm --benchmark_filter='BM_sgm_gpu' --benchmark_out="$out/bench_sgm_synthetic.json" \
-  --benchmark_out_format=json --benchmark_counters_tabular=true > "$out/bench_sgm_synthetic.log" 2>&1
-echo "bench_stereo_sgm (synthetic): exit $?" >> "$log"
+if want speed; then
+  # new (the policy's choice) in full: device-resident, stages, host to host, stream engine
+  timeout 300 bench_stereo_sgm --benchmark_filter='BM_sgm_gpu' --benchmark_out="$out/bench_sgm_synthetic.json" \
+    --benchmark_out_format=json --benchmark_counters_tabular=true > "$out/bench_sgm_synthetic.log" 2>&1
+  echo "bench_stereo_sgm (synthetic, policy): exit $?" >> "$log"
+  # old: the seed aggregation kernel with its own defaults (K 8 up to 64, 16 beyond; direct loads)
+  EVK_SGM_AGG=1 timeout 200 bench_stereo_sgm --benchmark_filter='BM_sgm_gpu(_stages)?/' \
+    --benchmark_out="$out/bench_sgm_synthetic_agg1.json" --benchmark_out_format=json \
+    --benchmark_counters_tabular=true > "$out/bench_sgm_synthetic_agg1.log" 2>&1
+  echo "bench_stereo_sgm (synthetic, seed kernel): exit $?" >> "$log"
+fi
 
-# ---- tuning sweep: disparities per lane and census loads (same results, speed only) -----------------
-: > "$out/tuning.txt"
-for loads in staged direct; do
-  for k in 8 16 32; do
-    EVK_SGM_K=$k EVK_SGM_LOADS=$loads timeout 120 bench_stereo_sgm --benchmark_filter='BM_sgm_gpu/(64|128|256)/8/1/' \
-      --benchmark_format=console > "$W/tune.log" 2>&1
-    sed -n "s/^BM_sgm_gpu\/\([0-9]*\)\/8\/1\/[^ ]* *\([0-9.]*\) us.*/$loads K $k: \1 disparities \2 us/p" "$W/tune.log" >> "$out/tuning.txt"
+# ---- tuning sweep: kernel x disparities per lane (x the seed's census loads); same results ----------
+if want tuning; then
+  mkdir -p "$out/tuning"
+  for cfg in "1 direct 8" "1 direct 16" "1 direct 32" "1 staged 8" "1 staged 16" "1 staged 32" \
+             "2 - 8" "2 - 16" "2 - 32"; do
+    read -r agg loads k <<< "$cfg"
+    EVK_SGM_AGG=$agg EVK_SGM_K=$k EVK_SGM_LOADS=$loads timeout 150 bench_stereo_sgm \
+      --benchmark_filter='BM_sgm_gpu/(64|128|256)/(4|8)/1/' --benchmark_out="$out/tuning/agg${agg}_${loads}_k$k.json" \
+      --benchmark_out_format=json > "$W/tune.log" 2>&1
+    echo "tuning agg $agg loads $loads K $k: exit $?" >> "$log"
   done
-done
+fi
 
 # ---- video: end to end from PGM files (30 frames of the synthetic pair) -----------------------------
-if [ -f "$W/syn_L.pgm" ]; then
+if [ -f "$W/syn_L.pgm" ] && want video; then
   mkdir -p "$W/vid/l" "$W/vid/r" "$W/vid/out"
   for i in $(seq -w 0 29); do
     cp "$W/syn_L.pgm" "$W/vid/l/f$i.pgm"
@@ -83,13 +104,16 @@ if [ -f "$W/syn_L.pgm" ]; then
 fi
 
 # ---- SSD: Stam's kernel (original, ROWSperTHREAD 40 and 5) and the expert kernel at 1920x1080 ----
-timeout 180 bench_stereo --benchmark_filter='BM_gpu_(original|expert)/(2|3)' --benchmark_counters_tabular=true \
-  --benchmark_out="$out/bench_ssd.json" --benchmark_out_format=json > "$out/bench_ssd.log" 2>&1
-echo "bench_stereo (SSD kernels): exit $?" >> "$log"
+if want ssd; then
+  timeout 180 bench_stereo --benchmark_filter='BM_gpu_(original|expert)/(2|3)' --benchmark_counters_tabular=true \
+    --benchmark_out="$out/bench_ssd.json" --benchmark_out_format=json > "$out/bench_ssd.log" 2>&1
+  echo "bench_stereo (SSD kernels): exit $?" >> "$log"
+fi
 
 # ---- speed: the real pairs at the default setting -----------------------------------------------
 pairs=("Tsukuba $SH/Tsukuba/imL.pgm $SH/Tsukuba/imR.pgm 64" "Venus $SH/Venus/imL.pgm $SH/Venus/imR.pgm 64"
        "aloe $PD/aloeL.pgm $PD/aloeR.pgm 256")
+want pairs || pairs=()
 for pr in "${pairs[@]}"; do
   read -r name L R d <<< "$pr"
   [ -f "$L" ] || { echo "$name: $L absent" >> "$log"; continue; }
@@ -110,6 +134,7 @@ evalq() {  # MAP GT SCALE [MASK] -> "bad1 bad2 invalid"
     python3 -c 'import json,sys; j=json.load(sys.stdin); print("%.2f\t%.2f\t%.2f" % (j["bad_1.0_percent"], j["bad_2.0_percent"], j["invalid_percent"]))'
 }
 accpairs=("Tsukuba $SH/Tsukuba 63 16 mask" "Venus $SH/Venus 63 8 mask" "aloe $PD 255 1 none")
+want accuracy || accpairs=()
 for pr in "${accpairs[@]}"; do
   read -r name dir maxd scale _ <<< "$pr"
   if [ "$name" = aloe ]; then L=$dir/aloeL.pgm; R=$dir/aloeR.pgm; GT=$dir/aloeGT.pgm; MASK=""
@@ -142,10 +167,11 @@ done
 
 # ---- tables ---------------------------------------------------------------------------------------
 python3 - "$out" > "$out/ratios.txt" 2>> "$log" <<'PY'
-import json, sys, os
+import glob, json, sys, os
 out = sys.argv[1]
 lib = {}
-for line in open(os.path.join(out, "libsgm_speed.jsonl")) if os.path.exists(os.path.join(out, "libsgm_speed.jsonl")) else []:
+lp = os.path.join(out, "libsgm_speed.jsonl")
+for line in (open(lp) if os.path.exists(lp) else []):
     try:
         j = json.loads(line)
     except ValueError:
@@ -153,53 +179,100 @@ for line in open(os.path.join(out, "libsgm_speed.jsonl")) if os.path.exists(os.p
     r = j["r"]
     lib[(j["pair"], r["disp"], r["paths"], j["setting"])] = r
 names = ["dense", "default", "subpixel"]
-ours = {}
-def load(pair, path):
+
+def load(path):
+    """(kind, args...) -> benchmark entry of a Google Benchmark JSON file."""
+    res = {}
     if not os.path.exists(path):
-        return
-    for bm in json.load(open(path)).get("benchmarks", []):
-        parts = bm["name"].split("/")
+        return res
+    try:
+        doc = json.load(open(path))
+    except ValueError:
+        return res
+    for bm in doc.get("benchmarks", []):
         if bm.get("error_occurred"):
             continue
-        kind = parts[0]
-        if kind == "BM_sgm_gpu":
-            d, p, s = int(parts[1]), int(parts[2]), names[int(parts[3])]
-            ours[(pair, d, p, s, "device")] = bm["median_ms"]
-        elif kind == "BM_sgm_gpu_host":
-            d, p, s, pinned = int(parts[1]), int(parts[2]), names[int(parts[3])], int(parts[4])
-            ours[(pair, d, p, s, "pinned" if pinned else "pageable")] = bm["median_ms"]
-        elif kind == "BM_sgm_gpu_stages":
-            d, p = int(parts[1]), int(parts[2])
-            ours[(pair, d, p, "stages")] = bm
-load("synthetic", os.path.join(out, "bench_sgm_synthetic.json"))
+        parts = bm["name"].split("/")
+        args = tuple(int(p) for p in parts[1:] if p.isdigit())
+        res[(parts[0],) + args] = bm
+    return res
+
+new = {"synthetic": load(os.path.join(out, "bench_sgm_synthetic.json"))}
+old = {"synthetic": load(os.path.join(out, "bench_sgm_synthetic_agg1.json"))}
 for pair in ("Tsukuba", "Venus", "aloe"):
-    load(pair, os.path.join(out, "bench_sgm_%s.json" % pair))
-print("Device-resident, median ms (ratio = libSGM / ours)")
-print("%-10s %4s %5s %-9s %9s %9s %7s %7s" % ("pair", "disp", "paths", "setting", "libSGM", "ours", "ratio", "fps"))
-for (pair, d, p, s), r in sorted(lib.items(), key=lambda kv: (kv[0][0] != "synthetic", kv[0])):
-    o = ours.get((pair, d, p, s, "device"))
-    l = r.get("median_ms")
-    print("%-10s %4d %5d %-9s %9.3f %9s %7s %7s" % (pair, d, p, s, l or float("nan"),
-          "%.3f" % o if o else "-", "%.2fx" % (l / o) if (o and l) else "-", "%.0f" % (1000 / o) if o else "-"))
+    new[pair] = load(os.path.join(out, "bench_sgm_%s.json" % pair))
+f3 = lambda v: "%.3f" % v if v else "-"
+rt = lambda a, b: "%.2fx" % (a / b) if (a and b) else "-"
+def ms(res, pair, key):
+    bm = res.get(pair, {}).get(key)
+    return bm["median_ms"] if bm else None
+
+print("Device-resident, median ms. old = the seed aggregation kernel, new = the policy's (kernel 2);")
+print("ratio = libSGM / ours (> 1: we are faster; the target is >= 1.75x at every setting)")
+print("%-10s %4s %5s %-9s %8s %8s %8s %8s %8s %8s %-14s %s" % ("pair", "disp", "paths", "setting", "libSGM", "old", "new",
+      "lib/old", "lib/new", "new/old", "new kernel", "target"))
+keys = sorted(set(lib) | {("synthetic", k[1], k[2], names[k[3]]) for k in new["synthetic"] if k[0] == "BM_sgm_gpu"},
+              key=lambda k: (k[0] != "synthetic", k))
+for (pair, d, p, s) in keys:
+    key = ("BM_sgm_gpu", d, p, names.index(s))
+    l = lib.get((pair, d, p, s), {}).get("median_ms")
+    o, n = ms(old, pair, key), ms(new, pair, key)
+    label = new.get(pair, {}).get(key, {}).get("label", "")
+    kern = " ".join(w for w in label.split() if w.startswith("agg") or w.startswith("K"))
+    met = "-" if not (l and n) else ("met" if l / n >= 1.75 else "NOT met")
+    print("%-10s %4d %5d %-9s %8s %8s %8s %8s %8s %8s %-14s %s" % (pair, d, p, s, f3(l), f3(o), f3(n), rt(l, o), rt(l, n),
+          rt(o, n), kern, met))
 print()
-print("Host to host, median ms (1920x1080, default setting, 8 paths)")
+print("Host to host, median ms (1920x1080, default setting, 8 paths, new)")
 print("%4s %9s %9s %7s   %9s %9s %7s" % ("disp", "lib page", "ours pg", "ratio", "lib pin", "ours pin", "ratio"))
 for d in (64, 128, 256):
     r = lib.get(("synthetic", d, 8, "default"), {})
-    op, oq = ours.get(("synthetic", d, 8, "default", "pageable")), ours.get(("synthetic", d, 8, "default", "pinned"))
-    lp, lq = r.get("host_median_ms"), r.get("host_pinned_median_ms")
-    f = lambda v: "%.3f" % v if v else "-"
-    g = lambda a, b: "%.2fx" % (a / b) if (a and b) else "-"
-    print("%4d %9s %9s %7s   %9s %9s %7s" % (d, f(lp), f(op), g(lp, op), f(lq), f(oq), g(lq, oq)))
+    op = ms(new, "synthetic", ("BM_sgm_gpu_host", d, 8, 1, 0))
+    oq = ms(new, "synthetic", ("BM_sgm_gpu_host", d, 8, 1, 1))
+    lp_, lq = r.get("host_median_ms"), r.get("host_pinned_median_ms")
+    print("%4d %9s %9s %7s   %9s %9s %7s" % (d, f3(lp_), f3(op), rt(lp_, op), f3(lq), f3(oq), rt(lq, oq)))
 print()
-print("Our stages, median ms (default setting): census, aggregate, wta, post; GB/s of the path volumes")
-for k, bm in sorted((k, v) for k, v in ours.items() if len(k) == 4):
-    print("%-10s %4d %d paths: %.3f %.3f %.3f %.3f   aggregate %.0f GB/s, wta %.0f GB/s" % (
-        k[0], k[1], k[2], bm["census_ms"], bm["aggregate_ms"], bm["wta_ms"], bm["post_ms"], bm["aggregate_GBps"], bm["wta_GBps"]))
+print("Stages, median ms each alone (L2 flushed): census, aggregation (all directions in one launch; then")
+print("each direction alone), wta (+ uniqueness, right map; setting 2 adds the sub-pixel fit), median, LR;")
+print("path-volume traffic in bytes per pixel and disparity (written + read) and GB/s")
+for tag, res in (("new", new["synthetic"]), ("old", old["synthetic"])):
+    for key in sorted(k for k in res if k[0] == "BM_sgm_gpu_stages"):
+        bm = res[key]
+        _, d, p, s = key
+        dirs = " ".join("%.3f" % bm["agg_dir%d_ms" % i] for i in range(p) if ("agg_dir%d_ms" % i) in bm)
+        print("%s %4d/%d %-8s census %.3f | aggregate %.3f [%s] | wta %.3f | median %.3f | lr %.3f | %.0f B/px/d, agg %.0f GB/s, wta %.0f GB/s  (%s)" % (
+            tag, d, p, names[s], bm["census_ms"], bm["aggregate_ms"], dirs, bm["wta_ms"], bm.get("median_ms", 0),
+            bm.get("lr_ms", 0), bm.get("path_bytes_per_px_d", 0), bm["aggregate_GBps"], bm["wta_GBps"], bm.get("label", "")))
+    for d in (64, 128, 256):
+        for p in (4, 8):
+            a, b = res.get(("BM_sgm_gpu_stages", d, p, 1)), res.get(("BM_sgm_gpu_stages", d, p, 2))
+            if a and b:
+                print("%s %4d/%d sub-pixel fit: %.3f ms (wta setting 2 - setting 1)" % (tag, d, p, b["wta_ms"] - a["wta_ms"]))
+print()
+sweep = {}
+for path in sorted(glob.glob(os.path.join(out, "tuning", "*.json"))):
+    cfg = os.path.basename(path)[:-5]
+    for key, bm in load(path).items():
+        if key[0] == "BM_sgm_gpu":
+            sweep.setdefault((key[1], key[2]), {})[cfg] = bm["median_ms"]
+if sweep:
+    cfgs = sorted({c for v in sweep.values() for c in v})
+    print("Tuning sweep, default setting, median ms (agg<kernel>_<loads>_k<K>)")
+    print("%4s %5s " % ("disp", "paths") + " ".join("%16s" % c for c in cfgs) + "   fastest")
+    for (d, p) in sorted(sweep):
+        row = sweep[(d, p)]
+        best = min(row, key=row.get)
+        print("%4d %5d " % (d, p) + " ".join("%16s" % f3(row.get(c)) for c in cfgs) + "   " + best)
+    print()
+    print("Policy rows for sgm_pipeline.cpp (kPolicy: {max disparities, paths, kernel, K, staged loads}):")
+    for (d, p) in sorted(sweep):
+        row = sweep[(d, p)]
+        best = min(row, key=row.get)
+        agg, loads, k = best[3], best.split("_")[1], best.split("_k")[1]
+        print("    {%d, %d, %s, %s, %s},  // %.3f ms" % (d, p, agg, k, "true" if loads == "staged" else "false", row[best]))
 PY
 column -t -s $'\t' "$acc" > "$out/accuracy.txt" 2> /dev/null || cp "$acc" "$out/accuracy.txt"
-{ echo; cat "$out/ratios.txt"; echo; echo "SSD kernels"; grep -E "^BM_gpu" "$out/bench_ssd.log"
-  echo; echo "Tuning sweep (BM_sgm_gpu median)"; cat "$out/tuning.txt"
+{ echo; cat "$out/ratios.txt"; echo; echo "SSD kernels"; grep -E "^BM_gpu" "$out/bench_ssd.log" 2> /dev/null
   echo; echo "Video end to end"; cat "$out/video.txt" 2> /dev/null
   echo; echo "Accuracy (%)"; cat "$out/accuracy.txt"; } >> "$log"
 cat "$log"

@@ -128,9 +128,10 @@ inline void window_cost(SgmDevice& dev) {
   }
 }
 
-// Runs sgm_aggregate for the given directions; returns the volumes [dir][y][x][Dp].
+// Runs an aggregation kernel (agg 1: the seed, direct or staged loads; 2: aggregate_fast.cu) for
+// the given directions; returns the volumes [dir][y][x][Dp].
 inline std::vector<int> aggregate_dev(SgmDevice& dev, const CostVolume& c, const SgmParams& p, const SgmLayout& l,
-                               int dir0, int ndirs, bool staged) {
+                               int dir0, int ndirs, bool staged, int agg = 1) {
   const int W = c.width, H = c.height;
   std::vector<std::uint32_t> cr(static_cast<std::size_t>(l.right_pitch) * H, 0u);
   std::vector<std::uint8_t> vol;
@@ -155,12 +156,16 @@ inline std::vector<int> aggregate_dev(SgmDevice& dev, const CostVolume& c, const
   void* crp = c.kind == CostKind::census ? bcr.p : none;
   void* vp = c.kind == CostKind::census ? none : bvol.p;
   void* a[] = {&cl, &crp, &rp, &ro, &vp, &out.p, &w, &h, &dmin, &D, &Dp, &G, &Gs, &P1, &P2, &dir0};
-  staged = staged && c.kind == CostKind::census;
-  const std::string name = "sgm_aggregate_k" + std::to_string(l.K) + (l.store16 ? "_u16" : "_u8") +
-                           (c.kind == CostKind::census ? (staged ? "_staged" : "_census") : "_volume");
+  const bool census = c.kind == CostKind::census;
+  SgmChoice choice;
+  choice.agg = census ? agg : 1;
+  choice.k = l.K;
+  choice.staged = staged && census && choice.agg == 1;
+  const std::string name = sgm_aggregate_kernel(l, choice, census);
   const int lines = SgmLayout::kAggregateThreads / Gs;
+  const std::size_t smem = choice.agg == 2 ? sgm_agg2_smem(l) : (choice.staged ? sgm_staged_smem(l) : 0);
   dev.launch(name, {static_cast<unsigned>((std::max(W, H) + lines - 1) / lines), static_cast<unsigned>(ndirs), 1},
-             {SgmLayout::kAggregateThreads, 1, 1}, staged ? sgm_staged_smem(l) : 0, a);
+             {SgmLayout::kAggregateThreads, 1, 1}, smem, a);
   std::vector<int> r(n);
   if (l.store16) {
     std::vector<std::uint16_t> v(n);
@@ -190,6 +195,13 @@ inline void aggregate(SgmDevice& dev) {
       {9, 5, 0, 4, 8, 0, 0, CostKind::census},          // P1 = P2 = 0
       {101, 13, 0, 127, 16, 10, 120, CostKind::census}, // 7 blocks of 16 lines: diagonals wrap inside blocks
       {70, 9, -20, 9, 8, 10, 120, CostKind::census},    // negative range, 30 disparities on K 8
+      {11, 45, 0, 63, 8, 10, 120, CostKind::census},    // taller than wide: diagonals wrap several times
+      {133, 7, -3, 60, 16, 10, 120, CostKind::census},  // 64 disparities on K 16 (G 4), partial last block
+      {3, 29, 0, 255, 16, 10, 120, CostKind::census},   // 16 lanes of 16, image narrower than a block's lines
+      {29, 3, 0, 255, 32, 10, 120, CostKind::census},   // 8 lanes of 32
+      {1, 1, 0, 7, 8, 10, 120, CostKind::census},       // one pixel
+      {17, 11, 0, 8, 8, 10, 120, CostKind::census},     // 9 disparities: G 2, one padded lane pair
+      {25, 21, -40, 200, 16, 9, 400, CostKind::census}, // 241 disparities, 16-bit volumes, padding
   };
   std::uint64_t seed = 100;
   for (const Case& cs : cases) {
@@ -203,9 +215,12 @@ inline void aggregate(SgmDevice& dev) {
     p.window = 3;
     const SgmLayout lay = sgm_layout(cs.w, cs.h, p, cs.k);
     CostVolume c = cost_cpu(l, r, p);
-    for (bool staged : {false, true}) {
-    if (!staged && cs.kind != CostKind::census) continue;
-    std::vector<int> got = aggregate_dev(dev, c, p, lay, 0, 8, staged);
+    // modes: the seed with direct loads, the seed staged (or stored costs), the second kernel
+    for (int mode = 0; mode < 3; ++mode) {
+    const bool staged = mode == 1;
+    if (mode != 1 && cs.kind != CostKind::census) continue;
+    const int agg = mode == 2 ? 2 : 1;
+    std::vector<int> got = aggregate_dev(dev, c, p, lay, 0, 8, staged, agg);
     for (int dir = 0; dir < 8; ++dir) {
       std::vector<std::uint16_t> ref = aggregate_naive(c, p, dir);
       long long bad = 0;
@@ -220,7 +235,8 @@ inline void aggregate(SgmDevice& dev) {
                       "): " + std::to_string(g) + " vs " + std::to_string(e);
           }
       EXPECT_EQ(bad, 0) << cs.w << "x" << cs.h << " d " << cs.mind << ".." << cs.maxd << " K " << cs.k
-                        << " direction " << dir << (staged ? " staged" : " direct") << " first " << first;
+                        << " direction " << dir << (agg == 2 ? " kernel 2" : staged ? " staged" : " direct")
+                        << " first " << first;
     }
     }
   }
@@ -272,13 +288,18 @@ inline void check_wta(SgmDevice& dev, const WtaCase& c, std::uint64_t seed) {
   void* none = nullptr;
   void* rp = c.right ? right.p : none;
   void* a[] = {&vol, &paths, &w, &h, &dmin, &dd, &Dp, &G, &Gs, &uniq, &sub, &left.p, &rp};
-  dev.launch("sgm_wta_k" + std::to_string(l.K) + (c.store16 ? "_u16" : "_u8"), {static_cast<unsigned>(H), 1, 1},
-             {SgmLayout::kWtaThreads, 1, 1}, c.right ? static_cast<std::size_t>(W) * 4 : 0, a);
-  DisparityQ got_l{W, H, left.get()};
-  EXPECT_EQ(first_diff(got_l, ref_l), "") << W << "x" << H << " d " << c.mind << ".." << c.maxd << " K " << c.k;
-  if (c.right) {
-    DisparityQ got_r{W, H, right.get()};
-    EXPECT_EQ(first_diff(got_r, right_map(wr)), "") << "right map";
+  for (const char* kernel : {"sgm_wta_k", "sgm_wta2_k"}) {  // the paths looped, the paths unrolled
+    dev.fill(left.p, 0xA5, left.n * 2);
+    dev.fill(right.p, 0xA5, right.n * 2);
+    dev.launch(kernel + std::to_string(l.K) + (c.store16 ? "_u16" : "_u8"), {static_cast<unsigned>(H), 1, 1},
+               {SgmLayout::kWtaThreads, 1, 1}, c.right ? static_cast<std::size_t>(W) * 4 : 0, a);
+    DisparityQ got_l{W, H, left.get()};
+    EXPECT_EQ(first_diff(got_l, ref_l), "") << kernel << " " << W << "x" << H << " d " << c.mind << ".." << c.maxd
+                                            << " K " << c.k << " paths " << c.paths;
+    if (c.right) {
+      DisparityQ got_r{W, H, right.get()};
+      EXPECT_EQ(first_diff(got_r, right_map(wr)), "") << kernel << " right map";
+    }
   }
   dev.synchronize();
   dev.release(vol);
@@ -292,6 +313,8 @@ inline void wta(SgmDevice& dev) {
       {19, 11, -7, 92, 8, 32, 1000, 15, Subpixel::parabola, true, true},  // 16-bit volumes, padding
       {9, 7, 0, 0, 8, 8, 10, 10, Subpixel::parabola, false, true},         // one disparity
       {40, 5, -3, -2, 4, 8, 2, 50, Subpixel::equiangular, true, true},     // two disparities
+      {33, 9, 0, 255, 4, 32, 151, 5, Subpixel::parabola, false, true},     // 8 lanes of 32, 4 paths
+      {21, 6, -1, 126, 8, 16, 255, 0, Subpixel::parabola, false, true},   // 8-bit volumes at their maximum
   };
   std::uint64_t seed = 500;
   for (const WtaCase& c : cases) check_wta(dev, c, seed++);
@@ -328,7 +351,7 @@ struct PipeCase {
   CostKind cost;
   PostParams post;
   int bits;
-  bool staged;
+  int kernel;  // 0 the seed with direct loads, 1 the seed staged (stored costs: its volume mode), 2 kernel 2
 };
 
 inline void pipeline(SgmDevice& dev) {
@@ -344,13 +367,16 @@ inline void pipeline(SgmDevice& dev) {
     return p;
   };
   const PipeCase cases[] = {
-      {37, 23, 0, 31, 8, 10, 120, CostKind::census, post(0, Subpixel::none, -1, 0, 0, false), 8, true},
-      {37, 23, 0, 31, 8, 10, 120, CostKind::census, post(0, Subpixel::none, -1, 0, 0, false), 8, false},
-      {37, 23, -4, 27, 4, 10, 120, CostKind::census, post(5, Subpixel::parabola, 1, 3, 20, true), 8, true},
-      {41, 29, 0, 47, 8, 8, 96, CostKind::census, post(10, Subpixel::equiangular, 0, 3, 0, true), 16, true},
-      {41, 29, 0, 47, 8, 8, 96, CostKind::census, post(10, Subpixel::equiangular, 0, 3, 0, true), 16, false},
-      {23, 19, 0, 36, 8, 6, 60, CostKind::sad, post(0, Subpixel::parabola, 2, 0, 4, false), 8, true},
-      {23, 19, -3, 12, 4, 4, 400, CostKind::ssd, post(3, Subpixel::none, 1, 3, 0, true), 8, true},
+      {37, 23, 0, 31, 8, 10, 120, CostKind::census, post(0, Subpixel::none, -1, 0, 0, false), 8, 1},
+      {37, 23, 0, 31, 8, 10, 120, CostKind::census, post(0, Subpixel::none, -1, 0, 0, false), 8, 0},
+      {37, 23, 0, 31, 8, 10, 120, CostKind::census, post(0, Subpixel::none, -1, 0, 0, false), 8, 2},
+      {37, 23, -4, 27, 4, 10, 120, CostKind::census, post(5, Subpixel::parabola, 1, 3, 20, true), 8, 1},
+      {37, 23, -4, 27, 4, 10, 120, CostKind::census, post(5, Subpixel::parabola, 1, 3, 20, true), 8, 2},
+      {41, 29, 0, 47, 8, 8, 96, CostKind::census, post(10, Subpixel::equiangular, 0, 3, 0, true), 16, 1},
+      {41, 29, 0, 47, 8, 8, 96, CostKind::census, post(10, Subpixel::equiangular, 0, 3, 0, true), 16, 0},
+      {41, 29, 0, 47, 8, 8, 96, CostKind::census, post(10, Subpixel::equiangular, 0, 3, 0, true), 16, 2},
+      {23, 19, 0, 36, 8, 6, 60, CostKind::sad, post(0, Subpixel::parabola, 2, 0, 4, false), 8, 1},
+      {23, 19, -3, 12, 4, 4, 400, CostKind::ssd, post(3, Subpixel::none, 1, 3, 0, true), 8, 2},  // falls back to the seed
   };
   std::uint64_t seed = 900;
   for (const PipeCase& c : cases) {
@@ -365,9 +391,12 @@ inline void pipeline(SgmDevice& dev) {
     p.window = 3;
     p.post = c.post;
     StereoResult ref, got;
+    SgmTuning tune;
+    tune.staged = c.kernel == 1;
+    tune.agg = c.kernel == 2 ? 2 : 1;
     if (c.bits == 8) {
       ref = sgm_cpu(sp.left, sp.right, p);
-      SgmPipeline pl(dev, p, c.w, c.h, 8, SgmTuning{0, c.staged});
+      SgmPipeline pl(dev, p, c.w, c.h, 8, tune);
       pl.poison();
       got = pl.run(sp.left, sp.right);
     } else {
@@ -375,11 +404,12 @@ inline void pipeline(SgmDevice& dev) {
       for (int y = 0; y < c.h; ++y)
         for (int x = 0; x < c.w; ++x) r.pixels[static_cast<std::size_t>(y) * c.w + x] = l.at(std::min(c.w - 1, x + 3), y);
       ref = sgm_cpu(l, r, p);
-      SgmPipeline pl(dev, p, c.w, c.h, 16, SgmTuning{0, c.staged});
+      SgmPipeline pl(dev, p, c.w, c.h, 16, tune);
       pl.poison();
       got = pl.run(l, r);
     }
-    EXPECT_EQ(first_diff(got.left, ref.left), "") << c.w << "x" << c.h << " cost " << to_string(c.cost);
+    EXPECT_EQ(first_diff(got.left, ref.left), "") << c.w << "x" << c.h << " cost " << to_string(c.cost) << " kernel "
+                                                  << c.kernel;
     EXPECT_EQ(got.right.q.empty(), !c.post.right);
     if (c.post.right) {
       EXPECT_EQ(first_diff(got.right, ref.right), "") << "right map";

@@ -2,7 +2,11 @@
 // against its CPU reference on odd sizes with random data, then the whole device pipeline against
 // sgm_cpu (sgm_checks.hpp). The same checks run on a real GPU in stereo_gpu_tests (StereoSgmGpu.*).
 #include "emu/emu_sgm_device.hpp"
+#include "evk/error.hpp"
 #include "sgm_checks.hpp"
+
+#include <map>
+#include <set>
 
 using stereo_test::EmuSgmDevice;
 
@@ -38,4 +42,102 @@ TEST(StereoSgmEmu, StreamEngineMatchesSgmCpu) {
 TEST(StereoSsdExpertEmu, MatchesDisparityCpu) {
   EmuSgmDevice d(7);
   sgm_checks::ssd_expert(d);
+}
+
+// The staged layout of aggregate_fast.cu (sgm_agg2.h), every lane width and lane count: what the
+// block writes (four phase copies of the row segment) stays inside its copy, each lane's K/4
+// aligned 16-byte reads return exactly its K codes, and reads of a quarter warp (8 lanes, the unit
+// of a 16-byte shared load) are conflict-free from 4 lanes per cell up (at most 2-way below).
+#include "../../apps/stereo/core/src/sgm/sgm_agg2.h"
+TEST(StereoSgmAgg2Layout, CopiesHoldEveryLanesCodesConflictFree) {
+  for (int K : {8, 16, 32})
+    for (int G = 1; G <= 32; ++G) {
+      int Gs = 1;
+      while (Gs < G) Gs *= 2;
+      const int Dp = G * K, lines = sgm_agg2::kThreads / Gs, seg = sgm_agg2::segment(Dp, Gs);
+      const int cw = sgm_agg2::copy_words(seg, K);
+      ASSERT_EQ(cw % 4, 0);
+      ASSERT_EQ(sgm_agg2::staged_bytes(Dp, Gs, K), 2 * 4 * cw * 4);
+      std::vector<int> words(static_cast<std::size_t>(4 * cw), -1);
+      for (int i = 0; i < seg; ++i)
+        for (int p = 0; p < 4; ++p) {
+          const int q = i - p + 4, w = sgm_agg2::chunk_pos(q >> 2, K) + (q & 3);
+          ASSERT_LT(w, cw) << "K " << K << " G " << G;
+          ASSERT_EQ(words[static_cast<std::size_t>(p * cw + w)], -1) << "two elements in one word";
+          words[static_cast<std::size_t>(p * cw + w)] = i;
+        }
+      int worst = 0;
+      for (int t0 = 0; t0 < lines; t0 += std::max(1, 32 / Gs))  // each warp
+        for (int c = 0; c < K / 4; ++c)
+          for (int qw = 0; qw < 4; ++qw) {
+            std::map<int, std::set<int>> groups;  // bank group (16 bytes of 128) -> distinct chunks
+            for (int th = qw * 8; th < qw * 8 + 8; ++th) {
+              const int tl = t0 + th / Gs, lane = th % Gs;
+              if (tl >= lines) continue;
+              const int cl = std::min(lane, G - 1), e = Dp - K + tl - cl * K, ph = e & 3, c0 = (e - ph + 4) >> 2;
+              ASSERT_EQ(ph, tl & 3);
+              const int addr = ph * cw + sgm_agg2::chunk_pos(c0 + c, K);
+              ASSERT_EQ(addr % 4, 0);
+              for (int r = 0; r < 4; ++r)
+                ASSERT_EQ(words[static_cast<std::size_t>(addr + r)], e + 4 * c + r) << "K " << K << " G " << G;
+              groups[(addr / 4) % 8].insert(addr);
+            }
+            for (auto& [g, a] : groups) worst = std::max(worst, static_cast<int>(a.size()));
+          }
+      EXPECT_LE(worst, Gs >= 4 ? 1 : 2) << "K " << K << " G " << G << " Gs " << Gs;
+    }
+}
+
+// The tuning policy: every table row is what sgm_choose returns for its setting, the fallback
+// beyond the table, explicit tuning over the table, stored sad/ssd costs always on the seed.
+TEST(StereoSgmPolicy, TableFallbackAndOverrides) {
+  using namespace evk::stereo;
+  int rows = 0;
+  const SgmPolicy* t = sgm_policy_table(&rows);
+  ASSERT_GT(rows, 0);
+  for (int i = 0; i < rows; ++i) {
+    SgmParams p;
+    p.max_disparity = t[i].max_count - 1;
+    p.paths = t[i].paths;
+    const SgmChoice c = sgm_choose(p, SgmTuning{});
+    EXPECT_EQ(c.agg, t[i].agg) << "row " << i;
+    EXPECT_EQ(c.k, t[i].k) << "row " << i;
+    EXPECT_EQ(c.staged, t[i].agg == 1 && t[i].staged) << "row " << i;
+  }
+  SgmParams big;
+  big.max_disparity = 299;  // beyond the table: kernel 2, K 16
+  EXPECT_EQ(sgm_choose(big, {}).agg, 2);
+  EXPECT_EQ(sgm_choose(big, {}).k, 16);
+  big.max_disparity = 599;  // K 32 beyond 512
+  EXPECT_EQ(sgm_choose(big, {}).k, 32);
+  SgmParams p;
+  p.max_disparity = 127;
+  SgmTuning seed;
+  seed.agg = 1;
+  seed.staged = true;
+  EXPECT_EQ(sgm_choose(p, seed).agg, 1);
+  EXPECT_TRUE(sgm_choose(p, seed).staged);
+  seed.k = 32;
+  EXPECT_EQ(sgm_choose(p, seed).k, 32);
+  seed.staged = false;
+  seed.direct = true;
+  EXPECT_FALSE(sgm_choose(p, seed).staged);
+  SgmTuning two;
+  two.agg = 2;
+  two.staged = true;  // loads belong to the seed: ignored by kernel 2
+  EXPECT_FALSE(sgm_choose(p, two).staged);
+  EXPECT_EQ(sgm_aggregate_kernel(sgm_layout(64, 48, p, 16), sgm_choose(p, two), true), "sgm_aggregate2_k16_u8");
+  p.cost = CostKind::sad;
+  EXPECT_EQ(sgm_choose(p, two).agg, 1);
+  // sad costs reach 255: 16-bit volumes
+  EXPECT_EQ(sgm_aggregate_kernel(sgm_layout(64, 48, p, 16), sgm_choose(p, two), false), "sgm_aggregate_k16_u16_volume");
+  EXPECT_EQ(sgm_choose(p, two).wta, 1);  // sad: kernel 1, its wta
+  p.cost = CostKind::census;
+  EXPECT_EQ(sgm_choose(p, two).wta, 2);
+  EXPECT_EQ(sgm_choose(p, seed).wta, 1);
+  two.wta = 1;
+  EXPECT_EQ(sgm_choose(p, two).wta, 1);
+  SgmTuning bad;
+  bad.agg = 3;
+  EXPECT_THROW(sgm_choose(p, bad), evk::InputError);
 }

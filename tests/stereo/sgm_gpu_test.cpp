@@ -78,7 +78,7 @@ void large_case(int w, int h, int mind, int maxd, int paths, SgmTuning tune, con
   StereoResult got = pl.run(sp.left, sp.right);
   EXPECT_EQ(sgm_checks::first_diff(got.left, ref.left), "")
       << w << "x" << h << " d " << mind << ".." << maxd << " paths " << paths << " K " << pl.layout().K
-      << (tune.staged ? " staged" : " direct");
+      << " kernel " << pl.choice().agg << (pl.choice().staged ? " staged" : "");
   if (post.right) {
     EXPECT_EQ(sgm_checks::first_diff(got.right, ref.right), "") << "right map";
   }
@@ -97,10 +97,30 @@ PostParams full_post() {
 TEST(StereoSgmGpu, EveryLaneWidthBitIdentical) {
   EVK_REQUIRE_GPU();
   std::uint64_t seed = 1;
-  for (bool staged : {true, false})
+  for (int kernel : {0, 1, 2})  // the seed direct, the seed staged, kernel 2
     for (int k : {8, 16, 32})
-      for (auto [mind, maxd] : {std::pair{0, 63}, std::pair{-10, 90}, std::pair{5, 5}, std::pair{0, 300}})
-        large_case(203, 157, mind, maxd, 8, SgmTuning{k, staged}, full_post(), seed++);
+      for (auto [mind, maxd] : {std::pair{0, 63}, std::pair{-10, 90}, std::pair{5, 5}, std::pair{0, 300}}) {
+        SgmTuning t;
+        t.k = k;
+        t.staged = kernel == 1;
+        t.agg = kernel == 2 ? 2 : 1;
+        large_case(203, 157, mind, maxd, 8, t, full_post(), seed++);
+      }
+}
+
+// Every benchmarked setting (64/128/256 disparities x 4/8 paths), both kernels and the policy's
+// choice, on an odd size whose diagonals wrap inside blocks: bit-identical to sgm_cpu.
+TEST(StereoSgmGpu, EverySettingBothKernelsBitIdentical) {
+  EVK_REQUIRE_GPU();
+  std::uint64_t seed = 40;
+  for (int d : {64, 128, 256})
+    for (int paths : {4, 8})
+      for (int agg : {0, 1, 2}) {
+        SgmTuning t;
+        t.agg = agg;
+        large_case(333, 211, 0, d - 1, paths, t, full_post(), seed++);
+        large_case(97, 301, 0, d - 1, paths, t, PostParams{}, seed++);  // taller than wide, dense
+      }
 }
 
 TEST(StereoSgmGpu, FullHdBitIdentical) {
@@ -108,7 +128,8 @@ TEST(StereoSgmGpu, FullHdBitIdentical) {
   large_case(1920, 1080, 0, 127, 8, {}, full_post(), 11);    // libSGM's main setting (+ our post)
   large_case(1920, 1080, 0, 255, 4, {}, PostParams{}, 12);   // dense, 4 paths
   large_case(1920, 1080, -32, 31, 8, {}, PostParams{}, 13);  // 64 disparities around 0
-  large_case(1920, 1080, 0, 127, 8, {0, false}, PostParams{}, 14);  // direct census loads
+  large_case(1920, 1080, 0, 127, 8, {0, false, false, 1}, PostParams{}, 14);  // the seed kernel, direct census loads
+  large_case(1920, 1080, 0, 255, 8, {0, false, false, 2}, PostParams{}, 15);  // kernel 2, 256 disparities
 }
 
 namespace {

@@ -164,6 +164,8 @@ inline unsigned __dp4a(unsigned a, unsigned b, unsigned c) {
 template <class T>
 inline T __ldg(const T* p) { return *p; }
 template <class T>
+inline void __stcs(T* p, T v) { *p = v; }  // a streaming store: a plain store to the emulator
+template <class T>
 inline T atomicMin(T* p, T v) {
   const T o = *p;
   if (v < o) *p = v;

@@ -19,6 +19,7 @@
 #include "../../../apps/stereo/core/src/sgm/wta.cu"
 #include "../../../apps/stereo/core/src/sgm/aggregate_variants.cu"
 #include "../../../apps/stereo/core/src/ssd_expert_variants.cu"
+#include "../../../apps/stereo/core/src/sgm/aggregate_fast.cu"
 
 namespace stereo_test {
 
@@ -41,13 +42,16 @@ const std::map<std::string, std::function<void(void**)>>& emulated_sgm_kernels()
       K(ssd_expert_r2), K(ssd_expert_r3), K(ssd_expert_r4), K(ssd_expert_r5), K(ssd_expert_r6), K(ssd_expert_r7),
       K(ssd_expert_r8), K(sgm_census_u8), K(sgm_census_u16), K(sgm_cost_window), K(sgm_median3), K(sgm_lr_check),
       K(sgm_wta_k8_u8), K(sgm_wta_k16_u8), K(sgm_wta_k32_u8), K(sgm_wta_k8_u16), K(sgm_wta_k16_u16),
-      K(sgm_wta_k32_u16),
+      K(sgm_wta_k32_u16), K(sgm_wta2_k8_u8), K(sgm_wta2_k16_u8), K(sgm_wta2_k32_u8), K(sgm_wta2_k8_u16),
+      K(sgm_wta2_k16_u16), K(sgm_wta2_k32_u16),
       K(sgm_aggregate_k8_u8_census), K(sgm_aggregate_k16_u8_census), K(sgm_aggregate_k32_u8_census),
       K(sgm_aggregate_k8_u16_census), K(sgm_aggregate_k16_u16_census), K(sgm_aggregate_k32_u16_census),
       K(sgm_aggregate_k8_u8_volume), K(sgm_aggregate_k16_u8_volume), K(sgm_aggregate_k32_u8_volume),
       K(sgm_aggregate_k8_u16_volume), K(sgm_aggregate_k16_u16_volume), K(sgm_aggregate_k32_u16_volume),
       K(sgm_aggregate_k8_u8_staged), K(sgm_aggregate_k16_u8_staged), K(sgm_aggregate_k32_u8_staged),
       K(sgm_aggregate_k8_u16_staged), K(sgm_aggregate_k16_u16_staged), K(sgm_aggregate_k32_u16_staged),
+      K(sgm_aggregate2_k8_u8), K(sgm_aggregate2_k16_u8), K(sgm_aggregate2_k32_u8), K(sgm_aggregate2_k8_u16),
+      K(sgm_aggregate2_k16_u16), K(sgm_aggregate2_k32_u16),
 #undef K
   };
   return k;

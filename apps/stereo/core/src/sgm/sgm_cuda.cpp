@@ -13,6 +13,7 @@
 #include "evk/cuda_check.hpp"
 #include "evk/cuda_library.hpp"
 #include "evk/device.hpp"
+#include "evk_kernels/sgm_aggregate_fast_kernels.hpp"
 #include "evk_kernels/sgm_aggregate_variants.hpp"
 #include "evk_kernels/sgm_census_kernels.hpp"
 #include "evk_kernels/sgm_cost_kernels.hpp"
@@ -105,7 +106,8 @@ class CudaSgmDevice final : public SgmDevice {
  private:
   cudaKernel_t kernel(const std::string& name) {
     if (auto it = kernels_.find(name); it != kernels_.end()) return it->second;
-    const KernelImage* img = name.rfind("sgm_aggregate", 0) == 0  ? &sgm_aggregate_variants()
+    const KernelImage* img = name.rfind("sgm_aggregate2_", 0) == 0 ? &sgm_aggregate_fast_kernels()
+                             : name.rfind("sgm_aggregate", 0) == 0  ? &sgm_aggregate_variants()
                              : name.rfind("sgm_census", 0) == 0   ? &sgm_census_kernels()
                              : name.rfind("sgm_cost", 0) == 0     ? &sgm_cost_kernels()
                              : name.rfind("sgm_wta", 0) == 0      ? &sgm_wta_kernels()

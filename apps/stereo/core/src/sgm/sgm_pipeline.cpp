@@ -5,8 +5,11 @@
 
 #include "evk/error.hpp"
 #include "evk/stereo/sgm_gpu.hpp"
+#include "sgm_agg2.h"
 
 namespace evk::stereo {
+
+static_assert(sgm_agg2::kThreads == SgmLayout::kAggregateThreads, "both aggregation kernels use 128 threads");
 
 namespace {
 int pow2ceil(int v) {
@@ -48,8 +51,64 @@ SgmLayout sgm_layout(int W, int H, const SgmParams& p, int k) {
 SgmTuning SgmTuning::from_env() {
   SgmTuning t;
   if (const char* k = std::getenv("EVK_SGM_K")) t.k = std::atoi(k);
-  if (const char* l = std::getenv("EVK_SGM_LOADS")) t.staged = std::string(l) == "staged";
+  if (const char* l = std::getenv("EVK_SGM_LOADS")) {
+    t.staged = std::string(l) == "staged";
+    t.direct = std::string(l) == "direct";
+  }
+  if (const char* a = std::getenv("EVK_SGM_AGG")) t.agg = std::atoi(a);
+  if (const char* w = std::getenv("EVK_SGM_WTA")) t.wta = std::atoi(w);
   return t;
+}
+
+// The tuning policy by (disparities, paths), CUB-style: kernel, lanes, loads per setting.
+// Kernel 2 rows are the design's choice, not yet measured: its lanes hold the K that was fastest for
+// the seed. bench/stereo/sgm_vs_libsgm.sh sweeps kernel x K (x the seed's loads) at every setting
+// and prints the fastest as rows of this table: what it should hold.
+// Measured for the seed on the H100 (1920x1080): 8 paths, direct loads: K 8 up to 64 disparities
+// (2.07 ms vs 2.18 with K 16), K 16 beyond (128: 2.98 ms vs 3.40 / 3.95; 256: 6.67 vs 7.34 / 7.13);
+// 256/4: staged loads 3.89 ms, direct 4.64.
+namespace {
+const SgmPolicy kPolicy[] = {
+    {64, 4, 2, 8, false},   {64, 8, 2, 8, false},    //
+    {128, 4, 2, 16, false}, {128, 8, 2, 16, false},  //
+    {256, 4, 2, 16, false}, {256, 8, 2, 16, false},  //
+};
+}  // namespace
+
+const SgmPolicy* sgm_policy_table(int* rows) {
+  if (rows) *rows = static_cast<int>(sizeof kPolicy / sizeof kPolicy[0]);
+  return kPolicy;
+}
+
+SgmChoice sgm_choose(const SgmParams& p, const SgmTuning& t) {
+  const int count = p.count();
+  SgmChoice c;
+  c.agg = 2;
+  c.k = count <= 64 ? 8 : (count <= 512 ? 16 : 32);  // the fallback
+  bool staged = false;
+  for (const SgmPolicy& row : kPolicy)
+    if (count <= row.max_count && p.paths == row.paths) {
+      c.agg = row.agg;
+      c.k = row.k;
+      staged = row.staged;
+      break;
+    }
+  if (t.agg != 0) {
+    if (t.agg != 1 && t.agg != 2) input_error("sgm tuning", "aggregation kernel must be 1 or 2");
+    if (t.agg != c.agg) {  // that kernel's own defaults
+      c.k = count <= 64 ? 8 : (count <= 512 ? 16 : 32);
+      staged = false;
+    }
+    c.agg = t.agg;
+  }
+  if (p.cost != CostKind::census) c.agg = 1;  // stored sad/ssd costs: the seed's volume mode
+  if (t.k != 0) c.k = t.k;
+  if (t.staged) staged = true;
+  if (t.direct) staged = false;
+  c.staged = c.agg == 1 && p.cost == CostKind::census && staged;
+  if (t.wta != 0 && t.wta != 1 && t.wta != 2) input_error("sgm tuning", "wta kernel must be 1 or 2");
+  c.wta = t.wta != 0 ? t.wta : c.agg;
+  return c;
 }
 
 std::size_t sgm_staged_smem(const SgmLayout& l) {
@@ -58,8 +117,22 @@ std::size_t sgm_staged_smem(const SgmLayout& l) {
   return static_cast<std::size_t>(pos) * 4 * 4;         // A and B, double-buffered
 }
 
+std::size_t sgm_agg2_smem(const SgmLayout& l) { return static_cast<std::size_t>(sgm_agg2::staged_bytes(l.Dp, l.Gs, l.K)); }
+
+std::string sgm_aggregate_kernel(const SgmLayout& l, const SgmChoice& c, bool census) {
+  const std::string k = std::to_string(l.K), st = l.store16 ? "_u16" : "_u8";
+  if (census && c.agg == 2) return "sgm_aggregate2_k" + k + st;
+  return "sgm_aggregate_k" + k + st + (census ? (c.staged ? "_staged" : "_census") : "_volume");
+}
+
 SgmPipeline::SgmPipeline(SgmDevice& dev, const SgmParams& p, int W, int H, int bits, SgmTuning tuning)
-    : dev_(dev), p_(p), layout_(sgm_layout(W, H, p, tuning.k)), bits_(bits), tuning_(tuning) {
+    : dev_(dev),
+      p_(p),
+      layout_(sgm_layout(W, H, p, sgm_choose(p, tuning).k)),
+      bits_(bits),
+      tuning_(tuning),
+      choice_(sgm_choose(p, tuning)) {
+  choice_.k = layout_.K;  // sgm_layout widens K where more than 32 lanes would be needed
   if (bits != 8 && bits != 16) throw std::logic_error("SgmPipeline: bits must be 8 or 16");
   if (bits == 16 && p.cost != CostKind::census) bits_ = 8;  // sad/ssd run on 8-bit pixels
   const SgmLayout& l = layout_;
@@ -126,25 +199,27 @@ void SgmPipeline::enqueue_cost() {
   }
 }
 
-void SgmPipeline::enqueue_aggregate() {
-  // every direction in one launch (blockIdx.y = direction)
+void SgmPipeline::enqueue_aggregate(int only) {
+  // every direction in one launch (blockIdx.y = direction), or direction `only` alone (its own
+  // volume, for per-direction timings)
   const SgmLayout& l = layout_;
   int W = l.width, H = l.height, dmin = l.min_disparity, D = l.count, Dp = l.Dp, G = l.G, Gs = l.Gs;
   int P1 = p_.p1, P2 = p_.p2;
-  {
-    const bool census = p_.cost == CostKind::census, staged = census && tuning_.staged;
-    const std::string name = "sgm_aggregate_k" + std::to_string(l.K) + (l.store16 ? "_u16" : "_u8") +
-                             (census ? (staged ? "_staged" : "_census") : "_volume");
-    const int lines = SgmLayout::kAggregateThreads / Gs;
-    int rpitch = l.right_pitch, roff = l.right_offset, dir0 = 0;
-    void* none = nullptr;
-    void* cl = p_.cost == CostKind::census ? census_[0] : none;
-    void* cr = p_.cost == CostKind::census ? census_[1] : none;
-    void* vol = p_.cost == CostKind::census ? none : cost_;
-    void* a[] = {&cl, &cr, &rpitch, &roff, &vol, &paths_, &W, &H, &dmin, &D, &Dp, &G, &Gs, &P1, &P2, &dir0};
-    dev_.launch(name, Dim3{ceil_div(std::max(W, H), lines), static_cast<unsigned>(p_.paths), 1},
-                Dim3{SgmLayout::kAggregateThreads, 1, 1}, staged ? sgm_staged_smem(l) : 0, a);
-  }
+  if (only >= p_.paths) throw std::logic_error("enqueue_aggregate: no such direction");
+  const bool census = p_.cost == CostKind::census;
+  const std::string name = sgm_aggregate_kernel(l, choice_, census);
+  const int lines = SgmLayout::kAggregateThreads / Gs;
+  int rpitch = l.right_pitch, roff = l.right_offset, dir0 = only >= 0 ? only : 0;
+  void* none = nullptr;
+  void* cl = census ? census_[0] : none;
+  void* cr = census ? census_[1] : none;
+  void* vol = census ? none : cost_;
+  void* out = paths_;
+  if (only >= 0) out = static_cast<char*>(paths_) + l.volume_bytes(only);
+  void* a[] = {&cl, &cr, &rpitch, &roff, &vol, &out, &W, &H, &dmin, &D, &Dp, &G, &Gs, &P1, &P2, &dir0};
+  const std::size_t smem = census && choice_.agg == 2 ? sgm_agg2_smem(l) : (choice_.staged ? sgm_staged_smem(l) : 0);
+  dev_.launch(name, Dim3{ceil_div(std::max(W, H), lines), only >= 0 ? 1u : static_cast<unsigned>(p_.paths), 1},
+              Dim3{SgmLayout::kAggregateThreads, 1, 1}, smem, a);
 }
 
 void SgmPipeline::enqueue_wta() {
@@ -155,7 +230,8 @@ void SgmPipeline::enqueue_wta() {
   right_ = 1;
   {
     const bool want_right = p_.post.needs_right();
-    const std::string name = "sgm_wta_k" + std::to_string(l.K) + (l.store16 ? "_u16" : "_u8");
+    const std::string name = std::string(choice_.wta == 2 ? "sgm_wta2_k" : "sgm_wta_k") + std::to_string(l.K) +
+                             (l.store16 ? "_u16" : "_u8");
     int paths = p_.paths, uniq = p_.post.uniqueness, sub = static_cast<int>(p_.post.subpixel);
     void* none = nullptr;
     void* right = want_right ? map_[right_] : none;
@@ -166,6 +242,11 @@ void SgmPipeline::enqueue_wta() {
 }
 
 void SgmPipeline::enqueue_post() {
+  enqueue_median();
+  enqueue_lr_check();
+}
+
+void SgmPipeline::enqueue_median() {
   int W = layout_.width, H = layout_.height;
   const Dim3 pgrid{ceil_div(W, 256), static_cast<unsigned>(H), 1}, pblock{256, 1, 1};
   if (p_.post.median == 3) {
@@ -178,6 +259,11 @@ void SgmPipeline::enqueue_post() {
       std::swap(map_[right_], map_[3]);
     }
   }
+}
+
+void SgmPipeline::enqueue_lr_check() {
+  int W = layout_.width, H = layout_.height;
+  const Dim3 pgrid{ceil_div(W, 256), static_cast<unsigned>(H), 1}, pblock{256, 1, 1};
   if (p_.post.lr_check >= 0) {
     int maxd = p_.post.lr_check;
     void* a[] = {&map_[left_], &map_[right_], &map_[2], &W, &H, &maxd};

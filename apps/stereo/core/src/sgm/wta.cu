@@ -72,6 +72,12 @@ __device__ __forceinline__ void add_line<32, unsigned short>(unsigned* S, const 
   add_words<32>(S, src);
 }
 
+template <int K, class StoreT, int P>
+__device__ __forceinline__ void add_paths(unsigned* S, const StoreT* __restrict__ src, const size_t plane) {
+#pragma unroll
+  for (int p = 0; p < P; ++p) add_line<K, StoreT>(S, src + p * plane);
+}
+
 // The 16-bit half for disparity index k of this lane's pairs (0 when k is not this lane's).
 template <int K>
 __device__ __forceinline__ int half_at(const unsigned* S, const int lane, const int k) {
@@ -84,7 +90,7 @@ __device__ __forceinline__ int half_at(const unsigned* S, const int lane, const 
   return v;
 }
 
-template <int K, class StoreT>
+template <int K, class StoreT, bool UNROLL>
 __device__ __forceinline__ void wta_body(const StoreT* __restrict__ vol, const int paths, const int W, const int H,
                                          const int dmin, const int D, const int Dp, const int G, const int Gs,
                                          const int uniqueness, const int subpixel, short* __restrict__ left,
@@ -115,7 +121,15 @@ __device__ __forceinline__ void wta_body(const StoreT* __restrict__ vol, const i
 #pragma unroll
     for (int i = 0; i < K / 2; ++i) S[i] = 0;
     const StoreT* src = vol + ((size_t)y * W + x) * Dp + data_lane * K;
-    for (int p = 0; p < paths; ++p) add_line<K, StoreT>(S, src + p * plane);
+    // sgm_wta2_*: 4 or 8 paths unrolled, every path's loads independent and in flight at once;
+    // sgm_wta_*: a loop bounded by `paths` (fewer registers: more blocks per SM)
+    if (UNROLL && paths == 8) {
+      add_paths<K, StoreT, 8>(S, src, plane);
+    } else if (UNROLL && paths == 4) {
+      add_paths<K, StoreT, 4>(S, src, plane);
+    } else {
+      for (int p = 0; p < paths; ++p) add_line<K, StoreT>(S, src + p * plane);
+    }
     if (padded) {
 #pragma unroll
       for (int i = 0; i < K / 2; ++i) S[i] |= padm[i];
@@ -176,17 +190,23 @@ __device__ __forceinline__ void wta_body(const StoreT* __restrict__ vol, const i
   }
 }
 
-#define SGM_WTA_ENTRY(NAME, K, STORE)                                                                            \
+#define SGM_WTA_ENTRY(NAME, K, STORE, UNROLL)                                                                    \
   extern "C" __global__ void __launch_bounds__(WTA_THREADS)                                                     \
       NAME(const STORE* __restrict__ vol, const int paths, const int W, const int H, const int dmin, const int D, \
            const int Dp, const int G, const int Gs, const int uniqueness, const int subpixel,                    \
            short* __restrict__ left, short* __restrict__ right) {                                               \
-    wta_body<K, STORE>(vol, paths, W, H, dmin, D, Dp, G, Gs, uniqueness, subpixel, left, right);                \
+    wta_body<K, STORE, UNROLL>(vol, paths, W, H, dmin, D, Dp, G, Gs, uniqueness, subpixel, left, right);        \
   }
 
-SGM_WTA_ENTRY(sgm_wta_k8_u8, 8, unsigned char)
-SGM_WTA_ENTRY(sgm_wta_k16_u8, 16, unsigned char)
-SGM_WTA_ENTRY(sgm_wta_k32_u8, 32, unsigned char)
-SGM_WTA_ENTRY(sgm_wta_k8_u16, 8, unsigned short)
-SGM_WTA_ENTRY(sgm_wta_k16_u16, 16, unsigned short)
-SGM_WTA_ENTRY(sgm_wta_k32_u16, 32, unsigned short)
+SGM_WTA_ENTRY(sgm_wta_k8_u8, 8, unsigned char, false)
+SGM_WTA_ENTRY(sgm_wta_k16_u8, 16, unsigned char, false)
+SGM_WTA_ENTRY(sgm_wta_k32_u8, 32, unsigned char, false)
+SGM_WTA_ENTRY(sgm_wta_k8_u16, 8, unsigned short, false)
+SGM_WTA_ENTRY(sgm_wta_k16_u16, 16, unsigned short, false)
+SGM_WTA_ENTRY(sgm_wta_k32_u16, 32, unsigned short, false)
+SGM_WTA_ENTRY(sgm_wta2_k8_u8, 8, unsigned char, true)
+SGM_WTA_ENTRY(sgm_wta2_k16_u8, 16, unsigned char, true)
+SGM_WTA_ENTRY(sgm_wta2_k32_u8, 32, unsigned char, true)
+SGM_WTA_ENTRY(sgm_wta2_k8_u16, 8, unsigned short, true)
+SGM_WTA_ENTRY(sgm_wta2_k16_u16, 16, unsigned short, true)
+SGM_WTA_ENTRY(sgm_wta2_k32_u16, 32, unsigned short, true)

@@ -53,17 +53,48 @@ struct SgmLayout {
 // k: disparities per lane, 8, 16 or 32; 0 picks (8 up to 32 disparities, 16 up to 512, else 32).
 SgmLayout sgm_layout(int width, int height, const SgmParams& p, int k = 0);
 
-// Choices that change speed, never results (benchmarks sweep them; EVK_SGM_K / EVK_SGM_LOADS).
+// Choices that change speed, never results (benchmarks sweep them; EVK_SGM_AGG / EVK_SGM_K /
+// EVK_SGM_LOADS). 0 = the policy table's choice (sgm_choose).
 struct SgmTuning {
   int k = 0;            // disparities per lane (sgm_layout)
-  // census codes of the right image staged in shared memory / registers, or read directly through
-  // L1: direct was faster at every disparity count on the H100 (1920x1080, 8 paths: 64 2.07 vs 2.38
-  // ms, 128 2.98 vs 4.45, 256 6.67 vs 7.54; bench/stereo/sgm_vs_libsgm.sh tuning.txt)
+  // the seed kernel's census loads: the right codes staged in shared memory / registers, or read
+  // directly through L1 (direct was faster at every disparity count on the H100: 1920x1080, 8 paths:
+  // 64 2.07 vs 2.38 ms, 128 2.98 vs 4.45, 256 6.67 vs 7.54; bench/stereo/sgm_vs_libsgm.sh tuning.txt)
   bool staged = false;
-  static SgmTuning from_env();  // EVK_SGM_K=8|16|32, EVK_SGM_LOADS=staged|direct
+  bool direct = false;  // forces the seed's direct loads where the policy would stage them
+  // aggregation kernel: 1 the seed (kernels/original/stereo/sgm_aggregate.cu), 2 the second kernel
+  // (core/src/sgm/aggregate_fast.cu, census costs only; sad/ssd always run the seed)
+  int agg = 0;
+  // wta kernel: 1 a loop over the paths (sgm_wta_*), 2 the paths unrolled (sgm_wta2_*); 0: the
+  // aggregation kernel's number
+  int wta = 0;
+  static SgmTuning from_env();  // EVK_SGM_K=8|16|32, EVK_SGM_LOADS=staged|direct, EVK_SGM_AGG=1|2, EVK_SGM_WTA=1|2
 };
-// Bytes of dynamic shared memory the staged aggregation kernel needs.
+
+// One row of the tuning policy (CUB-style): the first row whose max_count >= the disparity count
+// and whose paths match is taken; none: the fallback (kernel 2, K 8 up to 64 disparities, 16 up to
+// 512, else 32).
+struct SgmPolicy {
+  int max_count;
+  int paths;
+  int agg;      // 1 or 2
+  int k;        // disparities per lane
+  bool staged;  // kernel 1: the staged census loads (else direct)
+};
+const SgmPolicy* sgm_policy_table(int* rows);
+// What a pipeline runs: the tuning's explicit choices, the policy's for the rest.
+struct SgmChoice {
+  int agg = 2, k = 16;
+  bool staged = false;
+  int wta = 2;
+};
+SgmChoice sgm_choose(const SgmParams& p, const SgmTuning& t);
+// Bytes of dynamic shared memory the seed's staged aggregation kernel needs.
 std::size_t sgm_staged_smem(const SgmLayout& l);
+// Bytes of dynamic shared memory the second aggregation kernel needs.
+std::size_t sgm_agg2_smem(const SgmLayout& l);
+// The aggregation kernel's entry name for a layout and a choice (census or stored costs).
+std::string sgm_aggregate_kernel(const SgmLayout& l, const SgmChoice& c, bool census);
 
 // Device buffers for one image size and parameter set; stages are enqueued on the device's queue.
 class SgmPipeline {
@@ -76,6 +107,7 @@ class SgmPipeline {
 
   const SgmLayout& layout() const { return layout_; }
   const SgmParams& params() const { return p_; }
+  const SgmChoice& choice() const { return choice_; }
   int bits() const { return bits_; }
   std::size_t device_bytes() const { return bytes_; }
 
@@ -85,9 +117,11 @@ class SgmPipeline {
   // Enqueues every device stage on the uploaded pair: the four below in order.
   void compute();
   void enqueue_cost();       // census codes (or the sad/ssd volume)
-  void enqueue_aggregate();  // path volumes
+  void enqueue_aggregate(int dir = -1);  // path volumes: all directions in one launch, or only dir
   void enqueue_wta();        // left map (+ right map): wta, uniqueness, sub-pixel
-  void enqueue_post();       // median, LR check
+  void enqueue_post();       // median, LR check: the two below
+  void enqueue_median();
+  void enqueue_lr_check();
   // Enqueues the download of the left map (and the right one when right != nullptr and the
   // parameters compute it); width*height int16 each.
   void download(std::int16_t* left, std::int16_t* right);
@@ -107,6 +141,7 @@ class SgmPipeline {
   SgmLayout layout_;
   int bits_ = 8;
   SgmTuning tuning_;
+  SgmChoice choice_;
   std::size_t bytes_ = 0;
   void* img_[2] = {nullptr, nullptr};
   void* census_[2] = {nullptr, nullptr};
