@@ -147,6 +147,29 @@ void BM_AffineLts(benchmark::State& st) {
   st.counters["refits"] = r.refits;
 }
 
+// Block selection of the finest level, both images (variances on all cores, then the sort).
+void BM_AffineSelect(benchmark::State& st) {
+  const Pair& p = pair_1mm();
+  if (!p.ok) return st.SkipWithError("no ../shared/data/brain");
+  std::size_t n = 0;
+  for (auto _ : st) {
+    const rd::BlockLayout a = rd::select_blocks(p.ref, {}, 50), b = rd::select_blocks(p.flo, {}, 50);
+    n = a.active.size() + b.active.size();
+    benchmark::DoNotOptimize(n);
+  }
+  st.counters["blocks"] = static_cast<double>(n);
+}
+
+// The symmetric update's log-Euclidean mean of two 4x4 matrices (twice per iteration).
+void BM_AffineLogMean(benchmark::State& st) {
+  rd::Mat44 a = rd::Mat44::diag(1.03, 1.06, 1.04), b;
+  a.m[0][1] = 0.02, a.m[1][2] = -0.2, a.m[2][1] = 0.13, a.m[0][3] = -2.8, a.m[1][3] = 39;
+  b = a.inverse();
+  b.m[0][3] += 0.3;
+  rd::Mat44 r;
+  for (auto _ : st) benchmark::DoNotOptimize(r = rd::average_log_euclidean(a, b));
+}
+
 #if defined(EVK_HAVE_CUDA)
 void BM_AffineKernel(benchmark::State& st, bool match) {
   const Pair& p = pair_1mm();
@@ -176,6 +199,8 @@ BENCHMARK_CAPTURE(BM_AffineRegister, cpu, false)->UseManualTime()->Unit(benchmar
 BENCHMARK_CAPTURE(BM_AffinePyramids, cpu, false)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK_CAPTURE(BM_AffinePyramids, gpu, true)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK(BM_AffineLts)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AffineSelect)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AffineLogMean)->Unit(benchmark::kMicrosecond);
 #if defined(EVK_HAVE_CUDA)
 BENCHMARK_CAPTURE(BM_AffineKernel, warp, false)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
 BENCHMARK_CAPTURE(BM_AffineKernel, match, true)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <random>
 
 #include "affine_init.hpp"
@@ -61,6 +62,119 @@ TEST(RegAffine, PointFitsAreExact) {
   std::vector<rd::Point3> few(5, {0, 0, 0});
   EXPECT_THROW(rd::fit_lts(few, few, 50, true), evk::InputError);   // affine needs 8
   EXPECT_THROW(rd::fit_lts(std::vector<rd::Point3>(3), std::vector<rd::Point3>(3), 50, false), evk::InputError);
+}
+
+namespace {
+// The LTS as first written (reg_aladin's optimize_3D rule, plainly): points as given, a full copy and
+// nth_element for the threshold, a kept flag per point, two passes over all points for each fit.
+// The fast fit_lts (columns, radix selection, kept index list) must give the same bits.
+rd::Mat44 ref_fit(const std::vector<rd::Point3>& from, const std::vector<rd::Point3>& to,
+                  const std::vector<unsigned char>* keep, bool affine) {
+  std::vector<rd::Point3> f, t;
+  for (std::size_t i = 0; i < from.size(); ++i)
+    if (!keep || (*keep)[i]) f.push_back(from[i]), t.push_back(to[i]);
+  return affine ? rd::fit_affine(f, t) : rd::fit_rigid(f, t);
+}
+rd::LtsResult ref_lts(const std::vector<rd::Point3>& from, const std::vector<rd::Point3>& to, int pct, bool affine) {
+  const std::size_t n = from.size();
+  std::size_t keep = std::clamp<std::size_t>(static_cast<std::size_t>(static_cast<double>(n) * pct / 100.0),
+                                             affine ? 4 : 3, n);
+  rd::LtsResult r;
+  r.m = ref_fit(from, to, nullptr, affine);
+  r.kept = static_cast<int>(n);
+  rd::Mat44 last_m = r.m;
+  double last = std::numeric_limits<double>::infinity();
+  std::vector<double> r2(n);
+  std::vector<unsigned char> kept(n);
+  for (int it = 0; it < 30; ++it) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto p = r.m.apply(from[i][0], from[i][1], from[i][2]);
+      const double dx = p[0] - to[i][0], dy = p[1] - to[i][1], dz = p[2] - to[i][2];
+      r2[i] = dx * dx + dy * dy + dz * dz;
+    }
+    std::vector<double> s = r2;
+    std::nth_element(s.begin(), s.begin() + (keep - 1), s.end());
+    const double thr = s[keep - 1];
+    std::size_t taken = 0;
+    for (std::size_t i = 0; i < n; ++i) taken += (kept[i] = r2[i] < thr);
+    for (std::size_t i = 0; i < n && taken < keep; ++i)
+      if (r2[i] == thr) kept[i] = 1, ++taken;
+    double sum = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      if (kept[i]) sum += std::sqrt(r2[i]);
+    if (!std::isfinite(sum) || sum > last || last - sum < 0.001) {
+      r.m = last_m;
+      break;
+    }
+    last = sum;
+    last_m = r.m;
+    r.trimmed_sum = sum;
+    r.kept = static_cast<int>(keep);
+    r.refits = it + 1;
+    r.m = ref_fit(from, to, &kept, affine);
+  }
+  return r;
+}
+}  // namespace
+
+// fit_lts is a fast implementation of ref_lts: on point sets like the block matching's (grid
+// centres, integer displacements: many equal residuals, ties at the threshold) and on continuous
+// ones, small and large (the radix selection's every stage), it must give the same result bit for bit.
+TEST(RegAffine, LtsEqualsPlainReferenceBitForBit) {
+  std::mt19937_64 rng(11);
+  int cases = 0, with_ties = 0, max_refits = 0, refused = 0;
+  for (std::size_t n : {8u, 9u, 40u, 500u, 1025u, 3000u, 33000u}) {
+    for (int kind = 0; kind < 3; ++kind) {
+      for (bool affine : {false, true}) {
+        const rd::Mat44 t = random_transform(rng, affine);
+        std::uniform_real_distribution<double> u(-80, 80);
+        std::uniform_int_distribution<int> g(-20, 20), d(-3, 3), out(0, 9);
+        std::vector<rd::Point3> from(n), to(n);
+        for (std::size_t i = 0; i < n; ++i) {
+          // kind 0: continuous points, noise and 30 % outliers; 1: grid points with integer
+          // displacements (block centres; many exact ties); 2: duplicated points (equal residuals).
+          if (kind == 1) from[i] = {4.0 * g(rng) + 1.5, 4.0 * g(rng) + 1.5, 4.0 * g(rng) + 1.5};
+          else if (kind == 2 && i % 3 != 0) from[i] = from[i - 1];
+          else from[i] = {u(rng), u(rng), u(rng)};
+          auto p = t.apply(from[i][0], from[i][1], from[i][2]);
+          if (kind == 1) {
+            p = {from[i][0] + d(rng), from[i][1] + d(rng), from[i][2] + d(rng)};
+          } else if (kind == 2 && i % 3 != 0) {
+            p = {to[i - 1][0], to[i - 1][1], to[i - 1][2]};
+          } else {
+            std::normal_distribution<double> noise(0, 0.3);
+            for (auto& c : p) c += out(rng) < 3 ? u(rng) / 4 : noise(rng);
+          }
+          to[i] = {p[0], p[1], p[2]};
+        }
+        for (int pct : {50, 80}) {
+          const std::string what = "n " + std::to_string(n) + " kind " + std::to_string(kind) +
+                                   (affine ? " affine" : " rigid") + " pi " + std::to_string(pct);
+          rd::LtsResult want;
+          try {
+            want = ref_lts(from, to, pct, affine);
+          } catch (const evk::InputError&) {  // degenerate (few distinct points): both refuse
+            EXPECT_THROW(rd::fit_lts(from, to, pct, affine), evk::InputError) << what;
+            ++refused;
+            continue;
+          }
+          const rd::LtsResult got = rd::fit_lts(from, to, pct, affine);
+          for (int i = 0; i < 4; ++i)
+            for (int j = 0; j < 4; ++j) ASSERT_EQ(got.m.m[i][j], want.m.m[i][j]) << what << " entry " << i << j;
+          EXPECT_EQ(got.refits, want.refits) << what;
+          EXPECT_EQ(got.kept, want.kept) << what;
+          EXPECT_EQ(got.trimmed_sum, want.trimmed_sum) << what;
+          ++cases;
+          with_ties += kind > 0;
+          max_refits = std::max(max_refits, want.refits);
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases + refused, 84);
+  EXPECT_LE(refused, 4);
+  EXPECT_GE(with_ties, 40);
+  EXPECT_GE(max_refits, 3);  // the cases do refit (the comparison covers the loop, not only the first fit)
 }
 
 TEST(RegAffine, LogEuclideanAverage) {
