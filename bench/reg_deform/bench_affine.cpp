@@ -7,8 +7,9 @@
 //                            match, download, lts; GPU stages are kernel times by CUDA events, the
 //                            rest wall time) and the LTS refits per level.
 //   BM_AffineRegister/cpu  : the same on the CPU backend, all cores (one repeat).
-//   BM_AffinePyramids/cpu|gpu : the two image pyramids alone (all cores / GPU, wall, uploads and
-//                            downloads included), part of the above.
+//   BM_AffinePyramids/cpu|gpu : the two image pyramids alone as the registration builds them (all
+//                            cores / GPU kept on the device: the inputs' upload, the kernels and the
+//                            coarser levels' download; wall), part of the above.
 //   BM_AffineWarpKernel / BM_AffineMatchKernel : one warp / one forward matching of the finest
 //                            level (32.5 k blocks), kernel only (CUDA events, warm-up, L2 flushed,
 //                            median; manual time), counters voxels/s and blocks/s.
@@ -109,25 +110,25 @@ void BM_AffinePyramids(benchmark::State& st, bool gpu) {
   if (!p.ok) return st.SkipWithError("no ../shared/data/brain");
 #if defined(EVK_HAVE_CUDA)
   if (gpu && !evk::gpu_environment().usable()) return st.SkipWithError("no usable GPU");
-  if (gpu) rd::gpu::make_pyramid(p.flo, 3, 3);  // loads the module (warm-up)
+  if (gpu) rd::gpu::make_image_pyramid(p.flo, 3, 3);  // loads the module (warm-up)
 #else
   if (gpu) return st.SkipWithError("built without CUDA");
 #endif
   for (auto _ : st) {
     const auto t0 = std::chrono::steady_clock::now();
-    std::vector<rd::Volume> a, b;
+    rd::ImagePyramid a, b;
 #if defined(EVK_HAVE_CUDA)
     if (gpu) {
-      a = rd::gpu::make_pyramid(p.ref, 3, 3);
-      b = rd::gpu::make_pyramid(p.flo, 3, 3);
+      a = rd::gpu::make_image_pyramid(p.ref, 3, 3);
+      b = rd::gpu::make_image_pyramid(p.flo, 3, 3);
     }
 #endif
     if (!gpu) {
-      a = rd::make_pyramid(p.ref, 3, 3);
-      b = rd::make_pyramid(p.flo, 3, 3);
+      a = rd::make_image_pyramid(p.ref, 3, 3);
+      b = rd::make_image_pyramid(p.flo, 3, 3);
     }
-    benchmark::DoNotOptimize(a.data());
-    benchmark::DoNotOptimize(b.data());
+    benchmark::DoNotOptimize(a.levels.data());
+    benchmark::DoNotOptimize(b.levels.data());
     st.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
 }
