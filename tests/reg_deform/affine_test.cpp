@@ -17,6 +17,7 @@
 #include "evk_testing.hpp"
 #include "nifti_io.hpp"
 #include "pyramid.hpp"
+#include "reg_register.hpp"
 #include "warp_affine.hpp"
 #include "affine_phantom.hpp"
 
@@ -392,6 +393,16 @@ TEST(RegAffine, CliHappyPathAndBadInputs) {
   EXPECT_NE(r.out.find("\"matrix\""), std::string::npos);
   EXPECT_LT(mapping_error(p, rd::read_affine(out), truth).first, 3.0);  // one level, few iterations
   EXPECT_EQ(rd::read_volume(res).geo.nx, 40);
+  {  // --json with --res: reg_measure's NMI of the written image, and of the initial alignment (lower)
+    const auto number = [&](const std::string& key) {
+      const std::size_t at = r.out.find("\"" + key + "\": ");
+      return at == std::string::npos ? -1.0 : std::stod(r.out.substr(at + key.size() + 4));
+    };
+    const double nmi = number("nmi"), nmi0 = number("nmi_initial");
+    EXPECT_NEAR(nmi, rd::nmi_like_reg_measure(p.v, rd::read_volume(res)), 1e-12);
+    EXPECT_GT(nmi0, 1.0);
+    EXPECT_GT(nmi, nmi0 + 0.01);
+  }
   // Bad inputs: exit 2, one line naming the culprit, no output.
   rd::Mask none(p.v.geo.voxels(), 0);
   rd::write_mask(tmp / "empty.nii.gz", p.v.geo, none);
