@@ -131,6 +131,16 @@ void add_affine_command(CLI::App& app) {
     const AffineResult r = register_affine(ref, flo, rmask, fmask, init, o, engine,
                                            [&](const std::string& s) { verbose_line(a->c, "  " + s); });
     times["register"] = ms_since(t0);
+    {
+      const AffineStageTimes& st = r.times;
+      char buf[320];
+      std::snprintf(buf, sizeof buf,
+                    "registration stages (ms; %s): pyramid %.1f, select %.1f, upload %.1f, warp %.1f, match %.1f, "
+                    "download %.1f, lts %.1f; total %.1f (file reading %.1f apart)",
+                    gpu ? "warp/match = GPU kernel time" : "CPU wall", st.pyramid, st.select, st.upload, st.warp,
+                    st.match, st.download, st.lts, st.total, times["read"].get<double>());
+      verbose_line(a->c, buf);
+    }
     write_affine(a->out, r.affine);
     double nmi_initial = std::numeric_limits<double>::quiet_NaN(), nmi_final = nmi_initial;
     if (!a->res.empty()) {
