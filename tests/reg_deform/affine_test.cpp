@@ -196,6 +196,64 @@ TEST(RegAffine, LogEuclideanAverage) {
   EXPECT_EQ(m.m[3][3], 1.0);
 }
 
+// select_blocks against a plain reference (every voxel bounds-checked, variances over the usable
+// voxels in z, y, x order, stable sort by variance): odd sizes (partial blocks at the far faces),
+// NaN voxels, a mask, flat regions and repeated textures (equal variances: index order).
+TEST(RegAffine, BlockSelectionEqualsPlainReference) {
+  std::mt19937_64 rng(8);
+  std::uniform_real_distribution<float> u(0, 100);
+  for (int k = 0; k < 4; ++k) {
+    rd::Volume v;
+    v.geo = rd::Geometry::make(17 + 6 * k, 13 + 3 * k, 11 + 5 * k);
+    v.data.resize(v.geo.voxels());
+    for (int z = 0; z < v.geo.nz; ++z)
+      for (int y = 0; y < v.geo.ny; ++y)
+        for (int x = 0; x < v.geo.nx; ++x) {
+          float val = u(rng);
+          if (x < 8) val = 5.f;                                       // flat: unusable blocks
+          if (y >= 8 && y < 12) val = static_cast<float>((x + z) % 3);  // a repeated texture: equal variances
+          if ((x * 7 + y * 3 + z) % 29 == 0) val = std::numeric_limits<float>::quiet_NaN();
+          v.data[v.geo.index(x, y, z)] = val;
+        }
+    rd::Mask mask(v.geo.voxels(), 1);
+    for (std::size_t i = 0; i < mask.size(); i += 3) mask[i] = k % 2 == 0;  // k odd: every third voxel out
+    for (const rd::Mask* m : {static_cast<const rd::Mask*>(nullptr), static_cast<const rd::Mask*>(&mask)}) {
+      const rd::Mask mk = m ? *m : rd::Mask{};
+      for (int pv : {30, 100}) {
+        const rd::BlockLayout got = rd::select_blocks(v, mk, pv);
+        const rd::Geometry& g = v.geo;
+        std::vector<std::pair<double, int>> want;
+        const int total = got.bx * got.by * got.bz;
+        for (int b = 0; b < total; ++b) {
+          int x0, y0, z0;
+          got.corner(b, x0, y0, z0);
+          std::vector<double> vals;
+          for (int z = z0; z < z0 + 4; ++z)
+            for (int y = y0; y < y0 + 4; ++y)
+              for (int x = x0; x < x0 + 4; ++x) {
+                if (x >= g.nx || y >= g.ny || z >= g.nz) continue;
+                const std::size_t i = g.index(x, y, z);
+                if (std::isfinite(v.data[i]) && (mk.empty() || mk[i])) vals.push_back(v.data[i]);
+              }
+          if (vals.size() <= 32) continue;
+          double sum = 0, q = 0;
+          for (double a : vals) sum += a;
+          const double mean = sum / static_cast<double>(vals.size());
+          for (double a : vals) q += (a - mean) * (a - mean);
+          if (q > 0) want.push_back({q / static_cast<double>(vals.size()), b});
+        }
+        std::stable_sort(want.begin(), want.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+        ASSERT_EQ(got.usable, static_cast<int>(want.size()));
+        want.resize(std::min(want.size(), static_cast<std::size_t>(static_cast<double>(total) * pv / 100.0)));
+        std::vector<int> ids;
+        for (const auto& w : want) ids.push_back(w.second);
+        EXPECT_EQ(got.active, ids) << "case " << k << " mask " << (m != nullptr) << " pv " << pv;
+        EXPECT_GT(ids.size(), 4u);
+      }
+    }
+  }
+}
+
 TEST(RegAffine, BlockSelectionByVariance) {
   // 8x8x8 = 2x2x2 blocks; block b holds values with variance growing with b, except block 5 (flat).
   rd::Volume v;
