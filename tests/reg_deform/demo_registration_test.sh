@@ -21,6 +21,7 @@ reg_deform grid --ref "$tmp/case/image.nii.gz" --affine "$tmp/inv.txt" --spacing
 reg_deform resample --ref "$tmp/case/image.nii.gz" --flo "$tmp/case/image.nii.gz" --trans "$tmp/grid.nii.gz" \
   --interp cubic --pad 0 -o "$tmp/shared/brain/subject_T1_head.nii.gz" --backend cpu
 cp "$tmp/case/image.nii.gz" "$tmp/shared/brain/icbm152_2009a_t1_1mm.nii.gz"
+cp "$tmp/case/image.nii.gz" "$tmp/shared/brain/mni152_t1_2mm.nii.gz"  # the template the CPU path uses
 EVK_SHARED_DATA="$tmp/shared" EVK_DEMO_OUT="$tmp/out" bash "$src/scripts/demo.d/21-reg_deform_affine.sh" \
   > "$tmp/log" 2> "$tmp/err" || { echo "FAIL: the demo exited with $?"; tail -20 "$tmp/err"; exit 1; }
 cat "$tmp/log"
