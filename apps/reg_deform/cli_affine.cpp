@@ -18,6 +18,7 @@
 #include "block_match.hpp"
 #include "nifti_io.hpp"
 #include "png_slice.hpp"
+#include "reg_register.hpp"
 #include "resample_cpu.hpp"
 #include "warp_affine.hpp"
 #if defined(EVK_HAVE_CUDA)
@@ -130,12 +131,31 @@ void add_affine_command(CLI::App& app) {
     const AffineResult r = register_affine(ref, flo, rmask, fmask, init, o, engine,
                                            [&](const std::string& s) { verbose_line(a->c, "  " + s); });
     times["register"] = ms_since(t0);
+    {
+      const AffineStageTimes& st = r.times;
+      char buf[320];
+      std::snprintf(buf, sizeof buf,
+                    "registration stages (ms; %s): pyramid %.1f, select %.1f, upload %.1f, warp %.1f, match %.1f, "
+                    "download %.1f, lts %.1f; total %.1f (file reading %.1f apart)",
+                    gpu ? "warp/match = GPU kernel time" : "CPU wall", st.pyramid, st.select, st.upload, st.warp,
+                    st.match, st.download, st.lts, st.total, times["read"].get<double>());
+      verbose_line(a->c, buf);
+    }
     write_affine(a->out, r.affine);
+    double nmi_initial = std::numeric_limits<double>::quiet_NaN(), nmi_final = nmi_initial;
     if (!a->res.empty()) {
       ResampleOptions ro;
       ro.interp = Interp::cubic;
       ro.pad = pad;
-      write_volume(a->res, warp_affine_cpu(ref.geo, flo, r.affine, ro));
+      const Volume warped = warp_affine_cpu(ref.geo, flo, r.affine, ro);
+      write_volume(a->res, warped);
+      if (a->c.verbose || a->c.json) {  // NMI as reg_measure gives it, of the initial and the final alignment
+        nmi_final = nmi_like_reg_measure(ref, warped);
+        nmi_initial = nmi_like_reg_measure(ref, warp_affine_cpu(ref.geo, flo, init, ro));
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "NMI (reg_measure's, cubic): initial %.5f -> affine %.5f", nmi_initial, nmi_final);
+        verbose_line(a->c, buf);
+      }
     }
     if (!a->png.empty())
       write_checkerboards(a->png, ref, warp_linear_cpu(ref.geo, flo, init), warp_linear_cpu(ref.geo, flo, r.affine));
@@ -164,6 +184,10 @@ void add_affine_command(CLI::App& app) {
                           {"times_ms", times},
                           {"register_stages_ms", stages}};
       if (!a->res.empty()) j["res"] = a->res;
+      if (std::isfinite(nmi_final)) {
+        j["nmi_initial"] = nmi_initial;
+        j["nmi"] = nmi_final;
+      }
       std::cout << j.dump(2) << "\n";
     }
   });

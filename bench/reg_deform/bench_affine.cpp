@@ -7,8 +7,9 @@
 //                            match, download, lts; GPU stages are kernel times by CUDA events, the
 //                            rest wall time) and the LTS refits per level.
 //   BM_AffineRegister/cpu  : the same on the CPU backend, all cores (one repeat).
-//   BM_AffinePyramids/cpu|gpu : the two image pyramids alone (all cores / GPU, wall, uploads and
-//                            downloads included), part of the above.
+//   BM_AffinePyramids/cpu|gpu : the two image pyramids alone as the registration builds them (all
+//                            cores / GPU kept on the device: the inputs' upload, the kernels and the
+//                            coarser levels' download; wall), part of the above.
 //   BM_AffineWarpKernel / BM_AffineMatchKernel : one warp / one forward matching of the finest
 //                            level (32.5 k blocks), kernel only (CUDA events, warm-up, L2 flushed,
 //                            median; manual time), counters voxels/s and blocks/s.
@@ -109,25 +110,25 @@ void BM_AffinePyramids(benchmark::State& st, bool gpu) {
   if (!p.ok) return st.SkipWithError("no ../shared/data/brain");
 #if defined(EVK_HAVE_CUDA)
   if (gpu && !evk::gpu_environment().usable()) return st.SkipWithError("no usable GPU");
-  if (gpu) rd::gpu::make_pyramid(p.flo, 3, 3);  // loads the module (warm-up)
+  if (gpu) rd::gpu::make_image_pyramid(p.flo, 3, 3);  // loads the module (warm-up)
 #else
   if (gpu) return st.SkipWithError("built without CUDA");
 #endif
   for (auto _ : st) {
     const auto t0 = std::chrono::steady_clock::now();
-    std::vector<rd::Volume> a, b;
+    rd::ImagePyramid a, b;
 #if defined(EVK_HAVE_CUDA)
     if (gpu) {
-      a = rd::gpu::make_pyramid(p.ref, 3, 3);
-      b = rd::gpu::make_pyramid(p.flo, 3, 3);
+      a = rd::gpu::make_image_pyramid(p.ref, 3, 3);
+      b = rd::gpu::make_image_pyramid(p.flo, 3, 3);
     }
 #endif
     if (!gpu) {
-      a = rd::make_pyramid(p.ref, 3, 3);
-      b = rd::make_pyramid(p.flo, 3, 3);
+      a = rd::make_image_pyramid(p.ref, 3, 3);
+      b = rd::make_image_pyramid(p.flo, 3, 3);
     }
-    benchmark::DoNotOptimize(a.data());
-    benchmark::DoNotOptimize(b.data());
+    benchmark::DoNotOptimize(a.levels.data());
+    benchmark::DoNotOptimize(b.levels.data());
     st.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
 }
@@ -145,6 +146,29 @@ void BM_AffineLts(benchmark::State& st) {
   for (auto _ : st) benchmark::DoNotOptimize(r = rd::fit_lts(from, to, 50, true));
   st.counters["points"] = static_cast<double>(from.size());
   st.counters["refits"] = r.refits;
+}
+
+// Block selection of the finest level, both images (variances on all cores, then the sort).
+void BM_AffineSelect(benchmark::State& st) {
+  const Pair& p = pair_1mm();
+  if (!p.ok) return st.SkipWithError("no ../shared/data/brain");
+  std::size_t n = 0;
+  for (auto _ : st) {
+    const rd::BlockLayout a = rd::select_blocks(p.ref, {}, 50), b = rd::select_blocks(p.flo, {}, 50);
+    n = a.active.size() + b.active.size();
+    benchmark::DoNotOptimize(n);
+  }
+  st.counters["blocks"] = static_cast<double>(n);
+}
+
+// The symmetric update's log-Euclidean mean of two 4x4 matrices (twice per iteration).
+void BM_AffineLogMean(benchmark::State& st) {
+  rd::Mat44 a = rd::Mat44::diag(1.03, 1.06, 1.04), b;
+  a.m[0][1] = 0.02, a.m[1][2] = -0.2, a.m[2][1] = 0.13, a.m[0][3] = -2.8, a.m[1][3] = 39;
+  b = a.inverse();
+  b.m[0][3] += 0.3;
+  rd::Mat44 r;
+  for (auto _ : st) benchmark::DoNotOptimize(r = rd::average_log_euclidean(a, b));
 }
 
 #if defined(EVK_HAVE_CUDA)
@@ -176,6 +200,8 @@ BENCHMARK_CAPTURE(BM_AffineRegister, cpu, false)->UseManualTime()->Unit(benchmar
 BENCHMARK_CAPTURE(BM_AffinePyramids, cpu, false)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK_CAPTURE(BM_AffinePyramids, gpu, true)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK(BM_AffineLts)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AffineSelect)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AffineLogMean)->Unit(benchmark::kMicrosecond);
 #if defined(EVK_HAVE_CUDA)
 BENCHMARK_CAPTURE(BM_AffineKernel, warp, false)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);
 BENCHMARK_CAPTURE(BM_AffineKernel, match, true)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(1);

@@ -135,7 +135,8 @@ std::string fmt(const rd::Mat44& m) {
 struct Recorder {
   std::vector<std::vector<rd::BlockMatch>> steps;
   rd::MatcherFactory wrap(rd::MatcherFactory inner) {
-    return [this, inner](const rd::Volume& ref, const rd::Mask& m, const rd::BlockLayout& l, const rd::Volume& flo) {
+    return [this, inner](const rd::LevelImage& ref, const rd::Mask& m, const rd::BlockLayout& l,
+                         const rd::LevelImage& flo) {
       struct M : rd::Matcher {
         std::unique_ptr<rd::Matcher> in;
         Recorder* r;
@@ -236,6 +237,29 @@ TEST(RegAffineGpu, PyramidIsBitIdentical) {
       std::printf("[ pyramid %dx%dx%d ln %d lp %d, level %zu ] %zu voxels differ\n", r.v->geo.nx, r.v->geo.ny,
                   r.v->geo.nz, r.levels, r.used, l, d);
       EXPECT_EQ(d, 0u) << "first: " << first;
+    }
+  }
+}
+
+// The pyramid the GPU engine keeps: every level's device copy holds the host level's values, which
+// are the CPU pyramid's, bit for bit; the input level is the input itself (not a copy).
+TEST(RegAffineGpu, DevicePyramidHoldsTheCpuLevels) {
+  EVK_REQUIRE_GPU();
+  const Case c = make_case();
+  for (int levels : {3, 4}) {
+    const int used = levels == 3 ? 3 : 2;
+    const rd::ImagePyramid want = rd::make_image_pyramid(c.ref, levels, used);
+    const rd::ImagePyramid got = gpu::make_image_pyramid(c.ref, levels, used);
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_EQ(&got[used - 1] == &c.ref, levels == used);
+    EXPECT_EQ(&want[used - 1] == &c.ref, levels == used);
+    for (std::size_t l = 0; l < want.size(); ++l) {
+      ASSERT_NE(got.levels[l].device, nullptr);
+      ASSERT_EQ(got[l].geo.voxels(), want[l].geo.voxels());
+      std::string first;
+      EXPECT_EQ(warp_diffs(got[l].data, want[l].data, first), 0u) << "ln " << levels << " host level " << l << ": " << first;
+      EXPECT_EQ(warp_diffs(gpu::download_level(got.levels[l]), want[l].data, first), 0u)
+          << "ln " << levels << " device level " << l << ": " << first;
     }
   }
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <random>
 
 #include "affine_init.hpp"
@@ -16,6 +17,7 @@
 #include "evk_testing.hpp"
 #include "nifti_io.hpp"
 #include "pyramid.hpp"
+#include "reg_register.hpp"
 #include "warp_affine.hpp"
 #include "affine_phantom.hpp"
 
@@ -63,6 +65,119 @@ TEST(RegAffine, PointFitsAreExact) {
   EXPECT_THROW(rd::fit_lts(std::vector<rd::Point3>(3), std::vector<rd::Point3>(3), 50, false), evk::InputError);
 }
 
+namespace {
+// The LTS as first written (reg_aladin's optimize_3D rule, plainly): points as given, a full copy and
+// nth_element for the threshold, a kept flag per point, two passes over all points for each fit.
+// The fast fit_lts (columns, radix selection, kept index list) must give the same bits.
+rd::Mat44 ref_fit(const std::vector<rd::Point3>& from, const std::vector<rd::Point3>& to,
+                  const std::vector<unsigned char>* keep, bool affine) {
+  std::vector<rd::Point3> f, t;
+  for (std::size_t i = 0; i < from.size(); ++i)
+    if (!keep || (*keep)[i]) f.push_back(from[i]), t.push_back(to[i]);
+  return affine ? rd::fit_affine(f, t) : rd::fit_rigid(f, t);
+}
+rd::LtsResult ref_lts(const std::vector<rd::Point3>& from, const std::vector<rd::Point3>& to, int pct, bool affine) {
+  const std::size_t n = from.size();
+  std::size_t keep = std::clamp<std::size_t>(static_cast<std::size_t>(static_cast<double>(n) * pct / 100.0),
+                                             affine ? 4 : 3, n);
+  rd::LtsResult r;
+  r.m = ref_fit(from, to, nullptr, affine);
+  r.kept = static_cast<int>(n);
+  rd::Mat44 last_m = r.m;
+  double last = std::numeric_limits<double>::infinity();
+  std::vector<double> r2(n);
+  std::vector<unsigned char> kept(n);
+  for (int it = 0; it < 30; ++it) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto p = r.m.apply(from[i][0], from[i][1], from[i][2]);
+      const double dx = p[0] - to[i][0], dy = p[1] - to[i][1], dz = p[2] - to[i][2];
+      r2[i] = dx * dx + dy * dy + dz * dz;
+    }
+    std::vector<double> s = r2;
+    std::nth_element(s.begin(), s.begin() + (keep - 1), s.end());
+    const double thr = s[keep - 1];
+    std::size_t taken = 0;
+    for (std::size_t i = 0; i < n; ++i) taken += (kept[i] = r2[i] < thr);
+    for (std::size_t i = 0; i < n && taken < keep; ++i)
+      if (r2[i] == thr) kept[i] = 1, ++taken;
+    double sum = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      if (kept[i]) sum += std::sqrt(r2[i]);
+    if (!std::isfinite(sum) || sum > last || last - sum < 0.001) {
+      r.m = last_m;
+      break;
+    }
+    last = sum;
+    last_m = r.m;
+    r.trimmed_sum = sum;
+    r.kept = static_cast<int>(keep);
+    r.refits = it + 1;
+    r.m = ref_fit(from, to, &kept, affine);
+  }
+  return r;
+}
+}  // namespace
+
+// fit_lts is a fast implementation of ref_lts: on point sets like the block matching's (grid
+// centres, integer displacements: many equal residuals, ties at the threshold) and on continuous
+// ones, small and large (the radix selection's every stage), it must give the same result bit for bit.
+TEST(RegAffine, LtsEqualsPlainReferenceBitForBit) {
+  std::mt19937_64 rng(11);
+  int cases = 0, with_ties = 0, max_refits = 0, refused = 0;
+  for (std::size_t n : {8u, 9u, 40u, 500u, 1025u, 3000u, 33000u}) {
+    for (int kind = 0; kind < 3; ++kind) {
+      for (bool affine : {false, true}) {
+        const rd::Mat44 t = random_transform(rng, affine);
+        std::uniform_real_distribution<double> u(-80, 80);
+        std::uniform_int_distribution<int> g(-20, 20), d(-3, 3), out(0, 9);
+        std::vector<rd::Point3> from(n), to(n);
+        for (std::size_t i = 0; i < n; ++i) {
+          // kind 0: continuous points, noise and 30 % outliers; 1: grid points with integer
+          // displacements (block centres; many exact ties); 2: duplicated points (equal residuals).
+          if (kind == 1) from[i] = {4.0 * g(rng) + 1.5, 4.0 * g(rng) + 1.5, 4.0 * g(rng) + 1.5};
+          else if (kind == 2 && i % 3 != 0) from[i] = from[i - 1];
+          else from[i] = {u(rng), u(rng), u(rng)};
+          auto p = t.apply(from[i][0], from[i][1], from[i][2]);
+          if (kind == 1) {
+            p = {from[i][0] + d(rng), from[i][1] + d(rng), from[i][2] + d(rng)};
+          } else if (kind == 2 && i % 3 != 0) {
+            p = {to[i - 1][0], to[i - 1][1], to[i - 1][2]};
+          } else {
+            std::normal_distribution<double> noise(0, 0.3);
+            for (auto& c : p) c += out(rng) < 3 ? u(rng) / 4 : noise(rng);
+          }
+          to[i] = {p[0], p[1], p[2]};
+        }
+        for (int pct : {50, 80}) {
+          const std::string what = "n " + std::to_string(n) + " kind " + std::to_string(kind) +
+                                   (affine ? " affine" : " rigid") + " pi " + std::to_string(pct);
+          rd::LtsResult want;
+          try {
+            want = ref_lts(from, to, pct, affine);
+          } catch (const evk::InputError&) {  // degenerate (few distinct points): both refuse
+            EXPECT_THROW(rd::fit_lts(from, to, pct, affine), evk::InputError) << what;
+            ++refused;
+            continue;
+          }
+          const rd::LtsResult got = rd::fit_lts(from, to, pct, affine);
+          for (int i = 0; i < 4; ++i)
+            for (int j = 0; j < 4; ++j) ASSERT_EQ(got.m.m[i][j], want.m.m[i][j]) << what << " entry " << i << j;
+          EXPECT_EQ(got.refits, want.refits) << what;
+          EXPECT_EQ(got.kept, want.kept) << what;
+          EXPECT_EQ(got.trimmed_sum, want.trimmed_sum) << what;
+          ++cases;
+          with_ties += kind > 0;
+          max_refits = std::max(max_refits, want.refits);
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases + refused, 84);
+  EXPECT_LE(refused, 4);
+  EXPECT_GE(with_ties, 40);
+  EXPECT_GE(max_refits, 3);  // the cases do refit (the comparison covers the loop, not only the first fit)
+}
+
 TEST(RegAffine, LogEuclideanAverage) {
   rd::Mat44 a, b;
   a.m[0][3] = 2, a.m[1][3] = -4;
@@ -79,6 +194,64 @@ TEST(RegAffine, LogEuclideanAverage) {
   const rd::Mat44 t = random_transform(rng, true);
   EXPECT_LT(max_abs_diff(rd::average_log_euclidean(t, t.inverse().inverse()), t), 1e-9);
   EXPECT_EQ(m.m[3][3], 1.0);
+}
+
+// select_blocks against a plain reference (every voxel bounds-checked, variances over the usable
+// voxels in z, y, x order, stable sort by variance): odd sizes (partial blocks at the far faces),
+// NaN voxels, a mask, flat regions and repeated textures (equal variances: index order).
+TEST(RegAffine, BlockSelectionEqualsPlainReference) {
+  std::mt19937_64 rng(8);
+  std::uniform_real_distribution<float> u(0, 100);
+  for (int k = 0; k < 4; ++k) {
+    rd::Volume v;
+    v.geo = rd::Geometry::make(17 + 6 * k, 13 + 3 * k, 11 + 5 * k);
+    v.data.resize(v.geo.voxels());
+    for (int z = 0; z < v.geo.nz; ++z)
+      for (int y = 0; y < v.geo.ny; ++y)
+        for (int x = 0; x < v.geo.nx; ++x) {
+          float val = u(rng);
+          if (x < 8) val = 5.f;                                       // flat: unusable blocks
+          if (y >= 8 && y < 12) val = static_cast<float>((x + z) % 3);  // a repeated texture: equal variances
+          if ((x * 7 + y * 3 + z) % 29 == 0) val = std::numeric_limits<float>::quiet_NaN();
+          v.data[v.geo.index(x, y, z)] = val;
+        }
+    rd::Mask mask(v.geo.voxels(), 1);
+    for (std::size_t i = 0; i < mask.size(); i += 3) mask[i] = k % 2 == 0;  // k odd: every third voxel out
+    for (const rd::Mask* m : {static_cast<const rd::Mask*>(nullptr), static_cast<const rd::Mask*>(&mask)}) {
+      const rd::Mask mk = m ? *m : rd::Mask{};
+      for (int pv : {30, 100}) {
+        const rd::BlockLayout got = rd::select_blocks(v, mk, pv);
+        const rd::Geometry& g = v.geo;
+        std::vector<std::pair<double, int>> want;
+        const int total = got.bx * got.by * got.bz;
+        for (int b = 0; b < total; ++b) {
+          int x0, y0, z0;
+          got.corner(b, x0, y0, z0);
+          std::vector<double> vals;
+          for (int z = z0; z < z0 + 4; ++z)
+            for (int y = y0; y < y0 + 4; ++y)
+              for (int x = x0; x < x0 + 4; ++x) {
+                if (x >= g.nx || y >= g.ny || z >= g.nz) continue;
+                const std::size_t i = g.index(x, y, z);
+                if (std::isfinite(v.data[i]) && (mk.empty() || mk[i])) vals.push_back(v.data[i]);
+              }
+          if (vals.size() <= 32) continue;
+          double sum = 0, q = 0;
+          for (double a : vals) sum += a;
+          const double mean = sum / static_cast<double>(vals.size());
+          for (double a : vals) q += (a - mean) * (a - mean);
+          if (q > 0) want.push_back({q / static_cast<double>(vals.size()), b});
+        }
+        std::stable_sort(want.begin(), want.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+        ASSERT_EQ(got.usable, static_cast<int>(want.size()));
+        want.resize(std::min(want.size(), static_cast<std::size_t>(static_cast<double>(total) * pv / 100.0)));
+        std::vector<int> ids;
+        for (const auto& w : want) ids.push_back(w.second);
+        EXPECT_EQ(got.active, ids) << "case " << k << " mask " << (m != nullptr) << " pv " << pv;
+        EXPECT_GT(ids.size(), 4u);
+      }
+    }
+  }
 }
 
 TEST(RegAffine, BlockSelectionByVariance) {
@@ -278,6 +451,16 @@ TEST(RegAffine, CliHappyPathAndBadInputs) {
   EXPECT_NE(r.out.find("\"matrix\""), std::string::npos);
   EXPECT_LT(mapping_error(p, rd::read_affine(out), truth).first, 3.0);  // one level, few iterations
   EXPECT_EQ(rd::read_volume(res).geo.nx, 40);
+  {  // --json with --res: reg_measure's NMI of the written image, and of the initial alignment (lower)
+    const auto number = [&](const std::string& key) {
+      const std::size_t at = r.out.find("\"" + key + "\": ");
+      return at == std::string::npos ? -1.0 : std::stod(r.out.substr(at + key.size() + 4));
+    };
+    const double nmi = number("nmi"), nmi0 = number("nmi_initial");
+    EXPECT_NEAR(nmi, rd::nmi_like_reg_measure(p.v, rd::read_volume(res)), 1e-12);
+    EXPECT_GT(nmi0, 1.0);
+    EXPECT_GT(nmi, nmi0 + 0.01);
+  }
   // Bad inputs: exit 2, one line naming the culprit, no output.
   rd::Mask none(p.v.geo.voxels(), 0);
   rd::write_mask(tmp / "empty.nii.gz", p.v.geo, none);

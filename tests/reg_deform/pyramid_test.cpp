@@ -111,6 +111,19 @@ TEST(RegPyramid, LevelsOrderAndLevelsToPerform) {
   EXPECT_EQ(q[1].data, p[1].data);
   EXPECT_EQ(q[0].data, p[0].data);
   EXPECT_THROW(rd::make_pyramid(v, 2, 3), std::invalid_argument);
+  // The affine registration's form: the same levels, the input level the input itself (no copy).
+  for (int used : {3, 2, 1}) {
+    const auto want = rd::make_pyramid(v, 3, used, 2);
+    const rd::ImagePyramid ip = rd::make_image_pyramid(v, 3, used, 2);
+    ASSERT_EQ(ip.size(), want.size());
+    EXPECT_EQ(&ip[used - 1] == &v, used == 3);
+    for (std::size_t l = 0; l < want.size(); ++l) {
+      EXPECT_EQ(ip[l].data, want[l].data) << "lp " << used << " level " << l;
+      EXPECT_EQ(ip[l].geo.vox2world.m, want[l].geo.vox2world.m);
+      EXPECT_EQ(ip.levels[l].device, nullptr);
+    }
+  }
+  EXPECT_THROW(rd::make_image_pyramid(v, 2, 3), std::invalid_argument);
 }
 
 TEST(RegPyramid, MaskPyramidIsNearestNeighbour) {

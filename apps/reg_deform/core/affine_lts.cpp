@@ -4,6 +4,8 @@
 #include <unsupported/Eigen/MatrixFunctions>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -15,41 +17,70 @@ namespace {
 constexpr int kMaxRefits = 30;        // reg_aladin's MAX_ITERATIONS
 constexpr double kTolerance = 0.001;  // reg_aladin's TOLERANCE (mm, on the trimmed sum of distances)
 
-// The points taken into a fit: all (keep == nullptr) or those with keep[i] != 0. Every sum below
-// runs in index order (deterministic, whatever the selection algorithm).
+// The points as six columns (from x, y, z, to x, y, z): the loops below run over contiguous arrays.
+struct Columns {
+  std::size_t n = 0;
+  std::vector<double> c;  // 6 * n
+  Columns(const std::vector<Point3>& from, const std::vector<Point3>& to) : n(from.size()), c(6 * from.size()) {
+    for (std::size_t i = 0; i < n; ++i)
+      for (int a = 0; a < 3; ++a) {
+        c[a * n + i] = from[i][a];
+        c[(3 + a) * n + i] = to[i][a];
+      }
+  }
+  const double* col(int k) const { return c.data() + k * n; }
+};
+
+// The points taken into a fit: idx[0..k), ascending. Every sum below runs in index order, one
+// correctly rounded operation at a time (this file is compiled without FMA contraction), so the fit
+// is a deterministic function of the points and of the kept set.
 struct Moments {
   double n = 0;
   double c1[3] = {0, 0, 0}, c2[3] = {0, 0, 0};  // centroids
   double pp[3][3] = {}, pq[3][3] = {};          // sum (p - c1)(p - c1)^T, sum (p - c1)(q - c2)^T
 };
-Moments moments(const std::vector<Point3>& from, const std::vector<Point3>& to, const unsigned char* keep) {
+Moments moments(const Columns& P, const std::uint32_t* idx, std::size_t k) {
   Moments m;
-  const std::size_t n = from.size();
-  double s1[3] = {0, 0, 0}, s2[3] = {0, 0, 0};
-  std::size_t k = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (keep && !keep[i]) continue;
-    for (int a = 0; a < 3; ++a) {
-      s1[a] += from[i][a];
-      s2[a] += to[i][a];
-    }
-    ++k;
+  const double *fx = P.col(0), *fy = P.col(1), *fz = P.col(2), *tx = P.col(3), *ty = P.col(4), *tz = P.col(5);
+  double s10 = 0, s11 = 0, s12 = 0, s20 = 0, s21 = 0, s22 = 0;
+  for (std::size_t t = 0; t < k; ++t) {
+    const std::uint32_t i = idx[t];
+    s10 += fx[i];
+    s11 += fy[i];
+    s12 += fz[i];
+    s20 += tx[i];
+    s21 += ty[i];
+    s22 += tz[i];
   }
   m.n = static_cast<double>(k);
-  for (int a = 0; a < 3; ++a) {
-    m.c1[a] = s1[a] / m.n;
-    m.c2[a] = s2[a] / m.n;
+  m.c1[0] = s10 / m.n, m.c1[1] = s11 / m.n, m.c1[2] = s12 / m.n;
+  m.c2[0] = s20 / m.n, m.c2[1] = s21 / m.n, m.c2[2] = s22 / m.n;
+  // pp is symmetric: p[a] * p[b] == p[b] * p[a] exactly, so six sums give all nine entries. The 15
+  // sums are independent lanes, each in point order; pairs of them share a two-lane vector (GCC/Clang
+  // vector extension: each lane is the same IEEE double operation as scalar code, on any target).
+  using V2 = double __attribute__((vector_size(16)));
+  V2 acc[8] = {};
+  const V2 cp01 = {m.c1[0], m.c1[1]}, cq01 = {m.c2[0], m.c2[1]};
+  for (std::size_t t = 0; t < k; ++t) {
+    const std::uint32_t i = idx[t];
+    const V2 p01 = V2{fx[i], fy[i]} - cp01, q01 = V2{tx[i], ty[i]} - cq01;
+    const double p0 = p01[0], p1 = p01[1], p2 = fz[i] - m.c1[2];
+    const double q0 = q01[0], q1 = q01[1], q2 = tz[i] - m.c2[2];
+    acc[0] += V2{p0, p0} * V2{p0, p1};  // pp00 pp01
+    acc[1] += V2{p0, p1} * V2{p2, p1};  // pp02 pp11
+    acc[2] += V2{p1, p2} * V2{p2, p2};  // pp12 pp22
+    acc[3] += V2{p0, p0} * V2{q0, q1};  // pq00 pq01
+    acc[4] += V2{p0, p1} * V2{q2, q0};  // pq02 pq10
+    acc[5] += V2{p1, p1} * V2{q1, q2};  // pq11 pq12
+    acc[6] += V2{p2, p2} * V2{q0, q1};  // pq20 pq21
+    acc[7] += V2{p2, 0.0} * V2{q2, 0.0};  // pq22 -
   }
-  for (std::size_t i = 0; i < n; ++i) {
-    if (keep && !keep[i]) continue;
-    const double p[3] = {from[i][0] - m.c1[0], from[i][1] - m.c1[1], from[i][2] - m.c1[2]};
-    const double q[3] = {to[i][0] - m.c2[0], to[i][1] - m.c2[1], to[i][2] - m.c2[2]};
-    for (int a = 0; a < 3; ++a)
-      for (int b = 0; b < 3; ++b) {
-        m.pp[a][b] += p[a] * p[b];
-        m.pq[a][b] += p[a] * q[b];
-      }
-  }
+  const double pp[3][3] = {{acc[0][0], acc[0][1], acc[1][0]}, {acc[0][1], acc[1][1], acc[2][0]},
+                           {acc[1][0], acc[2][0], acc[2][1]}};
+  const double pq[3][3] = {{acc[3][0], acc[3][1], acc[4][0]}, {acc[4][1], acc[5][0], acc[5][1]},
+                           {acc[6][0], acc[6][1], acc[7][0]}};
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b) m.pp[a][b] = pp[a][b], m.pq[a][b] = pq[a][b];
   return m;
 }
 
@@ -92,19 +123,63 @@ Mat44 solve_affine(const Moments& mo) {
   return m;
 }
 
-Mat44 fit(const std::vector<Point3>& from, const std::vector<Point3>& to, const unsigned char* keep, bool affine) {
-  const Moments mo = moments(from, to, keep);
+Mat44 fit(const Columns& P, const std::uint32_t* idx, std::size_t k, bool affine) {
+  const Moments mo = moments(P, idx, k);
   return affine ? solve_affine(mo) : solve_rigid(mo);
+}
+
+Mat44 fit_all(const std::vector<Point3>& from, const std::vector<Point3>& to, bool affine) {
+  const Columns P(from, to);
+  std::vector<std::uint32_t> all(P.n);
+  std::iota(all.begin(), all.end(), 0u);
+  return fit(P, all.data(), all.size(), affine);
+}
+
+std::uint64_t bits_of(double v) {
+  std::uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+double double_of(std::uint64_t b) {
+  double v;
+  std::memcpy(&v, &b, sizeof v);
+  return v;
+}
+
+// The k-th smallest (0-based) of n doubles >= +0, exactly, and how many are smaller than it:
+// non-negative doubles order as their bit patterns do (+inf above every finite value, NaN above
+// +inf), so a radix selection on the bits (12-bit digits from the top: sign and exponent, then
+// mantissa bits) narrows them down and nth_element finishes on the few left.
+double kth_smallest(const double* v, std::size_t n, std::size_t k, std::vector<std::uint64_t>& cand,
+                    std::size_t& below) {
+  cand.resize(n);
+  for (std::size_t i = 0; i < n; ++i) cand[i] = bits_of(v[i]);
+  std::size_t m = n;
+  below = 0;
+  for (int shift = 52; shift >= 28 && m > 1024; shift -= 12) {
+    // Elements left: cand[0..m), all sharing the bits above `shift + 12`.
+    std::uint32_t hist[4096] = {};
+    for (std::size_t i = 0; i < m; ++i) ++hist[(cand[i] >> shift) & 4095];
+    std::uint64_t digit = 0;
+    while (k >= hist[digit]) k -= hist[digit], below += hist[digit++];  // smaller digit: smaller value
+    std::size_t w = 0;
+    for (std::size_t i = 0; i < m; ++i) {
+      const std::uint64_t b = cand[i];
+      cand[w] = b;
+      w += ((b >> shift) & 4095) == digit;
+    }
+    m = w;
+  }
+  std::nth_element(cand.begin(), cand.begin() + static_cast<std::ptrdiff_t>(k), cand.begin() + static_cast<std::ptrdiff_t>(m));
+  const std::uint64_t t = cand[k];
+  for (std::size_t i = 0; i < k; ++i) below += cand[i] < t;  // cand[0..k) <= t after nth_element
+  return double_of(t);
 }
 }  // namespace
 
-Mat44 fit_rigid(const std::vector<Point3>& from, const std::vector<Point3>& to) {
-  return fit(from, to, nullptr, false);
-}
+Mat44 fit_rigid(const std::vector<Point3>& from, const std::vector<Point3>& to) { return fit_all(from, to, false); }
 
-Mat44 fit_affine(const std::vector<Point3>& from, const std::vector<Point3>& to) {
-  return fit(from, to, nullptr, true);
-}
+Mat44 fit_affine(const std::vector<Point3>& from, const std::vector<Point3>& to) { return fit_all(from, to, true); }
 
 LtsResult fit_lts(const std::vector<Point3>& from, const std::vector<Point3>& to, int inlier_percent, bool affine) {
   const std::size_t n = from.size();
@@ -112,39 +187,46 @@ LtsResult fit_lts(const std::vector<Point3>& from, const std::vector<Point3>& to
   if (n < need)
     input_error("registration", "only " + std::to_string(n) + " block correspondences, need " + std::to_string(need) +
                                     " for " + (affine ? "an affine" : "a rigid") + " transformation (images do not overlap?)");
+  if (n > std::numeric_limits<std::uint32_t>::max()) input_error("registration", "too many block correspondences");
   std::size_t keep = static_cast<std::size_t>(static_cast<double>(n) * inlier_percent / 100.0);
   keep = std::clamp<std::size_t>(keep, affine ? 4 : 3, n);
 
+  const Columns P(from, to);
+  const double *fx = P.col(0), *fy = P.col(1), *fz = P.col(2), *tx = P.col(3), *ty = P.col(4), *tz = P.col(5);
+  std::vector<std::uint32_t> idx(n);
+  std::iota(idx.begin(), idx.end(), 0u);
   LtsResult r;
-  r.m = fit(from, to, nullptr, affine);  // all points first
+  r.m = fit(P, idx.data(), n, affine);  // all points first
   r.kept = static_cast<int>(n);
   Mat44 last_m = r.m;
   double last = std::numeric_limits<double>::infinity();
-  std::vector<double> r2(n), scratch(n);
-  std::vector<unsigned char> kept(n);
+  std::vector<double> r2(n);
+  std::vector<std::uint64_t> scratch;
   for (int it = 0; it < kMaxRefits; ++it) {
-    // squared residuals of the current fit
-    const Mat44& m = r.m;
+    // squared residuals of the current fit (Mat44::apply's operations, in its order). With finite
+    // points and a finite fit they are finite; an infinite one would sort last, a NaN never be kept.
+    const auto& m = r.m.m;
     for (std::size_t i = 0; i < n; ++i) {
-      const auto p = m.apply(from[i][0], from[i][1], from[i][2]);
-      const double dx = p[0] - to[i][0], dy = p[1] - to[i][1], dz = p[2] - to[i][2];
+      const double x = fx[i], y = fy[i], z = fz[i];
+      const double dx = m[0][0] * x + m[0][1] * y + m[0][2] * z + m[0][3] - tx[i];
+      const double dy = m[1][0] * x + m[1][1] * y + m[1][2] * z + m[1][3] - ty[i];
+      const double dz = m[2][0] * x + m[2][1] * y + m[2][2] * z + m[2][3] - tz[i];
       r2[i] = dx * dx + dy * dy + dz * dz;
     }
-    // the `keep` smallest (ties at the threshold: lowest indices first), selected in O(n)
-    scratch = r2;
-    std::nth_element(scratch.begin(), scratch.begin() + (keep - 1), scratch.end());
-    const double thr = scratch[keep - 1];
-    std::size_t taken = 0;
+    // the `keep` smallest (ties at the threshold: lowest indices first), ascending in idx[0..keep)
+    std::size_t below = 0;
+    const double thr = kth_smallest(r2.data(), n, keep - 1, scratch, below);
+    const std::size_t ties = keep - below;  // of the points at the threshold, the first `ties`
+    std::size_t k = 0, seen = 0;
     for (std::size_t i = 0; i < n; ++i) {
-      kept[i] = r2[i] < thr;
-      taken += kept[i];
+      const bool lt = r2[i] < thr, eq = r2[i] == thr;
+      idx[k] = static_cast<std::uint32_t>(i);
+      k += lt | (eq & (seen < ties));
+      seen += eq;
     }
-    for (std::size_t i = 0; i < n && taken < keep; ++i)
-      if (r2[i] == thr) kept[i] = 1, ++taken;
     // the trimmed sum of distances, in index order (reg_aladin's criterion)
     double sum = 0;
-    for (std::size_t i = 0; i < n; ++i)
-      if (kept[i]) sum += std::sqrt(r2[i]);
+    for (std::size_t t = 0; t < keep; ++t) sum += std::sqrt(r2[idx[t]]);
     if (!std::isfinite(sum) || sum > last || last - sum < kTolerance) {  // not improving: the previous fit
       r.m = last_m;
       break;
@@ -154,7 +236,7 @@ LtsResult fit_lts(const std::vector<Point3>& from, const std::vector<Point3>& to
     r.trimmed_sum = sum;
     r.kept = static_cast<int>(keep);
     r.refits = it + 1;
-    r.m = fit(from, to, kept.data(), affine);
+    r.m = fit(P, idx.data(), keep, affine);
   }
   return r;
 }

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <future>
+#include <stdexcept>
 
 #include "affine_lts.hpp"
 #include "evk/error.hpp"
@@ -19,7 +20,7 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
 class CpuMatcher : public Matcher {
  public:
   CpuMatcher(const Volume& ref, const Mask& rmask, const BlockLayout& layout, const Volume& flo, int threads)
-      : ref_(ref), rmask_(rmask), layout_(layout), flo_(flo), threads_(threads) {}
+      : rmask_(rmask), layout_(layout), ref_(ref), flo_(flo), threads_(threads) {}
   std::vector<BlockMatch> match(const Mat44& ref2flo) override {
     const auto t0 = Clock::now();
     const std::vector<float> warped = warp_linear_cpu(ref_.geo, flo_, ref2flo, threads_);
@@ -36,9 +37,9 @@ class CpuMatcher : public Matcher {
 
  private:
   double warp_ms_ = 0, match_ms_ = 0;
-  const Volume& ref_;
   const Mask& rmask_;
   const BlockLayout& layout_;
+  const Volume& ref_;
   const Volume& flo_;
   int threads_;
 };
@@ -53,8 +54,8 @@ void check_mask(const Mask& m, const Geometry& g, const std::string& what) {
 }  // namespace
 
 MatcherFactory cpu_matcher(int threads) {
-  return [threads](const Volume& ref, const Mask& rmask, const BlockLayout& layout, const Volume& flo) {
-    return std::unique_ptr<Matcher>(new CpuMatcher(ref, rmask, layout, flo, threads));
+  return [threads](const LevelImage& ref, const Mask& rmask, const BlockLayout& layout, const LevelImage& flo) {
+    return std::unique_ptr<Matcher>(new CpuMatcher(*ref.host, rmask, layout, *flo.host, threads));
   };
 }
 
@@ -97,10 +98,12 @@ AffineResult register_affine(const Volume& ref, const Volume& flo, const Mask& r
   AffineStageTimes& times = res.times;
   const auto start = Clock::now();
   const PyramidFn pyramid = engine.pyramid ? engine.pyramid : [&opt](const Volume& v, int levels, int used) {
-    return make_pyramid(v, levels, used, opt.threads);
+    return make_image_pyramid(v, levels, used, opt.threads);
   };
-  const std::vector<Volume> rp = pyramid(ref, opt.levels, opt.levels_used);
-  const std::vector<Volume> fp = pyramid(flo, opt.levels, opt.levels_used);
+  const ImagePyramid rp = pyramid(ref, opt.levels, opt.levels_used);
+  const ImagePyramid fp = pyramid(flo, opt.levels, opt.levels_used);
+  if (rp.size() != static_cast<std::size_t>(opt.levels_used) || fp.size() != rp.size())
+    throw std::logic_error("register_affine: the engine's pyramid has the wrong number of levels");
   const std::vector<Mask> rmp = make_mask_pyramid(ref.geo, rmask, opt.levels, opt.levels_used);
   const std::vector<Mask> fmp = make_mask_pyramid(flo.geo, fmask, opt.levels, opt.levels_used);
   times.pyramid = ms_between(start, Clock::now());
@@ -117,9 +120,12 @@ AffineResult register_affine(const Volume& ref, const Volume& flo, const Mask& r
     info.nx = rp[l].geo.nx;
     info.ny = rp[l].geo.ny;
     info.nz = rp[l].geo.nz;
+    BlockLayout lb;  // the backward blocks (symmetric) concurrently with the forward ones
+    std::future<BlockLayout> back_blocks;
+    if (opt.symmetric)
+      back_blocks = std::async(std::launch::async, [&] { return select_blocks(fp[l], fmp[l], opt.block_percent); });
     const BlockLayout lf = select_blocks(rp[l], rmp[l], opt.block_percent);
-    BlockLayout lb;
-    if (opt.symmetric) lb = select_blocks(fp[l], fmp[l], opt.block_percent);
+    if (opt.symmetric) lb = back_blocks.get();
     const auto t1 = Clock::now();
     times.select += ms_between(t0, t1);
     info.blocks = static_cast<int>(lf.active.size());
@@ -130,8 +136,8 @@ AffineResult register_affine(const Volume& ref, const Volume& flo, const Mask& r
     if (opt.symmetric && lb.active.size() < 8)
       input_error("--flo", "only " + std::to_string(lb.active.size()) + " blocks with contrast at level " +
                                std::to_string(l + 1) + " (need 8; image too small or flat, or mask too small?)");
-    std::unique_ptr<Matcher> mf = factory(rp[l], rmp[l], lf, fp[l]);
-    std::unique_ptr<Matcher> mb = opt.symmetric ? factory(fp[l], fmp[l], lb, rp[l]) : nullptr;
+    std::unique_ptr<Matcher> mf = factory(rp.levels[l], rmp[l], lf, fp.levels[l]);
+    std::unique_ptr<Matcher> mb = opt.symmetric ? factory(fp.levels[l], fmp[l], lb, rp.levels[l]) : nullptr;
     times.upload += ms_between(t1, Clock::now());
 
     // One direction's fit from its matches (host, double; deterministic, so running the two

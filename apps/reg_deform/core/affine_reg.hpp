@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "block_match.hpp"
+#include "pyramid.hpp"
 #include "types.hpp"
 
 namespace evk::reg_deform {
@@ -36,9 +37,10 @@ struct AffineOptions {
 // Time spent per stage (ms, summed over a registration). GPU stages are device time (CUDA events);
 // CPU stages are wall time.
 struct AffineStageTimes {
-  double pyramid = 0;   // image and mask pyramids (CPU)
-  double select = 0;    // block selection: variances and sort (CPU)
-  double upload = 0;    // matcher set-up: images, masks and block lists to the device (GPU; wall)
+  double pyramid = 0;   // image and mask pyramids (GPU backend: the inputs' upload, the kernels, the coarser
+                        // levels' download for block selection; wall)
+  double select = 0;    // block selection: variances and sort (CPU, both directions concurrently)
+  double upload = 0;    // matcher set-up per level: masks and block lists to the device (GPU; wall)
   double warp = 0;      // warping the floating image (GPU kernel, or CPU)
   double match = 0;     // block matching (GPU kernel, or CPU)
   double download = 0;  // matches back to the host (GPU)
@@ -47,7 +49,8 @@ struct AffineStageTimes {
 };
 
 // Warps `flo` onto `ref`'s grid through a matrix and matches `layout`'s blocks (one per level and
-// direction; implementations keep the images where they compute).
+// direction; implementations compute where the level images are kept: LevelImage::device when the
+// engine's pyramid holds device copies, else the host images).
 class Matcher {
  public:
   virtual ~Matcher() = default;
@@ -55,14 +58,14 @@ class Matcher {
   // Adds this matcher's warp/match/download (and set-up) times to t.
   virtual void add_times(AffineStageTimes& t) const { (void)t; }
 };
-using MatcherFactory = std::function<std::unique_ptr<Matcher>(const Volume& ref, const Mask& rmask,
-                                                              const BlockLayout& layout, const Volume& flo)>;
-// The CPU reference (warp_linear_cpu + match_blocks_cpu).
+using MatcherFactory = std::function<std::unique_ptr<Matcher>(const LevelImage& ref, const Mask& rmask,
+                                                              const BlockLayout& layout, const LevelImage& flo)>;
+// The CPU reference (warp_linear_cpu + match_blocks_cpu on the host images).
 MatcherFactory cpu_matcher(int threads = 0);
 
-// The image pyramid of one image (make_pyramid's contract: index 0 = coarsest used level).
-using PyramidFn = std::function<std::vector<Volume>(const Volume& v, int levels, int used)>;
-// Where the registration's heavy stages run: the matchers, and the pyramids (empty: make_pyramid
+// The image pyramid of one image (make_image_pyramid's contract: index 0 = coarsest used level).
+using PyramidFn = std::function<ImagePyramid(const Volume& v, int levels, int used)>;
+// Where the registration's heavy stages run: the matchers, and the pyramids (empty: make_image_pyramid
 // on the CPU with AffineOptions::threads). Implicit from a MatcherFactory.
 struct AffineEngine {
   AffineEngine(MatcherFactory m, PyramidFn p = {}) : matcher(std::move(m)), pyramid(std::move(p)) {}  // NOLINT

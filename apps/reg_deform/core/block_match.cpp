@@ -18,6 +18,21 @@ void load_block(const Volume& ref, const Mask& mask, const BlockLayout& l, int b
   const Geometry& g = ref.geo;
   int x0, y0, z0;
   l.corner(b, x0, y0, z0);
+  if (x0 + kBlockWidth <= g.nx && y0 + kBlockWidth <= g.ny && z0 + kBlockWidth <= g.nz) {
+    // inside the volume (most blocks): rows of 4 contiguous voxels, the same values as below
+    int a = 0;
+    for (int z = z0; z < z0 + kBlockWidth; ++z)
+      for (int y = y0; y < y0 + kBlockWidth; ++y) {
+        const std::size_t row = g.index(x0, y, z);
+        const float* r = ref.data.data() + row;
+        for (int x = 0; x < kBlockWidth; ++x, ++a) {
+          const bool use = std::isfinite(r[x]) && (mask.empty() || mask[row + x] != 0);
+          ok[a] = use;
+          v[a] = use ? r[x] : 0.0;
+        }
+      }
+    return;
+  }
   int a = 0;
   for (int z = z0; z < z0 + kBlockWidth; ++z)
     for (int y = y0; y < y0 + kBlockWidth; ++y)

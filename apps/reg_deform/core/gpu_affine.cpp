@@ -38,9 +38,25 @@ constexpr unsigned kMatchThreads = 352;  // AFF_THREADS in affine_kernels.cu
 }  // namespace
 
 BlockMatcher::BlockMatcher(const Volume& ref, const Mask& rmask, const BlockLayout& layout, const Volume& flo)
-    : ref_geo_(ref.geo), flo_geo_(flo.geo), layout_(layout) {
-  ref_.upload(ref.data.data(), ref.data.size());
-  flo_.upload(flo.data.data(), flo.data.size());
+    : BlockMatcher(LevelImage{&ref, nullptr}, rmask, layout, LevelImage{&flo, nullptr}) {}
+
+BlockMatcher::BlockMatcher(const LevelImage& ref_level, const Mask& rmask, const BlockLayout& layout,
+                           const LevelImage& flo_level)
+    : ref_geo_(ref_level.host->geo), flo_geo_(flo_level.host->geo), layout_(layout) {
+  const Volume& ref = *ref_level.host;
+  const Volume& flo = *flo_level.host;
+  if (ref_level.device) {
+    ref_ = static_cast<const float*>(ref_level.device);
+  } else {
+    ref_own_.upload(ref.data.data(), ref.data.size());
+    ref_ = ref_own_.get();
+  }
+  if (flo_level.device) {
+    flo_ = static_cast<const float*>(flo_level.device);
+  } else {
+    flo_own_.upload(flo.data.data(), flo.data.size());
+    flo_ = flo_own_.get();
+  }
   warped_.resize(ref.geo.voxels());
   has_mask_ = !rmask.empty();
   if (has_mask_) mask_.upload(rmask.data(), rmask.size());
@@ -66,7 +82,7 @@ void BlockMatcher::warp(const Mat44& ref2flo) {
   const std::size_t n = ref_geo_.voxels();
   if (poison_) EVK_CUDA(cudaMemset(warped_.get(), 0xff, n * sizeof(float)));
   const Affine34d a = affine34(voxel_map(ref_geo_, flo_geo_, ref2flo));
-  const float* pf = flo_.get();
+  const float* pf = flo_;
   float* pw = warped_.get();
   int fx = flo_geo_.nx, fy = flo_geo_.ny, fz = flo_geo_.nz, nx = ref_geo_.nx, ny = ref_geo_.ny, nz = ref_geo_.nz;
   void* args[] = {&pf, &fx, &fy, &fz, &nx, &ny, &nz, const_cast<Affine34d*>(&a), &pw};
@@ -89,7 +105,7 @@ void BlockMatcher::enqueue_match() {
   const int count = static_cast<int>(layout_.active.size());
   if (count == 0) return;
   if (poison_) EVK_CUDA(cudaMemset(out_.get(), 0xff, count * sizeof(BlockMatch)));
-  const float* pr = ref_.get();
+  const float* pr = ref_;
   const std::uint8_t* pm = has_mask_ ? mask_.get() : nullptr;
   const float* pw = warped_.get();
   const std::uint32_t* pa = active_.get();
@@ -130,7 +146,7 @@ std::vector<BlockMatch> BlockMatcher::match(const Mat44& ref2flo) {
 }
 
 MatcherFactory affine_matcher(bool poison) {
-  return [poison](const Volume& ref, const Mask& rmask, const BlockLayout& layout, const Volume& flo) {
+  return [poison](const LevelImage& ref, const Mask& rmask, const BlockLayout& layout, const LevelImage& flo) {
     auto m = std::make_unique<BlockMatcher>(ref, rmask, layout, flo);
     m->set_poison(poison);
     return std::unique_ptr<Matcher>(std::move(m));
@@ -139,7 +155,7 @@ MatcherFactory affine_matcher(bool poison) {
 
 AffineEngine affine_engine(bool poison) {
   return AffineEngine(affine_matcher(poison), [](const Volume& v, int levels, int used) {
-    return gpu::make_pyramid(v, levels, used);
+    return gpu::make_image_pyramid(v, levels, used);
   });
 }
 

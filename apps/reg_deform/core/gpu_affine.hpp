@@ -16,7 +16,11 @@ namespace evk::reg_deform::gpu {
 // One level and direction: reference, mask, active blocks and floating image on the device.
 class BlockMatcher : public Matcher {
  public:
+  // Uploads both images.
   BlockMatcher(const Volume& ref, const Mask& rmask, const BlockLayout& layout, const Volume& flo);
+  // Uses the images' device copies where they have one (gpu::make_image_pyramid's levels; they must
+  // outlive the matcher), else uploads the host image.
+  BlockMatcher(const LevelImage& ref, const Mask& rmask, const BlockLayout& layout, const LevelImage& flo);
   ~BlockMatcher() override;
   BlockMatcher(const BlockMatcher&) = delete;
   BlockMatcher& operator=(const BlockMatcher&) = delete;
@@ -36,7 +40,9 @@ class BlockMatcher : public Matcher {
  private:
   Geometry ref_geo_, flo_geo_;
   BlockLayout layout_;
-  Buffer<float> ref_, flo_, warped_;
+  Buffer<float> ref_own_, flo_own_, warped_;  // the images' own uploads (when not given on the device)
+  const float* ref_ = nullptr;
+  const float* flo_ = nullptr;
   Buffer<std::uint8_t> mask_;
   Buffer<std::uint32_t> active_;
   Buffer<float4> out_;
@@ -47,8 +53,8 @@ class BlockMatcher : public Matcher {
 
 // The GPU matcher for register_affine.
 MatcherFactory affine_matcher(bool poison = false);
-// The GPU engine: these matchers and the pyramids on the GPU (gpu_pyramid.hpp), all bit-identical
-// to the CPU's.
+// The GPU engine: the pyramids on the GPU, kept there (gpu::make_image_pyramid: each input uploaded
+// once) and these matchers on the pyramids' device levels; all bit-identical to the CPU's.
 AffineEngine affine_engine(bool poison = false);
 
 }  // namespace evk::reg_deform::gpu

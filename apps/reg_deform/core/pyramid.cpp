@@ -124,6 +124,30 @@ std::vector<Volume> make_pyramid(const Volume& v, int levels, int used, int thre
   return p;
 }
 
+ImagePyramid make_image_pyramid(const Volume& v, int levels, int used, int threads) {
+  if (levels < 1 || used < 1 || used > levels) throw std::invalid_argument("make_image_pyramid: need 1 <= used <= levels");
+  ImagePyramid p;
+  p.levels.resize(used);
+  const Volume* cur = &v;
+  Volume tmp;
+  for (int l = used; l < levels; ++l) {  // levels built but not used
+    Volume next = downsample_volume(*cur, pyramid_axes(cur->geo), threads);
+    tmp = std::move(next);
+    cur = &tmp;
+  }
+  if (cur != &v) {
+    p.owned.push_back(std::make_unique<Volume>(std::move(tmp)));
+    cur = p.owned.back().get();
+  }
+  p.levels[used - 1].host = cur;
+  for (int l = used - 2; l >= 0; --l) {
+    const Volume& finer = *p.levels[l + 1].host;
+    p.owned.push_back(std::make_unique<Volume>(downsample_volume(finer, pyramid_axes(finer.geo), threads)));
+    p.levels[l].host = p.owned.back().get();
+  }
+  return p;
+}
+
 std::vector<Mask> make_mask_pyramid(const Geometry& g, const Mask& m, int levels, int used) {
   if (levels < 1 || used < 1 || used > levels) throw std::invalid_argument("make_mask_pyramid: need 1 <= used <= levels");
   std::vector<Mask> p(used);

@@ -7,6 +7,7 @@
 // pyramid.cpp is compiled without FMA contraction: gpu_pyramid.hpp reproduces it bit for bit.
 #pragma once
 #include <array>
+#include <memory>
 #include <vector>
 
 #include "types.hpp"
@@ -40,6 +41,25 @@ Mask downsample_mask(const Geometry& g, const Mask& m, const std::array<bool, 3>
 // The pyramid of `levels` levels of which the finest `used` are returned (NiftyReg's --ln / --lp):
 // index 0 = coarsest used level, index used-1 = the input itself. 1 <= used <= levels.
 std::vector<Volume> make_pyramid(const Volume& v, int levels, int used, int threads = 0);
+// One level of one image as a registration engine holds it: the host image (block selection reads
+// it) and the engine's own copy (the GPU backend: a device buffer of host->geo.voxels() floats, the
+// same values; null when the engine keeps none).
+struct LevelImage {
+  const Volume* host = nullptr;
+  const void* device = nullptr;
+};
+// make_pyramid's levels (index 0 = coarsest used) without copying the input: the finest used level
+// is the input itself when every level built is used. Move-only; `device` owns the device copies.
+struct ImagePyramid {
+  std::vector<LevelImage> levels;
+  std::vector<std::unique_ptr<Volume>> owned;  // the host levels computed (levels[l].host points here or at the input)
+  std::shared_ptr<void> device;
+  std::size_t size() const { return levels.size(); }
+  const Volume& operator[](std::size_t l) const { return *levels[l].host; }
+};
+// make_pyramid as an ImagePyramid (CPU; no device copies).
+ImagePyramid make_image_pyramid(const Volume& v, int levels, int used, int threads = 0);
+
 // The same for a mask on `g` (empty mask: every level empty, i.e. all active).
 std::vector<Mask> make_mask_pyramid(const Geometry& g, const Mask& m, int levels, int used);
 
