@@ -427,8 +427,15 @@ TEST(RegGpuRegister, ExpertFieldKernelGivesTheSameIteratesAsCpu) {
 // `register --kernel auto|original|expert` on a 1 mm volume (spacing 5 voxels at the finest level, so
 // a shipped variant with `requires: spacing == 5` fits): auto runs what the tool's registry selects
 // for the request (the shipped evolved variant on a GPU it was built for), the choice is reported
-// in --json ("kernel") and by -v ("field kernel ..."), and the three grids agree within the
-// CPU/GPU tolerance of ToolOnTheGpu (0.05 mm).
+// in --json ("kernel") and by -v ("field kernel ..."). Agreement: auto (the same arithmetic as the
+// original, tile kernel) within the CPU/GPU tolerance of ToolOnTheGpu, 0.05 mm on every control point.
+// The expert kernel's field differs from the tile kernel's by up to ~6e-5 mm per evaluation (it is
+// the closer of the two to the CPU: 1.1e-5 mm after a whole registration in
+// ExpertFieldKernelGivesTheSameIteratesAsCpu); over 2 x 20 conjugate-gradient iterations with line
+// searches such differences change accepted steps, and control points with no image gradient near
+// them drift (measured on the H100: up to 0.33 mm). So for expert vs original the check is what a
+// registration guarantees: the final objective within 1e-3, the mean control-point difference
+// below 0.02 mm and the largest below 0.5 mm (a tenth of the 5 mm spacing).
 TEST(RegGpuRegister, ToolAutoOriginalAndExpertAgreeAndReportTheVariant) {
   EVK_REQUIRE_GPU();
   evk::testing::TempDir tmp;
@@ -449,6 +456,7 @@ TEST(RegGpuRegister, ToolAutoOriginalAndExpertAgreeAndReportTheVariant) {
     EXPECT_FALSE(want.variant.is_original()) << want.rule;
   }
   std::map<std::string, rd::Grid> grids;
+  std::map<std::string, double> objective;
   for (const std::string kernel : {"auto", "original", "expert"}) {
     const auto cpp = tmp / (kernel + ".nii.gz");
     const auto r = evk::testing::run_tool("reg_deform", base + " --kernel " + kernel + " --cpp " + cpp.string());
@@ -462,14 +470,27 @@ TEST(RegGpuRegister, ToolAutoOriginalAndExpertAgreeAndReportTheVariant) {
       EXPECT_FALSE(j.at("genome").get<std::string>().empty());
     }
     grids[kernel] = rd::read_grid(cpp, flo.geo);
+    objective[kernel] = j.at("final").at("objective").at("objective").get<double>();
   }
   for (const std::string k : {"auto", "expert"}) {
-    double worst = 0;
-    for (std::size_t i = 0; i < grids["original"].data.size(); ++i)
-      worst = std::max(worst, double(std::fabs(grids[k].data[i] - grids["original"].data[i])));
-    std::printf("[measured] register --kernel %s (%s) vs original: grids differ by <= %.3g mm\n", k.c_str(),
-                k == "auto" ? want.variant.id.c_str() : "expert seed", worst);
-    EXPECT_LT(worst, 0.05) << k;
+    double worst = 0, sum = 0;
+    const std::size_t n = grids["original"].data.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      const double d = std::fabs(grids[k].data[i] - grids["original"].data[i]);
+      worst = std::max(worst, d);
+      sum += d;
+    }
+    std::printf("[measured] register --kernel %s (%s) vs original: grids differ by <= %.3g mm (mean %.3g), objective "
+                "%.7f vs %.7f\n",
+                k.c_str(), k == "auto" ? want.variant.id.c_str() : "expert seed", worst, sum / double(n), objective[k],
+                objective["original"]);
+    if (k == "auto") {
+      EXPECT_LT(worst, 0.05) << k;
+    } else {
+      EXPECT_NEAR(objective[k], objective["original"], 1e-3) << k;
+      EXPECT_LT(sum / double(n), 0.02) << k;
+      EXPECT_LT(worst, 0.5) << k;
+    }
   }
 }
 
