@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <vector>
 
 #include "evk/error.hpp"
 #include "io/read_rules.hpp"
@@ -229,8 +230,34 @@ bool RecordScanner::next_record(ScanBatch& b, RecordSpan& r) {
           return true;
         }
       }
-      // the whole next chunk is needed (or the record ended inside the tail): continue in tail + next
-      cur_ = take == nxt->size ? joined : join(p_, tail, nxt->data.get(), nxt->size);
+      // the whole next chunk is needed (or the record ended inside the tail): continue in tail + next.
+      // A record longer than a chunk (a 100 MB line, pages of blank lines) would be rescanned from its
+      // start once per chunk, quadratic in its length: so more chunks are joined until the text at
+      // least doubles, and it is rescanned O(log) times (fuzz_fastx found 300 KB taking a minute).
+      std::vector<std::shared_ptr<const TextChunk>> more{nxt};
+      std::size_t total = tail + nxt->size;
+      while (total < 2 * tail) {
+        const auto tm = Clock::now();
+        auto c = in_.next();  // null at the end (and again on the next call)
+        busy_s_ -= std::chrono::duration<double>(Clock::now() - tm).count();
+        if (!c) break;
+        total += c->size;
+        more.push_back(std::move(c));
+      }
+      if (more.size() == 1) {
+        cur_ = take == nxt->size ? joined : join(p_, tail, nxt->data.get(), nxt->size);
+      } else {
+        auto c = std::make_shared<TextChunk>();
+        c->data.reset(new char[total + 1]);
+        std::memcpy(c->data.get(), p_, tail);
+        std::size_t at = tail;
+        for (const auto& m : more) {
+          std::memcpy(c->data.get() + at, m->data.get(), m->size);
+          at += m->size;
+        }
+        c->size = total;
+        cur_ = std::move(c);
+      }
       p_ = cur_->data.get();
       end_ = p_ + cur_->size;
       break;
