@@ -189,9 +189,11 @@ bool gpu_ok(benchmark::State& st) {
   return true;
 }
 
-// Whole registration on the GPU. kernel: "original" (the paper's tile kernel) or "evolved" (the
-// configuration of the shipped genome: c_controlPointVoxelSpacing + constantBasis + BasisA, bs 96).
-void BM_RegisterGpu(benchmark::State& st, const std::string& ref_name, bool evolved) {
+// Whole registration on the GPU. kernel: "original" (the paper's tile kernel), "evolved" (the
+// configuration of the shipped genome: c_controlPointVoxelSpacing + constantBasis + BasisA, bs 96) or
+// "expert" (the expert dense-field kernel, kernels/original/reg_deform/field_expert.cu).
+void BM_RegisterGpu(benchmark::State& st, const std::string& ref_name, const std::string& kernel) {
+  const bool evolved = kernel == "evolved";
   if (!gpu_ok(st)) return;
   const Pair& p = pair(ref_name);
   if (!p.ok) return st.SkipWithError("no shared data");
@@ -203,6 +205,7 @@ void BM_RegisterGpu(benchmark::State& st, const std::string& ref_name, bool evol
     go.field.config.const_spacing = go.field.config.constant_basis = go.field.config.basis_a = true;
     go.field.config.block_size = 96;
   }
+  go.field.expert = kernel == "expert";
   const rd::EngineFactory f = [go](const rd::LevelInput& in) { return rd::make_gpu_engine(in, go); };
   rd::register_images(p.ref, p.flo, {}, {}, o, f);  // warm-up: module loads, NVRTC cache
   rd::RegisterResult r;
@@ -216,11 +219,13 @@ void BM_RegisterGpu(benchmark::State& st, const std::string& ref_name, bool evol
   }
   report(st, p, r, seconds);
 }
-BENCHMARK_CAPTURE(BM_RegisterGpu, icbm152_1mm_original, std::string("icbm152_2009a_t1_1mm.nii.gz"), false)
+BENCHMARK_CAPTURE(BM_RegisterGpu, icbm152_1mm_original, std::string("icbm152_2009a_t1_1mm.nii.gz"), std::string("original"))
     ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(3);
-BENCHMARK_CAPTURE(BM_RegisterGpu, icbm152_1mm_evolved, std::string("icbm152_2009a_t1_1mm.nii.gz"), true)
+BENCHMARK_CAPTURE(BM_RegisterGpu, icbm152_1mm_evolved, std::string("icbm152_2009a_t1_1mm.nii.gz"), std::string("evolved"))
     ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(3);
-BENCHMARK_CAPTURE(BM_RegisterGpu, mni152_2mm_original, std::string("mni152_t1_2mm.nii.gz"), false)
+BENCHMARK_CAPTURE(BM_RegisterGpu, icbm152_1mm_expert, std::string("icbm152_2009a_t1_1mm.nii.gz"), std::string("expert"))
+    ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(3);
+BENCHMARK_CAPTURE(BM_RegisterGpu, mni152_2mm_original, std::string("mni152_t1_2mm.nii.gz"), std::string("original"))
     ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(3);
 
 // One stage of an iteration at the finest 1 mm level on the GPU, set up as GpuEngine sets up a level
