@@ -25,6 +25,7 @@
 
 #include "evk/cuda_check.hpp"
 #include "gpu_field.hpp"
+#include "gpu_pyramid.hpp"
 #include "reg_engine_gpu.hpp"
 #endif
 
@@ -168,8 +169,10 @@ void add_register_command(CLI::App& app) {
                    terms_line(r.final_terms, nmi).c_str());
     };
     rd::EngineFactory factory = rd::make_cpu_engine;
+    rd::RegisterOptions reg_opt = a->o;
 #if defined(EVK_HAVE_CUDA)
     if (gpu) {
+      reg_opt.pyramid = [](const rd::Volume& v, int levels, int used) { return rd::gpu::make_image_pyramid(v, levels, used); };
       rd::GpuEngineOptions go;
       go.field.config = kernel.config;
       go.field.source = kernel.source;
@@ -178,7 +181,7 @@ void add_register_command(CLI::App& app) {
       factory = [go](const rd::LevelInput& in) { return rd::make_gpu_engine(in, go); };
     }
 #endif
-    const rd::RegisterResult result = rd::register_images(ref, flo, rmask, fmask, a->o, factory, cb);
+    const rd::RegisterResult result = rd::register_images(ref, flo, rmask, fmask, reg_opt, factory, cb);
     lap("register");
 
     // Outputs: the grid, and the warped image (cubic, the input floating image).

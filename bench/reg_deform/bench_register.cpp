@@ -34,6 +34,7 @@
 #include "evk/gpu_timer.hpp"
 #include "gpu_affine.hpp"
 #include "gpu_field.hpp"
+#include "gpu_pyramid.hpp"
 #include "reg_engine_gpu.hpp"
 #include "reg_gpu_stages.hpp"
 #endif
@@ -207,6 +208,7 @@ void BM_RegisterGpu(benchmark::State& st, const std::string& ref_name, const std
   }
   go.field.expert = kernel == "expert";
   const rd::EngineFactory f = [go](const rd::LevelInput& in) { return rd::make_gpu_engine(in, go); };
+  o.pyramid = [](const rd::Volume& v, int levels, int used) { return rd::gpu::make_image_pyramid(v, levels, used); };
   rd::register_images(p.ref, p.flo, {}, {}, o, f);  // warm-up: module loads, NVRTC cache
   rd::RegisterResult r;
   double seconds = 0;

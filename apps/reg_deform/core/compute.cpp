@@ -11,6 +11,7 @@
 #include "evk/cuda_check.hpp"
 #include "gpu_affine.hpp"
 #include "gpu_field.hpp"
+#include "gpu_pyramid.hpp"
 #include "reg_engine_gpu.hpp"
 #endif
 
@@ -131,6 +132,7 @@ RegisterResult nonrigid_register(const Volume& ref, const Volume& flo, const Mas
     go.field.config = p.kernel.config;
     go.field.source = p.kernel.source;
     factory = [go](const LevelInput& in) { return make_gpu_engine(in, go); };
+    o.pyramid = [](const Volume& v, int levels, int used) { return gpu::make_image_pyramid(v, levels, used); };
   }
 #else
   (void)p;

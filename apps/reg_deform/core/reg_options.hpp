@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "pyramid.hpp"
 #include "types.hpp"
 
 namespace evk::reg_deform {
@@ -26,6 +27,10 @@ struct RegisterOptions {
   bool has_affine = false;    // affine (reference world -> floating world) initialises the grid
   Mat44 affine;
   int threads = 0;            // CPU backend: <= 0 all cores
+  // How the image pyramids are built (make_image_pyramid's contract, index 0 = coarsest used level):
+  // empty = make_image_pyramid on the CPU with `threads`; the GPU backend passes
+  // gpu::make_image_pyramid (the same levels bit for bit: 11 ms instead of ~190 ms for the 1 mm pair).
+  std::function<ImagePyramid(const Volume& v, int levels, int used)> pyramid;
 };
 
 // Objective = similarity_weight * similarity - bending - linear - jacobian (all weighted), as

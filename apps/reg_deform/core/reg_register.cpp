@@ -84,14 +84,12 @@ RegisterResult register_images(const Volume& ref, const Volume& flo, const Mask&
   check_register_inputs(ref, flo, ref_mask, flo_mask, opt);
   const auto t_start = Clock::now();
   const int ln = opt.levels, lp = opt.levels_used > 0 ? opt.levels_used : opt.levels;
-  auto ref_p = make_pyramid(ref, ln, lp, opt.threads);
-  auto flo_p = make_pyramid(flo, ln, lp, opt.threads);
+  const auto pyramid = [&](const Volume& v) {
+    return opt.pyramid ? opt.pyramid(v, ln, lp) : make_image_pyramid(v, ln, lp, opt.threads);
+  };
+  const ImagePyramid ref_p = pyramid(ref), flo_p = pyramid(flo);
   const auto rmask_p = make_mask_pyramid(ref.geo, ref_mask, ln, lp);
   const auto fmask_p = make_mask_pyramid(flo.geo, flo_mask, ln, lp);
-  for (int l = 0; l < lp; ++l) {
-    smooth_mm(ref_p[l], opt.smooth_ref, opt.threads);
-    smooth_mm(flo_p[l], opt.smooth_flo, opt.threads);
-  }
   // Final spacing in mm per axis (negative: voxels of the input reference), then the first level's.
   const double sp[3] = {opt.spacing < 0 ? -opt.spacing * ref.geo.dx : opt.spacing,
                         opt.spacing < 0 ? -opt.spacing * ref.geo.dy : opt.spacing,
@@ -122,6 +120,8 @@ RegisterResult register_images(const Volume& ref, const Volume& flo, const Mask&
     LevelInput in;
     in.ref = ref_p[l];
     in.flo = flo_p[l];
+    smooth_mm(in.ref, opt.smooth_ref, opt.threads);  // --smooR / --smooF on every level
+    smooth_mm(in.flo, opt.smooth_flo, opt.threads);
     in.ref_mask = rmask_p[l];
     in.flo_mask = fmask_p[l];
     if (opt.similarity == Similarity::nmi) {

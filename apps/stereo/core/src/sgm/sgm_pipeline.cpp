@@ -68,9 +68,13 @@ SgmTuning SgmTuning::from_env() {
 // (2.07 ms vs 2.18 with K 16), K 16 beyond (128: 2.98 ms vs 3.40 / 3.95; 256: 6.67 vs 7.34 / 7.13);
 // 256/4: staged loads 3.89 ms, direct 4.64.
 namespace {
+// Measured on an NVIDIA H100 at 1920x1080 (bench/stereo/sgm_vs_libsgm.sh, 2026-11-23, old = the
+// seed kernel, new = kernel 2, median ms): 64/4 1.660 vs 1.500, 64/8 2.068 vs 2.441, 128/4 2.183 vs
+// 2.086, 128/8 2.975 vs 4.533, 256/4 4.669 vs 3.282, 256/8 6.687 vs 6.195: kernel 2 wins with 4
+// paths and at 256/8, the seed with 8 paths up to 128 (kernel 2's diagonal passes are slower).
 const SgmPolicy kPolicy[] = {
-    {64, 4, 2, 8, false},   {64, 8, 2, 8, false},    //
-    {128, 4, 2, 16, false}, {128, 8, 2, 16, false},  //
+    {64, 4, 2, 8, false},   {64, 8, 1, 8, false},    //
+    {128, 4, 2, 16, false}, {128, 8, 1, 16, false},  //
     {256, 4, 2, 16, false}, {256, 8, 2, 16, false},  //
 };
 }  // namespace
