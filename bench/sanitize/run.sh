@@ -77,6 +77,9 @@ others() {  # "TOOL|LABEL|COMMAND" per line
   echo "stereo|expert SSD|stereo disparity $W/L.pgm $W/R.pgm -o $W/e.pfm --max-disparity 13 --window 5 --backend gpu --kernel expert"
   echo "reg_deform|affine (pyramid, block matching, warp)|reg_deform affine --ref $W/case37/image.nii.gz --flo $W/case37/image.nii.gz -o $W/a.txt --ln 2 --maxit 3 --backend gpu"
   echo "reg_deform|register (every reg_f3d stage)|reg_deform register --ref $W/case37/image.nii.gz --flo $W/case37/image.nii.gz --cpp $W/c.nii.gz --res $W/w.nii.gz --ln 2 --maxit 5 --backend gpu"
+  echo "reg_deform|expert dense-field kernel|reg_deform resample --ref $W/case/image.nii.gz --flo $W/case/image.nii.gz --trans $W/case/cpp.nii.gz -o $W/rx.nii --interp cubic --backend gpu --kernel expert"
+  echo "reg_deform|register, expert field kernel|reg_deform register --ref $W/case37/image.nii.gz --flo $W/case37/image.nii.gz --cpp $W/cx.nii.gz --ln 2 --maxit 5 --backend gpu --kernel expert"
+  echo "stereo|sgm 4 paths 40 disparities (kernel 2)|stereo disparity $W/L.pgm $W/R.pgm -o $W/s2.pfm --method sgm --max-disparity 39 --paths 4 --backend gpu"
   echo "barracuda_exact|inexact single-end|barracuda_exact map $W/ref.fa $W/reads2.fq -o $W/i.sam --backend gpu"
   echo "barracuda_exact|inexact paired-end|barracuda_exact map $W/ref.fa $W/reads.fq $W/reads2.fq -o $W/p.sam --backend gpu"
 }
