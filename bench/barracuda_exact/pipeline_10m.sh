@@ -62,6 +62,19 @@ map inexact_cpu 300 --backend cpu "$W/ecoli.fa" "$W/reads.fq.gz" -o "$W/inexact_
 cmp -s "$W/inexact_gpu.bam" "$W/inexact_cpu.bam" && echo "inexact: GPU and CPU BAMs identical" >> "$summary" ||
   echo "inexact: GPU and CPU BAMs DIFFER (or a run failed)" >> "$summary"
 rm -f "$W"/inexact_*.bam
+# GPU vs CPU backend records: the timed BAMs differ in their @PG line (the command line names the
+# backend), so the records are compared as SAM on the PEER reads, headers left out
+for mode in exact inexact; do
+  flag=$([ $mode = exact ] && echo --exact)
+  barracuda_exact map $flag -t 0 --backend gpu "$W/ecoli.fa" "$W/peer.fq.gz" -o "$W/g.sam" 2> /dev/null
+  barracuda_exact map $flag -t 0 --backend cpu "$W/ecoli.fa" "$W/peer.fq.gz" -o "$W/c.sam" 2> /dev/null
+  if cmp -s <(grep -v '^@' "$W/g.sam") <(grep -v '^@' "$W/c.sam") && [ -s "$W/g.sam" ]; then
+    echo "$mode: GPU and CPU records identical on $(grep -vc '^@' "$W/g.sam") SAM records" >> "$summary"
+  else
+    echo "$mode: GPU and CPU records DIFFER on the peer reads" >> "$summary"
+  fi
+  rm -f "$W/g.sam" "$W/c.sam"
+done
 # the peer: bwa's own index (bwa index writes the same file names as ours: another folder)
 mkdir -p "$W/bwa" && cp "$W/ecoli.fa" "$W/bwa/ecoli.fa"
 step bwa_index 120 bwa index "$W/bwa/ecoli.fa"

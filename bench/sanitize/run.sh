@@ -111,7 +111,9 @@ while IFS='|' read -r tool kname cmd; do
   run_checks "$tool" "$kname" "$cmd"
 done < <(others)
 
-for tool in stereo reg_deform barracuda_exact; do
+# SANITIZE_NEW_ONLY=1: only the kernels above (this wave's), not the original + evolved variants again
+[ "${SANITIZE_NEW_ONLY:-0}" = 1 ] && tools="" || tools="stereo reg_deform barracuda_exact"
+for tool in $tools; do
   for k in $(variants "$tool"); do
     kname=$([ "$k" = original ] && echo original || echo "${k#"$repo"/}")
     cmd=$(command_for "$tool" "$k")
