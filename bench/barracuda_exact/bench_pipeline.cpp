@@ -349,7 +349,7 @@ void BM_Format(benchmark::State& state) {
   StageData& s = stages();
   if (s.mapped.empty()) return state.SkipWithError("needs BM_Stage/map/cpu first");
   const fs::path out = data_set()->dir / "format.bam";
-  bc::SamWriter w(out.string(), out.string(), *s.idx, "bench", 1);
+  bc::SamWriter w(out.string(), out.string(), *s.idx, "bench");
   double wall = 0, cpu = 0;
   std::size_t bytes = 0;
   s.formatted.assign(s.parsed.size(), bc::FormattedBatch{});  // a first pass sizes the buffers (see parse)
@@ -379,13 +379,13 @@ void BM_Compress(benchmark::State& state, int level) {
     const auto t = Clock::now();
     bc::SamOptions so;
     so.level = level;
-    bc::SamWriter w(out.string(), out.string(), *s.idx, "bench", threads(), so);
-    for (const auto& f : s.formatted) w.write(f);
+    bc::SamWriter w(out.string(), out.string(), *s.idx, "bench", so);
+    for (const auto& f : s.formatted) w.write(f, *s.pool);
     w.close();
     wall = since(t);
     cpu = cpu_seconds() - c0;
   }
-  report(state, level < 0 ? "compress (BGZF level 6, htslib threads)" : "compress (BGZF level " + std::to_string(level) + ")",
+  report(state, level < 0 ? "compress (BGZF level 6, blocks in parallel on the pool)" : "compress (BGZF level " + std::to_string(level) + ")",
          static_cast<double>(s.reads), wall, cpu);
   state.counters["bam_MB"] = static_cast<double>(fs::file_size(out)) / 1e6;
   fs::remove(out);
@@ -472,7 +472,7 @@ void print_pipeline_summary() {
   for (const auto& [k, v] : f) std::printf("%-44s %14.3f %16.3f\n", k.c_str(), v.reads_per_s / 1e6, v.core_us_per_read);
   auto get = [&](const std::string& k) { auto it = f.find(k); return it == f.end() ? Figure{} : it->second; };
   const Figure scan = get("scan (one thread)"), parse = get("parse"), fmt = get("format (BAM records)"),
-               comp = get("compress (BGZF level 6, htslib threads)"), inf_gz = get("inflate/gzip (one thread)"),
+               comp = get("compress (BGZF level 6, blocks in parallel on the pool)"), inf_gz = get("inflate/gzip (one thread)"),
                inf_bg = get("inflate/bgzf (parallel)");
   for (const char* backend : {"gpu", "cpu"}) {
     const Figure map = get(std::string("map/") + backend);

@@ -132,7 +132,7 @@ MapStats run_serial(const MapOptions& opt, const std::function<void(std::uint64_
   const BwtIndex idx = read_index(opt.ref);
   st.index_s = since(t);
   auto mapper = make_mapper(opt, idx, true);
-  SamWriter sam(opt.out, outs.out_file(), idx, opt.command_line, 1, sam_options(opt));
+  SamWriter sam(opt.out, outs.out_file(), idx, opt.command_line, sam_options(opt));
   std::unique_ptr<FastqWriter> fq;
   if (outs.un) fq = std::make_unique<FastqWriter>(opt.unmatched, outs.un->temp_path().string(), 1);
   TaskPool pool(0);
@@ -191,7 +191,7 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
   const BwtIndex idx = read_index(opt.ref);
   st.index_s = since(t);
   std::unique_ptr<Mapper> mapper = make_mapper(opt, idx, false);
-  SamWriter sam(opt.out, outs.out_file(), idx, opt.command_line, threads, sam_options(opt));
+  SamWriter sam(opt.out, outs.out_file(), idx, opt.command_line, sam_options(opt));
   std::unique_ptr<FastqWriter> fq;
   if (outs.un) fq = std::make_unique<FastqWriter>(opt.unmatched, outs.un->temp_path().string(), threads);
   RecordScanner scanner(input);
@@ -272,7 +272,7 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
     std::uint64_t done = 0;
     while (auto b = formatted.pop()) {
       const auto tw = Clock::now();
-      sam.write((*b)->out);
+      sam.write((*b)->out, pool);
       if (fq) fq->write((*b)->out);
       write_s += since(tw);
       done += (*b)->reads.size();
@@ -299,6 +299,7 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
   st.parse_s = parse_s;
   st.format_s = format_s;
   st.write_s = write_s;
+  st.compress_s = sam.compress_seconds();
   st.mapper = mapper->describe();
   st.kernel_origin = mapper->kernel_origin();
   st.lanes = lanes;

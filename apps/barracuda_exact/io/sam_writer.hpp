@@ -2,10 +2,10 @@
 //
 // Two paths with byte-identical output. The streaming path: format() builds the records of a
 // batch in parallel parts (each read's bam1_t from its mapper, then its BAM bytes exactly as
-// bam_write1 lays them out, or its SAM line by sam_format1), and write() hands the parts to BGZF in
-// order, record by record with bam_write1's block-boundary rule, so htslib's thread pool
-// (hts_set_threads) compresses the blocks. The serial path, write_serial(), is sam_write1 per
-// record: the reference the streaming path is tested against.
+// bam_write1 lays them out, or its SAM line by sam_format1), and write() cuts them into BGZF blocks
+// with bam_write1's block-boundary rule and compresses the blocks in parallel on the map's pool with
+// htslib's bgzf_compress (io/bgzf_pack.hpp), then appends them to the file in order. The serial
+// path, write_serial(), is sam_write1 per record: the reference the streaming path is tested against.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -42,9 +42,9 @@ struct FormattedBatch {
 class SamWriter {
  public:
   // path: *.sam, *.bam or "-" (SAM on stdout, BAM with options.uncompressed); written to `file` (a
-  // temporary name, or "-"). threads: BGZF compression threads for BAM (0 = all cores).
+  // temporary name, or "-").
   SamWriter(const std::string& path, const std::string& file, const BwtIndex& idx, const std::string& command_line,
-            int threads = 0, const SamOptions& options = {});
+            const SamOptions& options = {});
   ~SamWriter();
   SamWriter(const SamWriter&) = delete;
   SamWriter& operator=(const SamWriter&) = delete;
@@ -52,7 +52,9 @@ class SamWriter {
   // The streaming path. format() may run while write() writes an earlier batch.
   void format(const ReadBatch& reads, const MappedBatch& mapped, FormattedBatch& out, TaskPool& pool,
               bool with_unmatched) const;
-  void write(const FormattedBatch& f);
+  // Writes a formatted batch; BAM blocks are compressed on `pool`. Batches in input order.
+  void write(const FormattedBatch& f, TaskPool& pool);
+  double compress_seconds() const;  // wall seconds write() spent compressing BAM blocks
   // The reference path: sam_write1 record by record.
   void write_serial(const ReadBatch& reads, const MappedBatch& mapped);
   void close();  // flushes; throws InputError when the write failed
