@@ -54,11 +54,20 @@ map() {  # NAME CAP ARGS...
 }
 map exact_gpu 240 --exact --backend gpu "$W/ecoli.fa" "$W/reads.fq.gz" -o "$W/exact_gpu.bam"
 map exact_cpu 240 --exact --backend cpu "$W/ecoli.fa" "$W/reads.fq.gz" -o "$W/exact_cpu.bam"
+ls -l "$W"/exact_*.bam >> "$summary"
+# what compression costs: the same GPU run at level 1 and with uncompressed BGZF blocks (-u)
+map exact_gpu_l1 240 --exact --backend gpu -l 1 "$W/ecoli.fa" "$W/reads.fq.gz" -o "$W/exact_gpu_l1.bam"
+map exact_gpu_u 240 --exact --backend gpu -u "$W/ecoli.fa" "$W/reads.fq.gz" -o "$W/exact_gpu_u.bam"
+map exact_cpu_l1 240 --exact --backend cpu -l 1 "$W/ecoli.fa" "$W/reads.fq.gz" -o "$W/exact_cpu_l1.bam"
+ls -l "$W"/exact_*_l1.bam "$W"/exact_gpu_u.bam >> "$summary"
+rm -f "$W"/exact_*_l1.bam "$W"/exact_gpu_u.bam
 cmp -s "$W/exact_gpu.bam" "$W/exact_cpu.bam" && echo "exact: GPU and CPU BAMs identical" >> "$summary" ||
   echo "exact: GPU and CPU BAMs DIFFER" >> "$summary"
 rm -f "$W"/exact_*.bam
 map inexact_gpu 240 --backend gpu "$W/ecoli.fa" "$W/reads.fq.gz" -o "$W/inexact_gpu.bam"
 map inexact_cpu 300 --backend cpu "$W/ecoli.fa" "$W/reads.fq.gz" -o "$W/inexact_cpu.bam"
+map inexact_gpu_l1 240 --backend gpu -l 1 "$W/ecoli.fa" "$W/reads.fq.gz" -o "$W/inexact_gpu_l1.bam"
+rm -f "$W/inexact_gpu_l1.bam"
 cmp -s "$W/inexact_gpu.bam" "$W/inexact_cpu.bam" && echo "inexact: GPU and CPU BAMs identical" >> "$summary" ||
   echo "inexact: GPU and CPU BAMs DIFFER (or a run failed)" >> "$summary"
 rm -f "$W"/inexact_*.bam
@@ -105,7 +114,8 @@ def step_s(name):
     return (int(m.group(1)), float(m.group(2))) if m else (None, None)
 print("\nend to end, FASTQ.gz -> BAM (reads/s; stages: busy seconds, summed over lanes for search/match)")
 rate = {}
-for name in ["exact_gpu", "exact_cpu", "inexact_gpu", "inexact_cpu", "inexact_gpu_peer"]:
+for name in ["exact_gpu", "exact_cpu", "exact_gpu_l1", "exact_gpu_u", "exact_cpu_l1", "inexact_gpu", "inexact_cpu",
+             "inexact_gpu_l1", "inexact_gpu_peer"]:
     j = load(name)
     if not j:
         print("%-16s no result" % name)
@@ -114,10 +124,12 @@ for name in ["exact_gpu", "exact_cpu", "inexact_gpu", "inexact_cpu", "inexact_gp
     r = j["reads"] / sec["total"] if sec["total"] else 0
     rate[name] = r
     busy = sorted(((v, k) for k, v in sec.items() if k not in ("total", "index")), reverse=True)[:5]
-    print("%-16s %9d reads %7.2f s %10.0f reads/s  rss %6.0f MiB  %s" % (
-        name, j["reads"], sec["total"], r, j.get("peak_rss_mib", 0), ", ".join("%s %.2f" % (k, v) for v, k in busy)))
-for mode in ["exact", "inexact"]:
-    g, c = rate.get(mode + "_gpu"), rate.get(mode + "_cpu")
+    print("%-16s %9d reads %7.2f s %10.0f reads/s  rss %6.0f MiB  cores used %4.1f of %d  %s" % (
+        name, j["reads"], sec["total"], r, j.get("peak_rss_mib", 0), j.get("cpu_seconds", 0) / sec["total"] if sec["total"] else 0,
+        j.get("threads", 0), ", ".join("%s %.2f" % (k, v) for v, k in busy)))
+for mode in ["exact", "inexact", "exact_l1"]:
+    g = rate.get(mode + "_gpu") if mode != "exact_l1" else rate.get("exact_gpu_l1")
+    c = rate.get(mode + "_cpu") if mode != "exact_l1" else rate.get("exact_cpu_l1")
     if g and c:
         print("%s: GPU %.2f M reads/s, CPU backend %.2f M reads/s: GPU/CPU %.1fx" % (mode, g / 1e6, c / 1e6, g / c))
 rc1, a = step_s("bwa_aln")

@@ -36,6 +36,13 @@ double peak_rss_mib() {
   return static_cast<double>(u.ru_maxrss) / 1024.0;
 }
 
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
+  return s(u.ru_utime) + s(u.ru_stime);
+}
+
 class Failure {  // the first exception of any stage
  public:
   void set(std::exception_ptr e) {
@@ -164,6 +171,7 @@ MapStats run_serial(const MapOptions& opt, const std::function<void(std::uint64_
   st.input_format = "kseq";
   st.total_s = since(t0);
   st.peak_rss_mib = peak_rss_mib();
+  st.cpu_s = cpu_seconds();
   return st;
 }
 
@@ -307,6 +315,7 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
   st.batches = static_cast<int>(n_batches);
   st.total_s = since(t0);
   st.peak_rss_mib = peak_rss_mib();
+  st.cpu_s = cpu_seconds();
   return st;
 }
 

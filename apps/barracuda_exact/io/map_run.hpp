@@ -63,6 +63,7 @@ struct MapStats {
   std::string kernel_origin;  // GPU: "embedded fatbin", "embedded fatbin (ID)" or "NVRTC ..." (per GPU)
   int lanes = 1, threads = 1, batches = 0;
   double peak_rss_mib = 0;
+  double cpu_s = 0;  // user + system CPU seconds of the whole process (cores used = cpu_s / total_s)
 };
 
 // Throws InputError for bad inputs/outputs; outputs only appear when everything succeeded.
