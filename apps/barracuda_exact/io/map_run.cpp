@@ -139,7 +139,7 @@ MapStats run_serial(const MapOptions& opt, const std::function<void(std::uint64_
   const BwtIndex idx = read_index(opt.ref);
   st.index_s = since(t);
   auto mapper = make_mapper(opt, idx, true);
-  SamWriter sam(opt.out, outs.out_file(), idx, opt.command_line, sam_options(opt));
+  SamWriter sam(opt.out, outs.out_file(), idx, opt.command_line, 1, sam_options(opt));
   std::unique_ptr<FastqWriter> fq;
   if (outs.un) fq = std::make_unique<FastqWriter>(opt.unmatched, outs.un->temp_path().string(), 1);
   TaskPool pool(0);
@@ -199,7 +199,7 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
   const BwtIndex idx = read_index(opt.ref);
   st.index_s = since(t);
   std::unique_ptr<Mapper> mapper = make_mapper(opt, idx, false);
-  SamWriter sam(opt.out, outs.out_file(), idx, opt.command_line, sam_options(opt));
+  SamWriter sam(opt.out, outs.out_file(), idx, opt.command_line, threads, sam_options(opt));
   std::unique_ptr<FastqWriter> fq;
   if (outs.un) fq = std::make_unique<FastqWriter>(opt.unmatched, outs.un->temp_path().string(), threads);
   RecordScanner scanner(input);
@@ -280,7 +280,7 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
     std::uint64_t done = 0;
     while (auto b = formatted.pop()) {
       const auto tw = Clock::now();
-      sam.write((*b)->out, pool);
+      sam.write((*b)->out);
       if (fq) fq->write((*b)->out);
       write_s += since(tw);
       done += (*b)->reads.size();

@@ -86,6 +86,7 @@ struct SamWriter::Impl {
   bam1_t* b = nullptr;  // the serial path's record
   bool bam = false;
   std::unique_ptr<BgzfPack> pack;  // the streaming path's BAM blocks
+  std::unique_ptr<TaskPool> zpool;  // their compression threads
   double compress_s = 0;
   bool failed = false;
   ~Impl() {
@@ -107,7 +108,7 @@ struct SamWriter::Impl {
 };
 
 SamWriter::SamWriter(const std::string& path, const std::string& file, const BwtIndex& idx, const std::string& cl,
-                     const SamOptions& options)
+                     int threads, const SamOptions& options)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.path = path == "-" ? "standard output" : path;
@@ -118,7 +119,10 @@ SamWriter::SamWriter(const std::string& path, const std::string& file, const Bwt
   m.fp = sam_open(file.c_str(), mode.c_str());
   if (!m.fp) input_error(m.path, "cannot open for writing");
   const int level = options.uncompressed ? 0 : std::min(options.level, 9);
-  if (m.bam) m.pack = std::make_unique<BgzfPack>(level);
+  if (m.bam) {
+    m.pack = std::make_unique<BgzfPack>(level);
+    m.zpool = std::make_unique<TaskPool>(threads == 1 ? 0 : thread_count(threads));
+  }
   m.hdr = sam_hdr_init();
   m.b = bam_init1();
   if (!m.hdr || !m.b) throw std::bad_alloc();
@@ -179,14 +183,14 @@ void SamWriter::format(const ReadBatch& reads, const MappedBatch& mapped, Format
   });
 }
 
-void SamWriter::write(const FormattedBatch& f, TaskPool& pool) {
+void SamWriter::write(const FormattedBatch& f) {
   Impl& m = *impl_;
   if (m.bam) {
     std::vector<BgzfPack::Run> runs;
     runs.reserve(f.parts_used);
     for (std::size_t p = 0; p < f.parts_used; ++p) runs.push_back({f.parts[p].records.data(), f.parts[p].sizes});
     const auto t = std::chrono::steady_clock::now();
-    m.pack->add(runs, pool);
+    m.pack->add(runs, *m.zpool);
     m.compress_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
     m.put_blocks();
     return;
@@ -211,8 +215,7 @@ void SamWriter::write_serial(const ReadBatch& reads, const MappedBatch& mapped) 
 void SamWriter::close() {
   Impl& m = *impl_;
   if (m.pack) {  // the streaming path's open block; then sam_close adds the end-of-file block
-    TaskPool here(0);
-    m.pack->finish(here);
+    m.pack->finish(*m.zpool);
     m.put_blocks();
   }
   const int r = sam_close(m.fp);
