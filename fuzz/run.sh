@@ -92,7 +92,9 @@ jobs)
   for j in $(seq 1 "$n"); do wait -n || rc=1; done
   set -e
   t1=$(date +%s)
-  execs=$(cat "$out/$h".job*.log | grep -o 'stat::number_of_executed_units: [0-9]*' | grep -o '[0-9]*$' | awk '{s += $1} END {print s + 0}')
+  # awk, not grep: no job reaching its final stats (e.g. a harness that cannot start) must still
+  # print the stats line (grep's exit 1 would end the script under pipefail)
+  execs=$(cat "$out/$h".job*.log | awk '/stat::number_of_executed_units:/ {s += $NF} END {print s + 0}')
   done_jobs=$(cat "$out/$h".job*.log | grep -c 'stat::number_of_executed_units' || true)
   crashes=$(ls "$out" | grep -c "^$h-" || true)
   printf '%s\texit=%s\tjobs=%s\tjobs_finished=%s\texecutions=%s\twall_s=%s\tcorpus=%s\tcrashes=%s\n' \
