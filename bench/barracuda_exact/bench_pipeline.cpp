@@ -9,7 +9,6 @@
 // is the process CPU time per read (user + system), what the stage costs in cores.
 #include <benchmark/benchmark.h>
 #include <htslib/bgzf.h>
-#include <htslib/sam.h>
 #include <libdeflate.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -392,41 +391,9 @@ void BM_Compress(benchmark::State& state, int level) {
     wall = since(t);
     cpu = cpu_seconds() - c0;
   }
-  report(state, level < 0 ? "compress (BGZF level 6, blocks in parallel)" : "compress (BGZF level " + std::to_string(level) + ")",
+  report(state, level < 0 ? "compress (BGZF level 6, htslib threads)" : "compress (BGZF level " + std::to_string(level) + ")",
          static_cast<double>(s.reads), wall, cpu);
   state.counters["bam_MB"] = static_cast<double>(fs::file_size(out)) / 1e6;
-  fs::remove(out);
-}
-
-// The same records through htslib's own thread pool (hts_set_threads, then bgzf_flush_try +
-// bgzf_write per record, as the writer did before it compressed the blocks itself): the comparison.
-void BM_CompressHtslibPool(benchmark::State& state, int level) {
-  StageData& s = stages();
-  if (s.formatted.empty()) return state.SkipWithError("needs BM_Stage/format first");
-  const fs::path out = data_set()->dir / "compress_hts.bam";
-  double wall = 0, cpu = 0;
-  for (auto _ : state) {
-    const double c0 = cpu_seconds();
-    const auto t = Clock::now();
-    const std::string mode = level < 0 ? "wb" : "wb" + std::to_string(level);
-    samFile* fp = sam_open(out.c_str(), mode.c_str());
-    if (!fp) return state.SkipWithError("cannot open the BAM");
-    hts_set_threads(fp, threads());
-    BGZF* z = fp->fp.bgzf;
-    for (const auto& f : s.formatted)
-      for (std::size_t p = 0; p < f.parts_used; ++p) {
-        const char* rec = f.parts[p].records.data();
-        for (const std::uint32_t size : f.parts[p].sizes) {
-          if (bgzf_flush_try(z, size) < 0 || bgzf_write(z, rec, size) < 0) return state.SkipWithError("write failed");
-          rec += size;
-        }
-      }
-    if (sam_close(fp) < 0) return state.SkipWithError("close failed");
-    wall = since(t);
-    cpu = cpu_seconds() - c0;
-  }
-  report(state, level < 0 ? "compress via htslib's pool (level 6)" : "compress via htslib's pool (level " + std::to_string(level) + ")",
-         static_cast<double>(s.reads), wall, cpu);
   fs::remove(out);
 }
 
@@ -493,8 +460,6 @@ void register_pipeline_benchmarks() {
   reg("BM_Stage/format", BM_Format);
   reg("BM_Stage/compress", BM_Compress, -1);
   reg("BM_Stage/compress/level1", BM_Compress, 1);
-  reg("BM_Stage/compress_htslib_pool", BM_CompressHtslibPool, -1);
-  reg("BM_Stage/compress_htslib_pool/level1", BM_CompressHtslibPool, 1);
   reg("BM_BwaPeer/aln_n0_o0_then_samse", BM_BwaPeer);
 }
 
@@ -513,7 +478,7 @@ void print_pipeline_summary() {
   for (const auto& [k, v] : f) std::printf("%-44s %14.3f %16.3f\n", k.c_str(), v.reads_per_s / 1e6, v.core_us_per_read);
   auto get = [&](const std::string& k) { auto it = f.find(k); return it == f.end() ? Figure{} : it->second; };
   const Figure scan = get("scan (one thread)"), parse = get("parse"), fmt = get("format (BAM records)"),
-               comp = get("compress (BGZF level 6, blocks in parallel)"), inf_gz = get("inflate/gzip (one thread)"),
+               comp = get("compress (BGZF level 6, htslib threads)"), inf_gz = get("inflate/gzip (one thread)"),
                inf_bg = get("inflate/bgzf (parallel)");
   for (const char* backend : {"gpu", "cpu"}) {
     const Figure map = get(std::string("map/") + backend);

@@ -307,7 +307,6 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
   st.parse_s = parse_s;
   st.format_s = format_s;
   st.write_s = write_s;
-  st.compress_s = sam.compress_seconds();
   st.mapper = mapper->describe();
   st.kernel_origin = mapper->kernel_origin();
   st.lanes = lanes;

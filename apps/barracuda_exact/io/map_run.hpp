@@ -57,7 +57,6 @@ struct MapStats {
   double scan_s = 0, parse_s = 0;
   double transfer_s = 0, kernel_s = 0, match_s = 0, lookup_s = 0, fallback_s = 0, records_s = 0;
   double format_s = 0, write_s = 0;
-  double compress_s = 0;  // of write_s: BAM blocks compressed on the pool (wall seconds)
   std::uint64_t input_bytes = 0, text_bytes = 0;
   std::string input_format, mapper;
   std::string kernel_origin;  // GPU: "embedded fatbin", "embedded fatbin (ID)" or "NVRTC ..." (per GPU)

@@ -7,13 +7,11 @@
 
 #include <algorithm>
 #include <bit>
-#include <chrono>
 #include <climits>
 #include <cstring>
 #include <thread>
 
 #include "evk/error.hpp"
-#include "io/bgzf_pack.hpp"
 
 namespace evk::barracuda_exact {
 
@@ -85,9 +83,6 @@ struct SamWriter::Impl {
   sam_hdr_t* hdr = nullptr;
   bam1_t* b = nullptr;  // the serial path's record
   bool bam = false;
-  std::unique_ptr<BgzfPack> pack;  // the streaming path's BAM blocks
-  std::unique_ptr<TaskPool> zpool;  // their compression threads
-  double compress_s = 0;
   bool failed = false;
   ~Impl() {
     if (b) bam_destroy1(b);
@@ -95,13 +90,6 @@ struct SamWriter::Impl {
     if (fp) sam_close(fp);
   }
   [[noreturn]] void write_failed() const { input_error(path, "write failed (disk full?)"); }
-  void put_blocks() const {  // the pack's compressed blocks, in order, behind the header's
-    hFILE* h = fp->fp.bgzf->fp;
-    for (std::size_t i = 0; i < pack->blocks(); ++i) {
-      const auto blk = pack->block(i);
-      if (hwrite(h, blk.data(), blk.size()) != static_cast<ssize_t>(blk.size())) write_failed();
-    }
-  }
   [[noreturn]] void record_failed(const ReadBatch& reads, std::size_t i) const {
     input_error(path, "cannot build the record of read " + std::string(reads.name(i)));
   }
@@ -118,11 +106,7 @@ SamWriter::SamWriter(const std::string& path, const std::string& file, const Bwt
     mode += std::to_string(options.uncompressed ? 0 : std::min(options.level, 9));
   m.fp = sam_open(file.c_str(), mode.c_str());
   if (!m.fp) input_error(m.path, "cannot open for writing");
-  const int level = options.uncompressed ? 0 : std::min(options.level, 9);
-  if (m.bam) {
-    m.pack = std::make_unique<BgzfPack>(level);
-    m.zpool = std::make_unique<TaskPool>(threads == 1 ? 0 : thread_count(threads));
-  }
+  if (m.bam && !options.uncompressed && threads != 1) hts_set_threads(m.fp, thread_count(threads));
   m.hdr = sam_hdr_init();
   m.b = bam_init1();
   if (!m.hdr || !m.b) throw std::bad_alloc();
@@ -137,8 +121,6 @@ SamWriter::SamWriter(const std::string& path, const std::string& file, const Bwt
     sam_hdr_add_line(m.hdr, "PG", "ID", options.pg_id.c_str(), "PN", options.pg_name.c_str(), "VN",
                      options.pg_version.c_str(), "CL", cl.c_str(), nullptr);
   if (sam_hdr_write(m.fp, m.hdr) < 0) m.write_failed();
-  // the header in blocks of its own, so that the streaming path's blocks go straight to the file
-  if (m.bam && bgzf_flush(m.fp->fp.bgzf) < 0) m.write_failed();
 }
 
 SamWriter::~SamWriter() = default;
@@ -185,24 +167,21 @@ void SamWriter::format(const ReadBatch& reads, const MappedBatch& mapped, Format
 
 void SamWriter::write(const FormattedBatch& f) {
   Impl& m = *impl_;
-  if (m.bam) {
-    std::vector<BgzfPack::Run> runs;
-    runs.reserve(f.parts_used);
-    for (std::size_t p = 0; p < f.parts_used; ++p) runs.push_back({f.parts[p].records.data(), f.parts[p].sizes});
-    const auto t = std::chrono::steady_clock::now();
-    m.pack->add(runs, *m.zpool);
-    m.compress_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-    m.put_blocks();
-    return;
-  }
   for (std::size_t p = 0; p < f.parts_used; ++p) {
-    const std::string& text = f.parts[p].records;
-    if (!text.empty() && hwrite(m.fp->fp.hfile, text.data(), text.size()) != static_cast<ssize_t>(text.size()))
-      m.write_failed();
+    const FormattedBatch::Part& part = f.parts[p];
+    if (m.bam) {
+      BGZF* fp = m.fp->fp.bgzf;
+      const char* rec = part.records.data();
+      for (const std::uint32_t size : part.sizes) {  // bam_write1's rule: a record starts a new block unless it fits
+        if (bgzf_flush_try(fp, size) < 0 || bgzf_write(fp, rec, size) < 0) m.write_failed();
+        rec += size;
+      }
+    } else if (!part.records.empty()) {
+      if (hwrite(m.fp->fp.hfile, part.records.data(), part.records.size()) != static_cast<ssize_t>(part.records.size()))
+        m.write_failed();
+    }
   }
 }
-
-double SamWriter::compress_seconds() const { return impl_->compress_s; }
 
 void SamWriter::write_serial(const ReadBatch& reads, const MappedBatch& mapped) {
   Impl& m = *impl_;
@@ -214,10 +193,6 @@ void SamWriter::write_serial(const ReadBatch& reads, const MappedBatch& mapped) 
 
 void SamWriter::close() {
   Impl& m = *impl_;
-  if (m.pack) {  // the streaming path's open block; then sam_close adds the end-of-file block
-    m.pack->finish(*m.zpool);
-    m.put_blocks();
-  }
   const int r = sam_close(m.fp);
   m.fp = nullptr;
   if (r < 0) m.write_failed();

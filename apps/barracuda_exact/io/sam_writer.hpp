@@ -2,13 +2,10 @@
 //
 // Two paths with byte-identical output. The streaming path: format() builds the records of a
 // batch in parallel parts (each read's bam1_t from its mapper, then its BAM bytes exactly as
-// bam_write1 lays them out, or its SAM line by sam_format1), and write() cuts them into BGZF blocks
-// with bam_write1's block-boundary rule and compresses the blocks in parallel with htslib's
-// bgzf_compress on compression threads of its own (io/bgzf_pack.hpp), then appends them to the file
-// in order. (On the map's shared pool instead, a batch's ~240 blocks queued ahead of the other
-// stages' loops and stalled them: 1.09 M reads/s at level 6 on an H100 host, where htslib's own
-// thread pool had given 1.26 M.) The serial
-// path, write_serial(), is sam_write1 per record: the reference the streaming path is tested against.
+// bam_write1 lays them out, or its SAM line by sam_format1), and write() hands the parts to BGZF in
+// order, record by record with bam_write1's block-boundary rule, so htslib's thread pool
+// (hts_set_threads) compresses the blocks. The serial path, write_serial(), is sam_write1 per
+// record: the reference the streaming path is tested against.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -45,7 +42,7 @@ struct FormattedBatch {
 class SamWriter {
  public:
   // path: *.sam, *.bam or "-" (SAM on stdout, BAM with options.uncompressed); written to `file` (a
-  // temporary name, or "-"). threads: BAM compression threads (0 = all cores, 1 = none: the caller's).
+  // temporary name, or "-"). threads: BGZF compression threads for BAM (0 = all cores).
   SamWriter(const std::string& path, const std::string& file, const BwtIndex& idx, const std::string& command_line,
             int threads = 0, const SamOptions& options = {});
   ~SamWriter();
@@ -55,9 +52,7 @@ class SamWriter {
   // The streaming path. format() may run while write() writes an earlier batch.
   void format(const ReadBatch& reads, const MappedBatch& mapped, FormattedBatch& out, TaskPool& pool,
               bool with_unmatched) const;
-  // Writes a formatted batch (batches in input order); BAM blocks compressed on the writer's threads.
   void write(const FormattedBatch& f);
-  double compress_seconds() const;  // wall seconds write() spent compressing BAM blocks
   // The reference path: sam_write1 record by record.
   void write_serial(const ReadBatch& reads, const MappedBatch& mapped);
   void close();  // flushes; throws InputError when the write failed
