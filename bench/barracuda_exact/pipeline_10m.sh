@@ -61,6 +61,10 @@ map exact_gpu_u 240 --exact --backend gpu -u "$W/ecoli.fa" "$W/reads.fq.gz" -o "
 map exact_cpu_l1 240 --exact --backend cpu -l 1 "$W/ecoli.fa" "$W/reads.fq.gz" -o "$W/exact_cpu_l1.bam"
 ls -l "$W"/exact_*_l1.bam "$W"/exact_gpu_u.bam >> "$summary"
 rm -f "$W"/exact_*_l1.bam "$W"/exact_gpu_u.bam
+# the same reads as BGZF (blocks inflated in parallel, where plain gzip is one thread's work)
+step split_bgzf 120 barracuda_exact split -n 1 -p "$W/bgzf" "$W/reads.fq.gz"
+map exact_gpu_l1_bgzf 240 --exact --backend gpu -l 1 "$W/ecoli.fa" "$W/bgzf0.fq.gz" -o "$W/exact_gpu_l1_bgzf.bam"
+rm -f "$W/exact_gpu_l1_bgzf.bam" "$W/bgzf0.fq.gz"
 cmp -s "$W/exact_gpu.bam" "$W/exact_cpu.bam" && echo "exact: GPU and CPU BAMs identical" >> "$summary" ||
   echo "exact: GPU and CPU BAMs DIFFER" >> "$summary"
 rm -f "$W"/exact_*.bam
@@ -114,7 +118,7 @@ def step_s(name):
     return (int(m.group(1)), float(m.group(2))) if m else (None, None)
 print("\nend to end, FASTQ.gz -> BAM (reads/s; stages: busy seconds, summed over lanes for search/match)")
 rate = {}
-for name in ["exact_gpu", "exact_cpu", "exact_gpu_l1", "exact_gpu_u", "exact_cpu_l1", "inexact_gpu", "inexact_cpu",
+for name in ["exact_gpu", "exact_cpu", "exact_gpu_l1", "exact_gpu_u", "exact_cpu_l1", "exact_gpu_l1_bgzf", "inexact_gpu", "inexact_cpu",
              "inexact_gpu_l1", "inexact_gpu_peer"]:
     j = load(name)
     if not j:
