@@ -151,8 +151,8 @@ void print_exact_stats(const bc::MapOptions& mo, const evk::CommonOptions& co, c
                             ", write " + std::to_string(st.write_s) + "; total " + std::to_string(st.total_s));
 }
 
-// The inexact single-end mode through the streaming pipeline: print_aln_stats' summary and keys,
-// plus the pipeline's stages (as the exact mode's).
+// The inexact mode (single end, or pairs with READS2) through the streaming pipeline: its summary
+// and keys, and the pipeline's stages (as the exact mode's).
 void print_aln_pipeline_stats(const bc::MapOptions& mo, const evk::CommonOptions& co, const bc::MapStats& st) {
   auto rate = [&](double s) { return s > 0 ? static_cast<double>(st.reads) / s : 0.0; };
   const bc::MapCounts& c = st.counts;
@@ -160,9 +160,9 @@ void print_aln_pipeline_stats(const bc::MapOptions& mo, const evk::CommonOptions
   if (co.json) {
     nlohmann::json by = nlohmann::json::object();
     for (int d = 0; d < 8; ++d) by[d < 7 ? std::to_string(d) : "7+"] = c.by_diff[d];
-    nlohmann::json j = {{"mode", "single"},
+    nlohmann::json j = {{"mode", mo.reads2.empty() ? "single" : "paired"},
                         {"reads", st.reads},
-                        {"pairs", 0},
+                        {"pairs", c.pairs},
                         {"mapped", mapped},
                         {"exact", c.by_diff[0]},
                         {"inexact", mapped - c.by_diff[0]},
@@ -171,8 +171,8 @@ void print_aln_pipeline_stats(const bc::MapOptions& mo, const evk::CommonOptions
                         {"repeat", c.repeat},
                         {"gapped", c.gapped},
                         {"unmapped", c.unmatched},
-                        {"proper_pairs_reads", 0},
-                        {"mate_rescued", 0},
+                        {"proper_pairs_reads", c.proper_pairs},
+                        {"mate_rescued", c.mate_rescued},
                         {"gpu_fallback_reads", c.handed_back},
                         {"backend", mo.gpu ? "gpu" : "cpu"},
                         {"kernel_origin", st.kernel_origin},
@@ -210,50 +210,9 @@ void print_aln_pipeline_stats(const bc::MapOptions& mo, const evk::CommonOptions
                             ", parse " + std::to_string(st.parse_s) + ", search " + std::to_string(st.match_s) +
                             " (transfer " + std::to_string(st.transfer_s) + ", kernel " + std::to_string(st.kernel_s) +
                             ", CPU fallback " + std::to_string(st.fallback_s) + ", position lookup " +
-                            std::to_string(st.lookup_s) + "), samse " + std::to_string(st.records_s) +
+                            std::to_string(st.lookup_s) + "), " + (mo.reads2.empty() ? "samse " : "sampe ") + std::to_string(st.records_s) +
                             ", format " + std::to_string(st.format_s) + ", write " + std::to_string(st.write_s) +
                             "; total " + std::to_string(st.total_s));
-}
-
-void print_aln_stats(const bc::AlnMapOptions& ao, const evk::CommonOptions& co, const bc::AlnMapStats& st) {
-  auto rate = [&](double s) { return s > 0 ? static_cast<double>(st.reads) / s : 0.0; };
-  const std::uint64_t mapped = st.unique + st.repeat;
-  if (co.json) {
-    nlohmann::json by = nlohmann::json::object();
-    for (int d = 0; d < 8; ++d) by[d < 7 ? std::to_string(d) : "7+"] = st.by_diff[d];
-    nlohmann::json j = {{"mode", ao.reads2.empty() ? "single" : "paired"},
-                        {"reads", st.reads},
-                        {"pairs", st.pairs},
-                        {"mapped", mapped},
-                        {"exact", st.by_diff[0]},
-                        {"inexact", mapped - st.by_diff[0]},
-                        {"mapped_by_edit_distance", by},
-                        {"unique", st.unique},
-                        {"repeat", st.repeat},
-                        {"gapped", st.gapped},
-                        {"unmapped", st.unmapped},
-                        {"proper_pairs_reads", st.proper_pairs},
-                        {"mate_rescued", st.mate_rescued},
-                        {"gpu_fallback_reads", st.gpu_fallback},
-                        {"backend", ao.map.gpu ? "gpu" : "cpu"},
-                        {"seconds", {{"index", st.index_s}, {"parse", st.parse_s}, {"search", st.search_s},
-                                     {"kernel", st.kernel_s}, {"transfer", st.transfer_s}, {"sam", st.sam_s},
-                                     {"write", st.write_s}, {"total", st.total_s}}},
-                        {"reads_per_s", {{"search", rate(st.search_s)}, {"kernel", rate(st.kernel_s)},
-                                         {"sam", rate(st.sam_s)}, {"end_to_end", rate(st.total_s)}}}};
-    std::cout << j.dump(2) << "\n";
-  } else if (ao.map.out != "-") {
-    auto pct = [&](std::uint64_t n) { return st.reads ? 100.0 * static_cast<double>(n) / static_cast<double>(st.reads) : 0.0; };
-    std::fprintf(stderr, "%llu reads: %llu mapped (%.1f%%; %llu exact, %llu with differences, %llu gapped), %llu repeat, %llu unmapped (%.1f%%); %.2f s, %.0f reads/s\n",
-                 static_cast<unsigned long long>(st.reads), static_cast<unsigned long long>(mapped), pct(mapped),
-                 static_cast<unsigned long long>(st.by_diff[0]), static_cast<unsigned long long>(mapped - st.by_diff[0]),
-                 static_cast<unsigned long long>(st.gapped), static_cast<unsigned long long>(st.repeat),
-                 static_cast<unsigned long long>(st.unmapped), pct(st.unmapped), st.total_s, rate(st.total_s));
-  }
-  evk::verbose_line(co, "times (s): index " + std::to_string(st.index_s) + ", parse " + std::to_string(st.parse_s) +
-                            ", search " + std::to_string(st.search_s) + " (kernel " + std::to_string(st.kernel_s) +
-                            ", transfer " + std::to_string(st.transfer_s) + "), sam " + std::to_string(st.sam_s) +
-                            ", write " + std::to_string(st.write_s) + ", total " + std::to_string(st.total_s));
 }
 
 void add_map_command(CLI::App& app, const std::string& command_line) {
@@ -274,22 +233,18 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
   cmd->add_option("READS", mo.reads, "Reads: FASTQ or FASTA, plain, gzip or BGZF ('-' = stdin)")->required();
   cmd->add_option("READS2", ao->reads2, "Second ends of pairs (paired mode, as bwa sampe): same count and order as READS");
   cmd->add_option("-o,--output", mo.out, "Output .sam or .bam ('-' = SAM on stdout, BAM with -u)")->required();
-  // the streaming pipeline's options (io/map_run.hpp): the exact mode and single-end inexact mapping
-  std::vector<CLI::Option*> stream_only;
-  stream_only.push_back(cmd->add_flag("-u,--uncompressed", mo.uncompressed, "Uncompressed BAM (for piping into samtools)"));
-  stream_only.push_back(
-      cmd->add_option("-l,--level", mo.level, "BAM compression level 1-9 (default: htslib's, 6)")->check(CLI::Range(1, 9)));
+  // the streaming pipeline's options (io/map_run.hpp)
+  cmd->add_flag("-u,--uncompressed", mo.uncompressed, "Uncompressed BAM (for piping into samtools)");
+  cmd->add_option("-l,--level", mo.level, "BAM compression level 1-9 (default: htslib's, 6)")->check(CLI::Range(1, 9));
   cmd->add_option("-t,--threads", mo.threads, "Worker threads and BAM compression threads (0 = all cores)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--devices", *devices, "GPUs sharing the batches: all or a list like 0,1 (default: --device; "
-                                         "several GPUs not with pairs)");
-  stream_only.push_back(
-      cmd->add_option("--streams", mo.streams, "CUDA streams (batches in flight) per GPU [2]")->check(CLI::Range(1, 16)));
-  stream_only.push_back(cmd->add_option("--batch-reads", mo.batch_reads,
-                                        "Reads per batch [exact: 65536; inexact: bwa's 262144, which bwa's gap-open "
-                                        "limit per batch needs for bwa's output whenever --max-gap-open exceeds the "
-                                        "maximum differences]")
-                            ->check(CLI::Range(1, 1 << 24)));
+  cmd->add_option("--devices", *devices, "GPUs sharing the batches: all or a list like 0,1 (default: --device)");
+  cmd->add_option("--streams", mo.streams, "CUDA streams (batches in flight) per GPU [2]")->check(CLI::Range(1, 16));
+  cmd->add_option("--batch-reads", mo.batch_reads,
+                  "Reads (pairs) per batch [exact: 65536; inexact: bwa's 262144, which bwa's output needs: bwa sampe "
+                  "estimates the insert size per batch, and bwa aln's gap-open limit is per batch whenever "
+                  "--max-gap-open exceeds the maximum differences]")
+      ->check(CLI::Range(1, 1 << 24));
   cmd->add_flag("--exact", *exact, "Exact matches only (bwa aln -n 0 -o 0 | samse, the exact kernel): single end");
   cmd->add_option("--unmatched", mo.unmatched, "With --exact: also write reads without an exact hit here (FASTQ.gz)");
   cmd->add_option("-R,--read-group", ao->read_group, "Read group header line such as '@RG\\tID:foo\\tSM:bar' (RG:Z on every record)");
@@ -316,7 +271,7 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
   p->add_flag("!--no-rescue", pe.sw, "No Smith-Waterman rescue of the unmapped mate");
   p->add_flag("--no-isize", pe.force_isize, "No insert size estimate (and no rescue)");
   evk::add_common_options(cmd, *co);
-  cmd->callback([ao, co, exact, max_diff, max_gape, devices, stream_only] {
+  cmd->callback([ao, co, exact, max_diff, max_gape, devices] {
     bc::MapOptions& m = ao->map;
     if (!max_diff->empty()) parse_max_diff(*max_diff, ao->aln);
     if (*max_gape > 0) {
@@ -326,11 +281,6 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
     if (*exact && !ao->reads2.empty()) throw evk::InputError("--exact maps single-end reads only (no READS2)");
     if (!*exact && !m.unmatched.empty()) throw evk::InputError("--unmatched: only with --exact");
     if (!ao->reads2.empty() && ao->reads2 == m.reads) throw evk::InputError(ao->reads2 + ": READS2 is READS (give the second ends' file)");
-    // paired inexact mapping has its own driver (io/aln_run.cpp), not yet the streaming pipeline's options
-    const bool paired = !ao->reads2.empty();
-    if (paired)
-      for (const CLI::Option* o : stream_only)
-        if (o->count() > 0) throw evk::InputError(o->get_name() + ": not with pairs (paired mapping does not stream through the pipeline yet)");
     std::vector<int> devs;
     if (!devices->empty()) {
       devs = parse_devices(*devices);
@@ -341,7 +291,6 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
     const bool gpu = be.backend == evk::Backend::gpu;
     if (!gpu) devs.clear();
     if (gpu && devs.empty()) devs.push_back(be.device.index);
-    if (paired && devs.size() > 1) evk::input_error("--devices", "several GPUs not with pairs (paired mapping runs on one GPU)");
     const bool file_choice = co->kernel != "auto" && co->kernel != "original" && co->kernel != "evolved";
     std::string variant = "cpu reference";
     if (*exact && (gpu || file_choice)) {  // a genome FILE is checked even when the CPU backend will not use it
@@ -378,21 +327,20 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
     m.device = gpu ? devs.front() : 0;
     if (!*exact && gpu)
       for (int d : devs) m.gpus.push_back(bc::GpuPlan{d, {}, {}});
-    if (!*exact && !paired) {  // single-end inexact mapping streams through the pipeline (io/aln_mapper.hpp)
+    if (!*exact) {  // inexact mapping (io/aln_mapper.hpp): single end, or pairs (io/map_pairs.cpp)
       m.inexact = true;
       m.aln = ao->aln;
+      m.reads2 = ao->reads2;
+      m.pe = ao->pe;
     }
-    if (*exact || !paired) {  // -R and --max-best (X1 up to it) apply to the exact mode's records too
-      m.read_group = ao->read_group;
-      m.max_top2 = ao->aln.max_top2;
-    }
+    m.read_group = ao->read_group;  // -R and --max-best (X1 up to it) apply to the exact mode's records too
+    m.max_top2 = ao->aln.max_top2;
     evk::verbose_line(*co, "backend: " + (gpu ? "GPU " + be.device.name : "CPU (" + be.reason + ")") + ", " + variant +
                                (*exact ? ", exact mode" : ao->reads2.empty() ? ", bwa aln + samse" : ", bwa aln + sampe"));
     if (m.out != "-") evk::check_not_an_input(m.out, {m.reads, m.ref, ao->reads2});
     if (!m.unmatched.empty()) evk::check_not_an_input(m.unmatched, {m.reads, m.ref, m.out});
     if (*exact) print_exact_stats(m, *co, bc::run_map(m));
-    else if (!paired) print_aln_pipeline_stats(m, *co, bc::run_map(m));
-    else print_aln_stats(*ao, *co, bc::run_aln_map(*ao));
+    else print_aln_pipeline_stats(m, *co, bc::run_map(m));
   });
 }
 

@@ -1,23 +1,27 @@
 #!/usr/bin/env bash
 # `barracuda_exact map` end to end, FASTQ.gz -> BAM, on READS (default 10 M) simulated 100 bp E. coli
 # reads made on the GPU host (bc_simreads: gzip FASTQ, 50% exact, else 1-4 substitutions, 2% with a
-# 1-3 base indel, both strands), from the bundle (`make bundle`), in one device call (~3 minutes on a
-# 16-core H100 host):
+# 1-3 base indel, both strands), from the bundle (`make bundle`), in one device call (~4-5 minutes on
+# a 16-core H100 host):
 #   exact   --exact, GPU backend then CPU backend (their BAMs compared byte for byte);
 #   inexact bwa aln + samse (the default mode), GPU backend then CPU backend (BAMs compared);
 #   peer    bwa aln -t N + bwa samse on the first PEER reads (default 1 M), timed apart, and our GPU
 #           records on the same reads against bwa's (bc_sam_agree);
 #   stages  bench_barracuda_exact's BM_InexactSamseStage (the host's work per read after the search,
 #           positions on the host or from the GPU) and BM_InexactMapStage/gpu on 1 M reads;
+#   pairs   PAIRS (default 2.5 M) simulated pairs (bc_simreads --pairs: fragments of 300 +- 30 bp,
+#           the ends on opposite strands, the same error model) mapped as bwa aln + sampe, GPU backend
+#           then CPU backend (their BAMs' records compared: decompressed, headers skipped);
 # each with --json: every stage's busy seconds and reads/s (inflate, scan, parse, search/match,
 # kernel, transfer, position lookup, samse, format, write) and the peak RSS. summary.txt: one line per
 # run (reads/s end to end, GPU/CPU ratio, the busiest stages) and where the limit is.
-# Run from the repository root. Usage: pipeline_10m.sh BUNDLE OUTDIR [READS] [PEER]
+# Run from the repository root. Usage: pipeline_10m.sh BUNDLE OUTDIR [READS] [PEER] [PAIRS]
 set -uo pipefail
-b=$(cd "${1:?usage: pipeline_10m.sh BUNDLE OUTDIR [READS] [PEER]}" && pwd)
+b=$(cd "${1:?usage: pipeline_10m.sh BUNDLE OUTDIR [READS] [PEER] [PAIRS]}" && pwd)
 out=${2:?OUTDIR}
 N=${3:-10000000}
 PEER=${4:-1000000}
+PAIRS=${5:-2500000}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 W=$(mktemp -d /tmp/bc-10m.XXXXXX)
@@ -103,6 +107,34 @@ step samse_stage 240 env BC_BENCH_INEXACT_READS=1000000 TMPDIR="$W" bench_barrac
   --benchmark_filter='InexactSamseStage/ecoli|InexactMapStage/ecoli/gpu' --benchmark_counters_tabular=true \
   --benchmark_out="$out/samse_stage.json" --benchmark_out_format=json
 grep -E '^BM_' "$out/samse_stage.out" 2> /dev/null | cut -c1-220 >> "$summary"
+# pairs (bwa aln + sampe through the streaming pipeline), GPU then CPU backend
+step simulate_pairs 300 bc_simreads --pairs "$W/pairs_2.fq.gz" "$W/ecoli.fa" "$PAIRS" "$W/pairs_1.fq.gz" 100 2 "$T"
+map pairs_gpu 300 --backend gpu "$W/ecoli.fa" "$W/pairs_1.fq.gz" "$W/pairs_2.fq.gz" -o "$W/pairs_gpu.bam"
+map pairs_cpu 400 --backend cpu "$W/ecoli.fa" "$W/pairs_1.fq.gz" "$W/pairs_2.fq.gz" -o "$W/pairs_cpu.bam"
+# the records compared: the BAMs decompressed, each without its header (whose @PG names the backend;
+# htslib flushes the header's BGZF blocks, so the records' bytes do not depend on it)
+bam_header_len() {  # bytes of a BAM's header (magic, text, references) once decompressed
+  { gzip -dc "$1" 2> /dev/null || true; } | python3 -c '
+import struct, sys
+f = sys.stdin.buffer
+h = f.read(8)
+n = 8 + struct.unpack("<i", h[4:8])[0]
+f.read(n - 8)
+(nref,) = struct.unpack("<i", f.read(4))
+n += 4
+for _ in range(nref):
+    (l,) = struct.unpack("<i", f.read(4))
+    f.read(l + 4)
+    n += 8 + l
+print(n)'
+}
+if [ -s "$W/pairs_gpu.bam" ] && [ -s "$W/pairs_cpu.bam" ] && h1=$(bam_header_len "$W/pairs_gpu.bam") &&
+   h2=$(bam_header_len "$W/pairs_cpu.bam") && cmp -s -i "$h1:$h2" <(gzip -dc "$W/pairs_gpu.bam") <(gzip -dc "$W/pairs_cpu.bam"); then
+  echo "pairs: GPU and CPU BAM records identical (headers of $h1 and $h2 bytes skipped)" >> "$summary"
+else
+  echo "pairs: GPU and CPU BAM records DIFFER (or a run failed)" >> "$summary"
+fi
+rm -f "$W"/pairs_*.bam
 # the figures
 if command -v python3 > /dev/null; then
   python3 - "$out" "$N" "$PEER" >> "$summary" <<'PY'
@@ -119,7 +151,7 @@ def step_s(name):
 print("\nend to end, FASTQ.gz -> BAM (reads/s; stages: busy seconds, summed over lanes for search/match)")
 rate = {}
 for name in ["exact_gpu", "exact_cpu", "exact_gpu_l1", "exact_gpu_u", "exact_cpu_l1", "exact_gpu_l1_bgzf", "inexact_gpu", "inexact_cpu",
-             "inexact_gpu_l1", "inexact_gpu_peer"]:
+             "inexact_gpu_l1", "inexact_gpu_peer", "pairs_gpu", "pairs_cpu"]:
     j = load(name)
     if not j:
         print("%-16s no result" % name)
@@ -131,7 +163,7 @@ for name in ["exact_gpu", "exact_cpu", "exact_gpu_l1", "exact_gpu_u", "exact_cpu
     print("%-16s %9d reads %7.2f s %10.0f reads/s  rss %6.0f MiB  cores used %4.1f of %d  %s" % (
         name, j["reads"], sec["total"], r, j.get("peak_rss_mib", 0), j.get("cpu_seconds", 0) / sec["total"] if sec["total"] else 0,
         j.get("threads", 0), ", ".join("%s %.2f" % (k, v) for v, k in busy)))
-for mode in ["exact", "inexact", "exact_l1"]:
+for mode in ["exact", "inexact", "exact_l1", "pairs"]:
     g = rate.get(mode + "_gpu") if mode != "exact_l1" else rate.get("exact_gpu_l1")
     c = rate.get(mode + "_cpu") if mode != "exact_l1" else rate.get("exact_cpu_l1")
     if g and c:
@@ -151,6 +183,15 @@ if j:
               ", ".join("%s %.2f" % (k, sec.get(k, 0)) for k in host), 100 * used / (cores * t) if t else 0, cores, t,
               sec.get("search", 0), sec.get("kernel", 0), sec.get("transfer", 0), sec.get("fallback", 0),
               sec.get("position_lookup", 0)))
+j = load("pairs_gpu")
+if j:
+    sec, t, cores = j["seconds"], j["seconds"]["total"], j["threads"]
+    host = ("inflate", "scan", "parse", "sam", "format", "write")
+    print("pairs GPU (%d pairs, %d reads, %d proper-pair reads, %d rescued): host stages %s; GPU lanes: search %.2f "
+          "(kernel %.2f, transfer %.2f, CPU fallback %.2f, position lookup %.2f); sampe %.2f s in the ordered stage" % (
+              j["pairs"], j["reads"], j["proper_pairs_reads"], j["mate_rescued"],
+              ", ".join("%s %.2f" % (k, sec.get(k, 0)) for k in host), sec.get("search", 0), sec.get("kernel", 0),
+              sec.get("transfer", 0), sec.get("fallback", 0), sec.get("position_lookup", 0), sec.get("sam", 0)))
 PY
 else
   grep -h '"end_to_end"' "$out"/*.json >> "$summary"

@@ -4,7 +4,9 @@
 // streams per GPU and with every GPU of the host (--devices) writes SAM/BAM/unmatched output
 // byte-identical to the CPU backend's serial path. The same for single-end inexact mapping (bwa aln +
 // samse: the inexact kernel in every lane, hit positions looked up on the GPU: GpuHitRows equals
-// BwtIndex::sa_at on every row). Exact comparisons: integer results, no tolerance.
+// BwtIndex::sa_at on every row), and for paired inexact mapping (bwa aln + sampe: both ends searched
+// in each lane, sampe taking the hit positions found on the GPU). Exact comparisons: integer
+// results, no tolerance.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -93,6 +95,30 @@ std::string run_inexact(const std::string& ref, const fs::path& reads, const Tem
   bc::MapOptions o;
   o.ref = ref;
   o.reads = reads.string();
+  o.out = (dir / name).string();
+  o.command_line = "test";
+  o.inexact = true;
+  o.gpu = gpu;
+  for (int d : devices) o.gpus.push_back(bc::GpuPlan{d, {}, {}});
+  o.streams = streams;
+  o.batch_reads = batch;
+  o.threads = threads;
+  o.serial_io = serial;
+  o.poison_gpu = true;
+  bc::run_map(o);
+  std::string r = bct::read_file(o.out);
+  fs::remove(o.out);
+  return r;
+}
+
+// Paired inexact mapping (bwa aln + sampe) through the pipeline (io/map_pairs.cpp).
+std::string run_pairs(const std::string& ref, const fs::path& r1, const fs::path& r2, const TempDir& dir,
+                      const std::string& name, bool gpu, bool serial, const std::vector<int>& devices, int streams,
+                      std::size_t batch, int threads) {
+  bc::MapOptions o;
+  o.ref = ref;
+  o.reads = r1.string();
+  o.reads2 = r2.string();
   o.out = (dir / name).string();
   o.command_line = "test";
   o.inexact = true;
@@ -324,4 +350,50 @@ TEST(BarracudaPipelineGpu, InexactStreamsGiveTheCpuBackendsBytes) {
     ASSERT_EQ(gpu.exit_code, 0) << gpu.err;
     EXPECT_TRUE(bct::sam_records(gpu.out) == bct::sam_records(cpu.out)) << "--devices all";
   }
+}
+
+// Paired inexact mapping on the GPU with 1, 2 and 3 streams (batches of 333 pairs: many in flight,
+// each with its own insert-size estimate; and bwa's batch), and the serial path on the GPU, equals
+// the CPU backend's serial path byte for byte (SAM and BAM); every GPU of the host when there are two.
+TEST(BarracudaPipelineGpu, InexactPairsGiveTheCpuBackendsBytes) {
+  EVK_REQUIRE_GPU();
+  Fixture fx(56);
+  bct::planted_pairs(fx.ref, fx.dir / "q", 6000, 100, 320, 4, bct::tricky_repeats());
+  const fs::path r1 = fx.dir / "q1.fq.gz", r2 = fx.dir / "q2.fq";
+  ASSERT_TRUE(bct::write_bgzf(r1, bct::read_file(fx.dir / "q1.fq")));
+  for (std::size_t batch : {std::size_t(333), std::size_t(0)}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    const std::string want = run_pairs(fx.ref, r1, r2, fx.dir, "cpu.sam", false, true, {}, 1, batch, 1);
+    const std::string want_bam = run_pairs(fx.ref, r1, r2, fx.dir, "cpu.bam", false, true, {}, 1, batch, 1);
+    const auto recs = bct::sam_records(want);
+    ASSERT_EQ(recs.size(), 12000u);
+    int proper = 0, rescued = 0;
+    for (const auto& r : recs) {
+      proper += (std::stoi(r[1]) & 2) != 0;
+      for (std::size_t k = 11; k < r.size(); ++k) rescued += r[k] == "XT:A:M";
+    }
+    EXPECT_GT(proper, 9000);
+    EXPECT_GT(rescued, 100);
+    for (int streams : {1, 2, 3}) {
+      EXPECT_TRUE(run_pairs(fx.ref, r1, r2, fx.dir, "gpu.sam", true, false, {0}, streams, batch, 4) == want)
+          << streams << " streams";
+      EXPECT_TRUE(run_pairs(fx.ref, r1, r2, fx.dir, "gpu.bam", true, false, {0}, streams, batch, 3) == want_bam)
+          << streams << " streams (BAM)";
+    }
+    EXPECT_TRUE(run_pairs(fx.ref, r1, r2, fx.dir, "gpus.sam", true, true, {0}, 1, batch, 1) == want) << "serial path on the GPU";
+    const auto& env = evk::gpu_environment();
+    if (env.devices.size() >= 2) {
+      std::vector<int> all;
+      for (const auto& d : env.devices) all.push_back(d.index);
+      EXPECT_TRUE(run_pairs(fx.ref, r1, r2, fx.dir, "multi.sam", true, false, all, 2, batch, 8) == want) << "all GPUs";
+    }
+  }
+  // the CLI: --devices all with pairs
+  const auto cpu = evk::testing::run_tool("barracuda_exact", "map --backend cpu " + fx.ref + " " + r1.string() + " " +
+                                                                 r2.string() + " -o -");
+  const auto gpu = evk::testing::run_tool("barracuda_exact", "map --backend gpu --devices all --streams 3 " + fx.ref + " " +
+                                                                 r1.string() + " " + r2.string() + " -o -");
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+  ASSERT_EQ(gpu.exit_code, 0) << gpu.err;
+  EXPECT_TRUE(bct::sam_records(gpu.out) == bct::sam_records(cpu.out)) << "the CLI, --devices all";
 }

@@ -477,13 +477,19 @@ TEST(BarracudaPipeline, CliRefusesCutInputsAndBadOptionsWithOneLine) {
   expect_refused(map + (dir / "g.gz").string() + outs + " --devices 1,1", "--devices: device 1 given twice");
   if (!evk::gpu_environment().usable())
     expect_refused("map --exact --backend gpu --devices all " + fx.ref + " " + (dir / "g.gz").string() + outs, "no CUDA device");
-  // the streaming pipeline's options with pairs (their own driver: not yet)
-  const std::string pairs = "map --backend cpu " + fx.ref + " " + (dir / "g.gz").string() + " " + (dir / "cut.fq").string() +
-                            " -o " + (dir / "o.bam").string();
-  expect_refused(pairs + " -u", "--uncompressed: not with pairs");
-  expect_refused(pairs + " -l 1", "--level: not with pairs");
-  expect_refused(pairs + " --streams 3", "--streams: not with pairs");
-  expect_refused(pairs + " --batch-reads 100", "--batch-reads: not with pairs");
+  // pairs stream through the pipeline too (io/map_pairs.cpp): a cut second file is refused with its
+  // options, and intact pairs map with them (-u to stdout: every record)
+  const std::string pairs = "map --backend cpu " + fx.ref + " " + (dir / "g.gz").string() + " ";
+  for (const char* opt : {" -u", " -l 1", " --streams 3", " --batch-reads 100"})
+    expect_refused(pairs + (dir / "cut.fq").string() + " -o " + (dir / "o.bam").string() + opt,
+                   "cut.fq: record 3001 (last): no '+' line and qualities (truncated FASTQ?)");
+  bct::write_file(dir / "g2.fq", good);
+  {
+    const auto p = evk::testing::run_tool("barracuda_exact", pairs + (dir / "g2.fq").string() +
+                                                                 " -l 1 --batch-reads 100 -u -o - | samtools view -c -");
+    EXPECT_EQ(p.exit_code, 0) << p.err;
+    EXPECT_EQ(p.out, "6000\n");
+  }
   expect_refused(map + (dir / "g.gz").string() + " -R 'RG\\tID:x' -o " + (dir / "o.bam").string(), "-R");
   // -R in the exact mode: the header line and RG:Z on every record (as bwa samse -r)
   {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "core/aln_positions.hpp"
 #include "core/ksw.hpp"
 #include "evk/parallel.hpp"
 
@@ -348,7 +349,23 @@ bool infer_isize(const std::vector<SeqAln>& e1, const std::vector<SeqAln>& e2, d
 SampeResult sampe_batch(const BwtIndex& idx, const AlnReads& r1, const AlnReads& r2, const AlnBatch& a1,
                         const AlnBatch& a2, const AlnOptions& opt, const PeOptions& pe, Rand48& rng,
                         const IsizeInfo& last, int threads) {
+  const ChunkLoop loop = [threads](std::size_t n, const std::function<void(std::size_t, std::size_t)>& fn) {
+    parallel_for(n, fn, threads);
+  };
+  return sampe_batch(idx, r1, r2, a1, a2, opt, pe, rng, last, loop, nullptr, nullptr);
+}
+
+SampeResult sampe_batch(const BwtIndex& idx, const AlnReads& r1, const AlnReads& r2, const AlnBatch& a1,
+                        const AlnBatch& a2, const AlnOptions& opt, const PeOptions& pe, Rand48& rng,
+                        const IsizeInfo& last, const ChunkLoop& loop, const std::vector<std::uint64_t>* pos1,
+                        const std::vector<std::uint64_t>* pos2) {
   const std::size_t n = r1.codes->size();
+  const std::vector<std::uint64_t>* known_pos[2] = {pos1, pos2};
+  auto known = [&](int j, std::size_t i, ReadRows& rows) {  // end j's rows of pair i known in advance
+    rows.n = 0;
+    if (known_pos[j] && !known_pos[j]->empty()) known_rows(j ? a2 : a1, *known_pos[j], i, rows);
+    return rows.known();
+  };
   const AlnReads* rd[2] = {&r1, &r2};
   const AlnBatch* ab[2] = {&a1, &a2};
   std::vector<SeqAln> s[2] = {std::vector<SeqAln>(n), std::vector<SeqAln>(n)};
@@ -360,20 +377,18 @@ SampeResult sampe_batch(const BwtIndex& idx, const AlnReads& r1, const AlnReads&
       x.extra_flag = static_cast<std::uint16_t>(kPaired | (j == 0 ? kRead1 : kRead2));
       aln_choose(ab[j]->begin(i), ab[j]->count(i), rng, x);
     }
-  parallel_for(
-      n,
-      [&](std::size_t b, std::size_t e) {
-        for (std::size_t i = b; i < e; ++i)
-          for (int j = 0; j < 2; ++j) {
-            SeqAln& x = s[j][i];
-            if (x.type == kUnique || x.type == kRepeat) {
-              x.seq_q = x.mapq = approx_mapq(x, aln_max_diff(opt, x.len));
-              x.pos = sa_to_pos(idx, x.sa, x.len + x.ref_shift, x.strand);
-              if (x.pos == kNone) x.type = kNoMatch;
-            }
-          }
-      },
-      threads);
+  loop(n, [&](std::size_t b, std::size_t e) {
+    ReadRows rows;
+    for (std::size_t i = b; i < e; ++i)
+      for (int j = 0; j < 2; ++j) {
+        SeqAln& x = s[j][i];
+        if (x.type == kUnique || x.type == kRepeat) {
+          x.seq_q = x.mapq = approx_mapq(x, aln_max_diff(opt, x.len));
+          x.pos = sa_to_pos(idx, x.sa, x.len + x.ref_shift, x.strand, known(j, i, rows));
+          if (x.pos == kNone) x.type = kNoMatch;
+        }
+      }
+  });
   SampeResult res;
   IsizeInfo ii;
   res.isize_inferred = infer_isize(s[0], s[1], pe.ap_prior, idx.l_pac, ii);
@@ -386,68 +401,68 @@ SampeResult sampe_batch(const BwtIndex& idx, const AlnReads& r1, const AlnReads&
   std::vector<std::uint64_t> changed(n, 0), rescued(n, 0);
   res.rec1.resize(n);
   res.rec2.resize(n);
-  parallel_for(
-      n,
-      [&](std::size_t b, std::size_t e) {
-        std::vector<P64> arr;
-        std::vector<std::uint8_t> fwd[2], rc[2];
-        for (std::size_t i = b; i < e; ++i) {
-          SeqAln* p[2] = {&s[0][i], &s[1][i]};
-          const Aln* aln[2] = {a1.begin(i), a2.begin(i)};
-          const std::uint32_t na[2] = {a1.count(i), a2.count(i)};
-          bool too_many = false;  // bwa skips the rest of this pair's pairing step, XA lists included
-          if ((p[0]->type == kUnique || p[0]->type == kRepeat) && (p[1]->type == kUnique || p[1]->type == kRepeat)) {
-            std::int64_t n_occ[2] = {0, 0};
-            for (int j = 0; j < 2; ++j)
-              for (std::uint32_t k = 0; k < na[j]; ++k) n_occ[j] += static_cast<std::int64_t>(aln[j][k].l - aln[j][k].k + 1);
-            too_many = n_occ[0] > pe.max_occ || n_occ[1] > pe.max_occ;
-            if (!too_many) {
-              arr.clear();
-              for (int j = 0; j < 2; ++j)
-                for (std::uint32_t k = 0; k < na[j]; ++k)
-                  for (std::uint64_t l = aln[j][k].k; l <= aln[j][k].l; ++l) {
-                    int strand = 0;
-                    const std::uint64_t pos = sa_to_pos(idx, l, p[j]->len + p[j]->ref_shift, strand);
-                    arr.push_back({pos, static_cast<std::uint64_t>(k) << 2 | static_cast<std::uint64_t>(strand) << 1 |
-                                            static_cast<std::uint64_t>(j)});
-                  }
-              changed[i] = static_cast<std::uint64_t>(pairing(p, aln, arr, pe, opt.s_mm, ii));
-            }
-          }
-          if (!too_many && (pe.N_multi || pe.n_multi)) {
-            for (int j = 0; j < 2; ++j) {
-              if (p[j]->type == kNoMatch) continue;
-              int nm = pe.n_multi;
-              if (!(p[j]->extra_flag & kProper) && p[1 - j]->type != kNoMatch)
-                nm = p[j]->c1 + p[j]->c2 - 1 > static_cast<std::uint64_t>(pe.N_multi) ? pe.n_multi : pe.N_multi;
-              aln_multi(aln[j], na[j], nm, *p[j]);
-              multi_positions(idx, *p[j]);
-            }
-          }
-          if (pe.sw && ii.avg >= 0.0) {  // mate rescue
-            const std::uint8_t *f[2], *r[2];
-            for (int j = 0; j < 2; ++j) {
-              const ReadCodes& c = *rd[j]->codes;
-              const std::uint8_t* q = c.codes.data() + c.offset[i];
-              const int len = p[j]->len;
-              fwd[j].assign(q, q + len);
-              rc[j].resize(static_cast<std::size_t>(len));
-              for (int t = 0; t < len; ++t) rc[j][static_cast<std::size_t>(len - 1 - t)] = q[t] > 3 ? 4 : static_cast<std::uint8_t>(3 - q[t]);
-              f[j] = fwd[j].data();
-              r[j] = rc[j].data();
-            }
-            rescued[i] = paired_sw(idx, p, f, r, ii);
-          }
+  loop(n, [&](std::size_t b, std::size_t e) {
+    ReadRows rows;
+    std::vector<P64> arr;
+    std::vector<std::uint8_t> fwd[2], rc[2];
+    for (std::size_t i = b; i < e; ++i) {
+      SeqAln* p[2] = {&s[0][i], &s[1][i]};
+      const Aln* aln[2] = {a1.begin(i), a2.begin(i)};
+      const std::uint32_t na[2] = {a1.count(i), a2.count(i)};
+      bool too_many = false;  // bwa skips the rest of this pair's pairing step, XA lists included
+      if ((p[0]->type == kUnique || p[0]->type == kRepeat) && (p[1]->type == kUnique || p[1]->type == kRepeat)) {
+        std::int64_t n_occ[2] = {0, 0};
+        for (int j = 0; j < 2; ++j)
+          for (std::uint32_t k = 0; k < na[j]; ++k) n_occ[j] += static_cast<std::int64_t>(aln[j][k].l - aln[j][k].k + 1);
+        too_many = n_occ[0] > pe.max_occ || n_occ[1] > pe.max_occ;
+        if (!too_many) {
+          arr.clear();
           for (int j = 0; j < 2; ++j) {
-            const ReadCodes& c = *rd[j]->codes;
-            refine_read(idx, c.codes.data() + c.offset[i], *p[j]);
+            const KnownRows kr = known(j, i, rows);
+            for (std::uint32_t k = 0; k < na[j]; ++k)
+              for (std::uint64_t l = aln[j][k].k; l <= aln[j][k].l; ++l) {
+                int strand = 0;
+                const std::uint64_t pos = sa_to_pos(idx, l, p[j]->len + p[j]->ref_shift, strand, kr);
+                arr.push_back({pos, static_cast<std::uint64_t>(k) << 2 | static_cast<std::uint64_t>(strand) << 1 |
+                                        static_cast<std::uint64_t>(j)});
+              }
           }
-          // end 1's record first: an unmapped end takes its mate's position
-          res.rec1[i] = make_record(idx, *p[0], p[1], opt.max_top2);
-          res.rec2[i] = make_record(idx, *p[1], p[0], opt.max_top2);
+          changed[i] = static_cast<std::uint64_t>(pairing(p, aln, arr, pe, opt.s_mm, ii));
         }
-      },
-      threads);
+      }
+      if (!too_many && (pe.N_multi || pe.n_multi)) {
+        for (int j = 0; j < 2; ++j) {
+          if (p[j]->type == kNoMatch) continue;
+          int nm = pe.n_multi;
+          if (!(p[j]->extra_flag & kProper) && p[1 - j]->type != kNoMatch)
+            nm = p[j]->c1 + p[j]->c2 - 1 > static_cast<std::uint64_t>(pe.N_multi) ? pe.n_multi : pe.N_multi;
+          aln_multi(aln[j], na[j], nm, *p[j]);
+          multi_positions(idx, *p[j], known(j, i, rows));
+        }
+      }
+      if (pe.sw && ii.avg >= 0.0) {  // mate rescue
+        const std::uint8_t *f[2], *r[2];
+        for (int j = 0; j < 2; ++j) {
+          const ReadCodes& c = *rd[j]->codes;
+          const std::uint8_t* q = c.codes.data() + c.offset[i];
+          const int len = p[j]->len;
+          fwd[j].assign(q, q + len);
+          rc[j].resize(static_cast<std::size_t>(len));
+          for (int t = 0; t < len; ++t) rc[j][static_cast<std::size_t>(len - 1 - t)] = q[t] > 3 ? 4 : static_cast<std::uint8_t>(3 - q[t]);
+          f[j] = fwd[j].data();
+          r[j] = rc[j].data();
+        }
+        rescued[i] = paired_sw(idx, p, f, r, ii);
+      }
+      for (int j = 0; j < 2; ++j) {
+        const ReadCodes& c = *rd[j]->codes;
+        refine_read(idx, c.codes.data() + c.offset[i], *p[j]);
+      }
+      // end 1's record first: an unmapped end takes its mate's position
+      res.rec1[i] = make_record(idx, *p[0], p[1], opt.max_top2);
+      res.rec2[i] = make_record(idx, *p[1], p[0], opt.max_top2);
+    }
+  });
   for (std::size_t i = 0; i < n; ++i) {
     res.changed += changed[i];
     res.rescued += rescued[i];

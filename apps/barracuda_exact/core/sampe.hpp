@@ -7,6 +7,7 @@
 // of the unmapped or discordant end, then refinement, MD and the records with mate fields and TLEN.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "core/aln_options.hpp"
@@ -39,5 +40,15 @@ bool infer_isize(const std::vector<SeqAln>& e1, const std::vector<SeqAln>& e2, d
 SampeResult sampe_batch(const BwtIndex& idx, const AlnReads& r1, const AlnReads& r2, const AlnBatch& a1,
                         const AlnBatch& a2, const AlnOptions& opt, const PeOptions& pe, Rand48& rng,
                         const IsizeInfo& last, int threads = 0);
+
+// The same with its parallel steps run by `loop` (fn over chunks of [0, n): a task pool's loop), and
+// the text positions of hit rows known in advance for each end (GpuHitRows::lookup's output for a1
+// and a2, core/aln_positions.hpp; nullptr or empty: every position looked up on the host). The
+// records do not depend on either.
+using ChunkLoop = std::function<void(std::size_t n, const std::function<void(std::size_t, std::size_t)>& fn)>;
+SampeResult sampe_batch(const BwtIndex& idx, const AlnReads& r1, const AlnReads& r2, const AlnBatch& a1,
+                        const AlnBatch& a2, const AlnOptions& opt, const PeOptions& pe, Rand48& rng,
+                        const IsizeInfo& last, const ChunkLoop& loop, const std::vector<std::uint64_t>* pos1,
+                        const std::vector<std::uint64_t>* pos2);
 
 }  // namespace evk::barracuda_exact

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <stdexcept>
 
 #include "core/aln_positions.hpp"
 #include "evk/error.hpp"
@@ -53,7 +55,11 @@ void search_cpu(const BwtIndex& idx, const AlnOptions& opt, const ReadCodes& rc,
   for (std::size_t i = 0; i < n; ++i) out.offset[i + 1] = out.offset[i] + count[i];
 }
 
-void count(MapCounts& c, const AlnRecord& r) {
+constexpr std::size_t kPairGrain = 256;  // pairs per sampe chunk
+
+}  // namespace
+
+void aln_count(MapCounts& c, const AlnRecord& r) {
   ++c.reads;
   if (!r.aligned || (r.flag & 4)) {
     ++c.unmatched;
@@ -67,7 +73,14 @@ void count(MapCounts& c, const AlnRecord& r) {
   ++c.by_diff[r.nm < 7 ? r.nm : 7];
 }
 
-}  // namespace
+bool AlnPairMapped::record(const ReadBatch& pairs, std::size_t i, bam1_t* b) const {
+  return aln_record_to_bam(b, pairs.name(i), pairs.seq(i), pairs.qual(i), rec[i & 1][i >> 1], ro_->rg_id);
+}
+
+bool AlnPairMapped::unmatched(std::size_t i) const {
+  const AlnRecord& r = rec[i & 1][i >> 1];
+  return !r.aligned || (r.flag & 4);
+}
 
 bool AlnMapped::record(const ReadBatch& reads, std::size_t i, bam1_t* rec) const {
   return aln_record_to_bam(rec, reads.name(i), reads.seq(i), reads.qual(i), recs[i], ro_->rg_id);
@@ -105,7 +118,7 @@ AlnMapper::AlnMapper(const BwtIndex& idx, const AlnOptions& opt, const std::vect
     gpu_->text += (gpu_->text.empty() ? "" : ", ") + std::to_string(d);
   }
   lanes_ = static_cast<int>(gpu_->lanes.size());
-  gpu_->text = "bwa aln + samse, inexact kernel on GPU " + gpu_->text + " (" + std::to_string(streams) + " stream" +
+  gpu_->text = "inexact kernel on GPU " + gpu_->text + " (" + std::to_string(streams) + " stream" +
                (streams > 1 ? "s" : "") + " each)";
 #else
   (void)devices;
@@ -124,10 +137,11 @@ void AlnMapper::poison_gpu_outputs() {
 }
 
 std::string AlnMapper::describe() const {
+  const std::string what = paired_ ? "bwa aln + sampe" : "bwa aln + samse";
 #if defined(EVK_HAVE_CUDA)
-  if (gpu_) return gpu_->text;
+  if (gpu_) return what + ", " + gpu_->text;
 #endif
-  return "bwa aln + samse on the CPU (" + std::to_string(lanes_) + " lane" + (lanes_ > 1 ? "s" : "") + ")";
+  return what + " on the CPU (" + std::to_string(lanes_) + " lane" + (lanes_ > 1 ? "s" : "") + ")";
 }
 
 std::string AlnMapper::kernel_origin() const {
@@ -207,8 +221,33 @@ void AlnMapper::finish(MappedBatch& out, const ReadBatch& reads, TaskPool& pool,
     }
   });
   m.counts_ = MapCounts{};
-  for (const auto& r : m.recs) count(m.counts_, r);
+  for (const auto& r : m.recs) aln_count(m.counts_, r);
   m.counts_.handed_back = m.handed_back;
+  times.records += since(t);
+}
+
+void AlnMapper::finish_pairs(const MappedBatch& one, const MappedBatch& two, const ReadBatch& r1, const ReadBatch& r2,
+                             const PeOptions& pe, AlnPairMapped& out, TaskPool& pool, MapTimes& times) {
+  const auto& m1 = static_cast<const AlnMapped&>(one);
+  const auto& m2 = static_cast<const AlnMapped&>(two);
+  if (r1.size() != r2.size()) throw std::logic_error("finish_pairs: the ends' batches differ in size");
+  paired_ = true;
+  const auto t = Clock::now();
+  const ChunkLoop loop = [&pool](std::size_t n, const std::function<void(std::size_t, std::size_t)>& fn) {
+    pool.parallel_for(n, kPairGrain, fn);
+  };
+  SampeResult res = sampe_batch(idx_, AlnReads{&r1.codes, &m1.len}, AlnReads{&r2.codes, &m2.len}, m1.alns, m2.alns, opt_, pe,
+                                rng_, last_isize_, loop, &m1.pos, &m2.pos);
+  last_isize_ = res.isize;
+  out.rec[0] = std::move(res.rec1);
+  out.rec[1] = std::move(res.rec2);
+  out.counts_ = MapCounts{};
+  for (std::size_t i = 0; i < r1.size(); ++i) {
+    aln_count(out.counts_, out.rec[0][i]);
+    aln_count(out.counts_, out.rec[1][i]);
+  }
+  out.counts_.pairs = r1.size();
+  out.counts_.handed_back = m1.handed_back + m2.handed_back;
   times.records += since(t);
 }
 

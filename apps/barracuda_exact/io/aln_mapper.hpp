@@ -1,10 +1,12 @@
-// The inexact mapper behind `map` (single end): bwa aln's search (core/aln_search on the CPU, the
+// The inexact mapper behind `map`: bwa aln's search (core/aln_search on the CPU, the
 // inexact kernel through core/aln_gpu on one or more GPUs, several streams each) in the pipeline's
 // lanes, then bwa samse's records: the primary hits drawn in input order (finish(): bwa's random
 // generator sees the reads in file order), positions, CIGAR/MD/NM and tags per read in parallel.
 // Output equal to io/aln_run.hpp's driver (and so to bwa aln | bwa samse) for batches of bwa's
 // 0x40000 reads (kSampeBatch; bwa limits gap opens per batch, which matters only with -o above the
 // batch's maximum differences).
+// Pairs (io/map_pairs.cpp): map() searches each end's reads of a batch of pairs (a lane, one end
+// after the other), then finish_pairs() makes bwa sampe's records of the batch in input order.
 #pragma once
 #include <memory>
 #include <string>
@@ -15,6 +17,7 @@
 #include "core/aln_search.hpp"
 #include "core/index.hpp"
 #include "core/rand48.hpp"
+#include "core/sampe.hpp"
 #include "core/samse.hpp"
 #include "io/mapper.hpp"
 
@@ -39,6 +42,24 @@ class AlnMapped : public MappedBatch {
   const RecordOptions* ro_;
 };
 
+// A batch of pairs' records in output order: read 1 and read 2 of pair i are reads 2i and 2i + 1
+// of the interleaved batch given to record() (read_batch.hpp's interleave_pairs).
+class AlnPairMapped : public MappedBatch {
+ public:
+  explicit AlnPairMapped(const RecordOptions& ro) : ro_(&ro) {}
+  bool record(const ReadBatch& pairs, std::size_t i, bam1_t* rec) const override;
+  bool unmatched(std::size_t i) const override;
+  MapCounts counts() const override { return counts_; }
+  std::vector<AlnRecord> rec[2];  // each end's records, pair by pair
+  MapCounts counts_;
+
+ private:
+  const RecordOptions* ro_;
+};
+
+// The counts of one record (reads, mapped unique/repeat, unmatched, gapped, by edit distance ...).
+void aln_count(MapCounts& c, const AlnRecord& r);
+
 class AlnMapper : public Mapper {
  public:
   // The CPU backend: `lanes` batches searched at once on the task pool.
@@ -53,6 +74,13 @@ class AlnMapper : public Mapper {
            MapTimes& times) override;
   void finish(MappedBatch& out, const ReadBatch& reads, TaskPool& pool, MapTimes& times) override;
   void prepare(ReadBatch& reads) const override { reads.drop_empty(); }  // bwa: no record for an empty read
+  // Pairs (bwa sampe): once per batch of pairs, in input order, after map() of both ends (`one`,
+  // `two`: what map() gave for r1 and r2, pair i being read i of each); the records into `out`.
+  // The insert size is estimated per batch (bwa's: kSampeBatch pairs), the previous batch's
+  // estimate standing in when a batch has too few good pairs.
+  void finish_pairs(const MappedBatch& one, const MappedBatch& two, const ReadBatch& r1, const ReadBatch& r2,
+                    const PeOptions& pe, AlnPairMapped& out, TaskPool& pool, MapTimes& times);
+  const RecordOptions& record_options() const { return ro_; }
   std::string describe() const override;
   std::string kernel_origin() const override;
   // Tests: poison the GPU's position lookups before each launch.
@@ -65,6 +93,8 @@ class AlnMapper : public Mapper {
   RecordOptions ro_;
   int lanes_ = 1;
   Rand48 rng_;
+  IsizeInfo last_isize_;      // pairs: the previous batch's insert size
+  bool paired_ = false;       // finish_pairs() was called (describe() names sampe)
   std::unique_ptr<Gpu> gpu_;  // null: the CPU backend
 };
 

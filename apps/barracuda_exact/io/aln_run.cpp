@@ -18,6 +18,7 @@
 #include "io/aln_sam.hpp"
 #include "io/index_files.hpp"
 #include "io/queue.hpp"
+#include "io/read_batch.hpp"
 #include "io/sam_writer.hpp"
 #include "io/sequences.hpp"
 #if defined(EVK_HAVE_CUDA)
@@ -112,44 +113,24 @@ AlnMapStats run_aln_map(const AlnMapOptions& opt, const std::function<void(std::
   if (mo.gpu) throw InputError("--backend gpu: built without CUDA");
 #endif
 
+  const std::size_t batch = mo.batch_reads > 0 ? mo.batch_reads : kSampeBatch;  // reads (pairs) per batch
   Queue<BatchPtr> parsed(2), done(2);
   Failure fail;
   double parse_s = 0, write_s = 0;
   std::thread reader([&] {
     try {
-      for (std::uint64_t first = 0;;) {
+      for (;;) {
         const auto tp = Clock::now();
         auto b = std::make_unique<Batch>();
         b->paired = paired;
-        const bool more = src1.next(b->end[0].reads, kSampeBatch, ~std::size_t{0} >> 1, kMaxReadLen);
+        const bool more = src1.next(b->end[0].reads, batch, ~std::size_t{0} >> 1, kMaxReadLen);
         if (paired) {
-          const bool more2 = src2->next(b->end[1].reads, kSampeBatch, ~std::size_t{0} >> 1, kMaxReadLen);
-          if (more != more2 || b->end[0].reads.size() != b->end[1].reads.size()) {
-            const bool short1 = b->end[0].reads.size() < b->end[1].reads.size();
-            input_error(short1 ? mo.reads : opt.reads2,
-                        "has fewer reads than " + (short1 ? opt.reads2 : mo.reads) + " (paired files must have the same number of reads)");
-          }
-          for (std::size_t i = 0; i < b->end[0].reads.size(); ++i) {
-            const std::string n1(b->end[0].reads.name(i)), n2(b->end[1].reads.name(i));
-            if (n1 != n2)
-              input_error(opt.reads2, "read " + std::to_string(first + i + 1) + " is named " + n2 + " but its mate in " +
-                                          mo.reads + " is " + n1 + " (paired files must list the pairs in the same order)");
-            if (b->end[0].reads.qual(i).empty() != b->end[1].reads.qual(i).empty())
-              input_error(opt.reads2, "read " + n2 + ": one end has qualities (FASTQ), the other none (FASTA)");
-          }
+          src2->next(b->end[1].reads, batch, ~std::size_t{0} >> 1, kMaxReadLen);
+          check_pairs(mo.reads, b->end[0].reads, opt.reads2, b->end[1].reads);  // counts, names, formats, empty reads
         }
         if (!more) break;
-        if (paired) {  // bwa drops empty reads from each file on its own, which would mispair them
-          for (int e = 0; e < 2; ++e)
-            for (std::size_t i = 0; i < b->end[e].reads.size(); ++i)
-              if (b->end[e].reads.codes.len[i] == 0)
-                input_error(e ? opt.reads2 : mo.reads,
-                            "read " + std::string(b->end[e].reads.name(i)) + " is empty (paired reads need bases)");
-        } else {
-          b->end[0].reads.drop_empty();  // as bwa aln/samse do: no record for an empty read
-        }
+        if (!paired) b->end[0].reads.drop_empty();  // as bwa aln/samse do: no record for an empty read
         for (int e = 0; e < (paired ? 2 : 1); ++e) prepare(b->end[e], opt.aln);
-        first += b->end[0].reads.size();
         parse_s += since(tp);
         if (!parsed.push(std::move(b))) break;
       }

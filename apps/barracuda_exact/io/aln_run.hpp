@@ -1,6 +1,9 @@
 // `barracuda_exact map` in its default (inexact) mode: reads -> bwa aln's search -> bwa samse's or
 // sampe's records -> SAM/BAM. Single end (one reads file) or paired (two files, pair by pair).
 // The work per batch lives in core/ (aln_search / aln_gpu, samse, sampe); this is the driver.
+// One batch at a time (kseq, bwa's batches: map.batch_reads reads or pairs, default kSampeBatch),
+// record by record through sam_write1: the serial reference of the streaming pipeline (map_run.hpp,
+// which runs it for pairs with serial_io), which must give its bytes.
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -1,7 +1,5 @@
 #include "io/map_run.hpp"
 
-#include <sys/resource.h>
-
 #include <atomic>
 #include <chrono>
 #include <exception>
@@ -17,6 +15,7 @@
 #include "io/aln_mapper.hpp"
 #include "io/aln_sam.hpp"
 #include "io/index_files.hpp"
+#include "io/map_stages.hpp"
 #include "io/queue.hpp"
 #include "io/read_batch.hpp"
 #include "io/record_scan.hpp"
@@ -27,36 +26,7 @@
 namespace evk::barracuda_exact {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-double peak_rss_mib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;
-}
-
-double cpu_seconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
-  return s(u.ru_utime) + s(u.ru_stime);
-}
-
-class Failure {  // the first exception of any stage
- public:
-  void set(std::exception_ptr e) {
-    std::lock_guard<std::mutex> l(m_);
-    if (!e_) e_ = e;
-  }
-  void rethrow() {
-    if (e_) std::rethrow_exception(e_);
-  }
-
- private:
-  std::mutex m_;
-  std::exception_ptr e_;
-};
+using namespace stages;
 
 std::unique_ptr<Mapper> make_mapper(const MapOptions& opt, const BwtIndex& idx, bool serial) {
   RecordOptions ro;
@@ -79,55 +49,6 @@ std::unique_ptr<Mapper> make_mapper(const MapOptions& opt, const BwtIndex& idx, 
   if (opt.poison_gpu) m->poison_gpu_outputs();
   return m;
 }
-
-SamOptions sam_options(const MapOptions& opt) {
-  SamOptions so;
-  so.uncompressed = opt.uncompressed;
-  so.level = opt.level;
-  so.rg_line = parse_read_group(opt.read_group).line;
-  return so;
-}
-
-std::size_t batch_reads(const MapOptions& opt) {
-  return opt.batch_reads > 0 ? opt.batch_reads : opt.inexact ? kSampeBatch : std::size_t(1) << 16;
-}
-// bwa's batches of the inexact mode count reads only
-std::size_t batch_bases(const MapOptions& opt) { return opt.inexact ? ~std::size_t{0} >> 1 : batch_reads(opt) * 160; }
-
-void add_counts(MapStats& st, const MapCounts& c) {
-  st.counts.add(c);
-  st.reads += c.reads;
-  st.unique += c.unique;
-  st.repeat += c.repeat;
-  st.unmatched += c.unmatched;
-  st.bridging += c.bridging;
-}
-
-void add_times(MapStats& st, const MapTimes& t) {
-  st.transfer_s += t.transfer;
-  st.kernel_s += t.kernel;
-  st.match_s += t.match;
-  st.lookup_s += t.lookup;
-  st.fallback_s += t.fallback;
-  st.records_s += t.records;
-}
-
-// Outputs first: a bad output path fails before any work.
-struct Outputs {
-  std::optional<AtomicOutput> out, un;
-  explicit Outputs(const MapOptions& opt) {
-    const bool bam = sam_path_is_bam(opt.out);  // checks the extension
-    if (opt.uncompressed && opt.out != "-" && !bam)
-      input_error(opt.out, "-u writes uncompressed BAM: the output must end in .bam (or be - for stdout)");
-    if (opt.out != "-") out.emplace(opt.out);
-    if (!opt.unmatched.empty()) un.emplace(opt.unmatched);
-  }
-  std::string out_file() const { return out ? out->temp_path().string() : "-"; }
-  void commit() {
-    if (out) out->commit();
-    if (un) un->commit();
-  }
-};
 
 // The reference path: kseq, one batch at a time, sam_write1 per record, no worker threads.
 MapStats run_serial(const MapOptions& opt, const std::function<void(std::uint64_t)>& progress) {
@@ -188,6 +109,7 @@ struct Batch {
 
 MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>& progress) {
   (void)parse_read_group(opt.read_group);  // a bad -R fails before any work
+  if (!opt.reads2.empty()) return run_map_pairs(opt, progress);
   if (opt.serial_io) return run_serial(opt, progress);
   MapStats st;
   const auto t0 = Clock::now();
@@ -297,12 +219,7 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
   outs.commit();
 
   for (const auto& lt : lane_times) add_times(st, lt);
-  const TextInputStats& is = input.stats();
-  st.read_s = static_cast<double>(is.read_ns.load()) / 1e9;
-  st.inflate_s = static_cast<double>(is.inflate_ns.load()) / 1e9;
-  st.input_bytes = is.compressed_bytes;
-  st.text_bytes = is.text_bytes;
-  st.input_format = input.format() == TextFormat::plain ? "plain" : input.format() == TextFormat::gzip ? "gzip" : "bgzf";
+  add_input(st, input);
   st.scan_s = scanner.busy_seconds();
   st.parse_s = parse_s;
   st.format_s = format_s;

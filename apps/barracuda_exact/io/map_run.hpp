@@ -1,6 +1,7 @@
-// `barracuda_exact map` (the exact mode, and the inexact mode for single-end reads: bwa aln + samse,
-// io/aln_mapper.hpp): reads -> mapper -> SAM/BAM as a streaming pipeline of named stages, each
-// on its own thread with bounded queues between them (memory stays bounded whatever the file size):
+// `barracuda_exact map` (the exact mode, and the inexact mode: bwa aln + samse for single-end reads,
+// bwa aln + sampe for pairs, io/aln_mapper.hpp): reads -> mapper -> SAM/BAM as a streaming pipeline
+// of named stages, each on its own thread with bounded queues between them (memory stays bounded
+// whatever the file size):
 //   input   decompress (text_input: plain, gzip on its own thread, BGZF blocks on the task pool)
 //   scan    record boundaries, serially, with kseq's semantics (record_scan)
 //   parse   records -> reads, in parallel chunks (read_batch)
@@ -10,6 +11,11 @@
 //   write   BGZF blocks compressed by htslib's thread pool
 // The parallel stages share one task pool of `threads` workers. The serial path (serial_io) reads
 // with htslib's kseq and writes record by record: the reference the pipeline is tested against.
+// Pairs (reads2 given; io/map_pairs.cpp): the two files decompressed and scanned in lockstep, a
+// batch holding the same number of reads of each (bwa sampe's batch: the insert size is estimated
+// per batch), checked to pair up when parsed; a lane searches both ends; the format stage makes
+// sampe's records in input order, then formats them interleaved (read 1, read 2 of each pair).
+// Their serial path is the batch-by-batch driver io/aln_run.hpp.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -25,6 +31,7 @@ namespace evk::barracuda_exact {
 struct MapOptions {
   std::string ref;        // prefix of the index files (REF.fa)
   std::string reads;      // FASTQ/FASTA, plain, gzip or BGZF, "-" = stdin
+  std::string reads2;     // the second ends of pairs (paired inexact mode: bwa sampe); empty = single end
   std::string out;        // .sam, .bam or "-"
   std::string unmatched;  // optional FASTQ.gz of reads without an exact hit
   std::string command_line;
@@ -41,8 +48,9 @@ struct MapOptions {
   int streams = 2;            // lanes (CUDA streams) per GPU
   int cpu_lanes = 2;          // batches matched at once by the CPU backend
   std::size_t batch_reads = 0;  // reads per batch; 0: 65536 exact, bwa's 0x40000 (kSampeBatch) inexact
-  bool inexact = false;         // bwa aln + samse with `aln` (else the exact mode)
+  bool inexact = false;         // bwa aln + samse (sampe with reads2) with `aln` (else the exact mode)
   AlnOptions aln;
+  PeOptions pe;                 // pairs: bwa sampe's options
   bool serial_io = false;     // the reference path (tests)
   bool poison_gpu = false;    // tests: GPU outputs poisoned before each launch
 };
@@ -67,5 +75,7 @@ struct MapStats {
 
 // Throws InputError for bad inputs/outputs; outputs only appear when everything succeeded.
 MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>& progress = {});
+// Pairs (what run_map runs when opt.reads2 is given; the inexact mode only).
+MapStats run_map_pairs(const MapOptions& opt, const std::function<void(std::uint64_t)>& progress = {});
 
 }  // namespace evk::barracuda_exact

@@ -158,4 +158,64 @@ void parse_pairs(const std::string& path1, const ScanBatch& s1, const std::strin
   fill(2 * s1.recs.size(), [&](std::size_t i) -> const RecordSpan& { return (i & 1 ? s2 : s1).recs[i >> 1]; }, out, pool);
 }
 
+void check_pairs(const std::string& path1, const ReadBatch& a, const std::string& path2, const ReadBatch& b) {
+  if (a.size() != b.size()) {
+    const bool short1 = a.size() < b.size();
+    input_error(short1 ? path1 : path2,
+                "has fewer reads than " + (short1 ? path2 : path1) + " (paired files must have the same number of reads)");
+  }
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a.name(i) != b.name(i))
+      input_error(path2, "read " + std::to_string(a.first + i + 1) + " is named " + std::string(b.name(i)) +
+                             " but its mate in " + path1 + " is " + std::string(a.name(i)) +
+                             " (paired files must list the pairs in the same order)");
+    if (a.qual(i).empty() != b.qual(i).empty())
+      input_error(path2, "read " + std::string(b.name(i)) + ": one end has qualities (FASTQ), the other none (FASTA)");
+  }
+  // bwa drops empty reads from each file on its own, which would mispair them
+  for (const ReadBatch* r : {&a, &b})
+    for (std::size_t i = 0; i < r->size(); ++i)
+      if (r->codes.len[i] == 0)
+        input_error(r == &a ? path1 : path2, "read " + std::string(r->name(i)) + " is empty (paired reads need bases)");
+}
+
+void interleave_pairs(const ReadBatch& a, const ReadBatch& b, ReadBatch& out, TaskPool& pool) {
+  if (a.size() != b.size()) throw std::logic_error("interleave_pairs: the ends' batches differ in size");
+  const std::size_t n = a.size();
+  const ReadBatch* end[2] = {&a, &b};
+  out.clear();
+  out.first = a.first;
+  out.name_end.resize(2 * n);
+  out.has_qual.resize(2 * n);
+  out.codes.offset.resize(2 * n);
+  out.codes.len.resize(2 * n);
+  std::size_t nb = 0, bb = 0;
+  for (std::size_t i = 0; i < 2 * n; ++i) {  // offsets (serial: two sums per read)
+    const ReadBatch& e = *end[i & 1];
+    const std::size_t j = i >> 1;
+    nb += e.name(j).size();
+    out.name_end[i] = static_cast<std::uint32_t>(nb);
+    out.codes.offset[i] = bb;
+    out.codes.len[i] = e.codes.len[j];
+    bb += e.codes.len[j];
+  }
+  out.names.resize(nb);
+  out.bases.resize(bb);
+  out.quals.resize(bb);
+  out.codes.codes.resize(bb);
+  pool.parallel_for(2 * n, 4096, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t i = lo; i < hi; ++i) {
+      const ReadBatch& e = *end[i & 1];
+      const std::size_t j = i >> 1, len = e.codes.len[j], from = e.codes.offset[j], to = out.codes.offset[i];
+      const std::string_view nm = e.name(j);
+      if (!nm.empty()) std::memcpy(out.names.data() + (i ? out.name_end[i - 1] : 0), nm.data(), nm.size());
+      out.has_qual[i] = e.has_qual[j];
+      if (len == 0) continue;
+      std::memcpy(out.bases.data() + to, e.bases.data() + from, len);
+      std::memcpy(out.quals.data() + to, e.quals.data() + from, len);
+      std::memcpy(out.codes.codes.data() + to, e.codes.codes.data() + from, len);
+    }
+  });
+}
+
 }  // namespace evk::barracuda_exact

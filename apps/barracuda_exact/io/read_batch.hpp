@@ -57,4 +57,13 @@ void parse_batch(const std::string& path, const ScanBatch& scanned, ReadBatch& o
 void parse_pairs(const std::string& path1, const ScanBatch& s1, const std::string& path2, const ScanBatch& s2,
                  ReadBatch& out, TaskPool& pool);
 
+// Pairs: that the batches of the two files (read i of a with read i of b; a.first = the number of
+// the pair before the batch) pair up, as bwa sampe needs them: the same number of reads, the same
+// names (after trim_mate_suffix), both ends FASTQ or both FASTA, no empty read. InputError naming
+// the file at fault otherwise (the first problem in this order: counts, then pair by pair names and
+// formats, then empty reads of file 1, then of file 2).
+void check_pairs(const std::string& path1, const ReadBatch& a, const std::string& path2, const ReadBatch& b);
+// Pairs: read i of a and of b as reads 2i and 2i + 1 of out (the output's order), in parallel.
+void interleave_pairs(const ReadBatch& a, const ReadBatch& b, ReadBatch& out, TaskPool& pool);
+
 }  // namespace evk::barracuda_exact

@@ -1,0 +1,120 @@
+// What the drivers of `map` share (single end: map_run.cpp, pairs: map_pairs.cpp): the outputs
+// opened first, the first failure of any stage, the batch sizes, the statistics. Internal to io/.
+#pragma once
+#include <sys/resource.h>
+
+#include <chrono>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "core/aln_options.hpp"
+#include "evk/atomic_file.hpp"
+#include "evk/error.hpp"
+#include "io/aln_sam.hpp"
+#include "io/map_run.hpp"
+#include "io/mapper.hpp"
+#include "io/sam_writer.hpp"
+#include "io/text_input.hpp"
+
+namespace evk::barracuda_exact::stages {
+
+using Clock = std::chrono::steady_clock;
+inline double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+inline double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+// user + system CPU seconds of the whole process so far
+inline double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
+  return s(u.ru_utime) + s(u.ru_stime);
+}
+
+class Failure {  // the first exception of any stage
+ public:
+  void set(std::exception_ptr e) {
+    std::lock_guard<std::mutex> l(m_);
+    if (!e_) e_ = e;
+  }
+  void rethrow() {
+    if (e_) std::rethrow_exception(e_);
+  }
+
+ private:
+  std::mutex m_;
+  std::exception_ptr e_;
+};
+
+inline SamOptions sam_options(const MapOptions& opt) {
+  SamOptions so;
+  so.uncompressed = opt.uncompressed;
+  so.level = opt.level;
+  so.rg_line = parse_read_group(opt.read_group).line;
+  return so;
+}
+
+// Reads per batch (pairs per batch with two files: bwa sampe's batch, over which it estimates the
+// insert size, so the default gives bwa's records).
+inline std::size_t batch_reads(const MapOptions& opt) {
+  return opt.batch_reads > 0 ? opt.batch_reads : opt.inexact ? kSampeBatch : std::size_t(1) << 16;
+}
+// bwa's batches of the inexact mode count reads only
+inline std::size_t batch_bases(const MapOptions& opt) {
+  return opt.inexact ? ~std::size_t{0} >> 1 : batch_reads(opt) * 160;
+}
+
+inline void add_counts(MapStats& st, const MapCounts& c) {
+  st.counts.add(c);
+  st.reads += c.reads;
+  st.unique += c.unique;
+  st.repeat += c.repeat;
+  st.unmatched += c.unmatched;
+  st.bridging += c.bridging;
+}
+
+inline void add_times(MapStats& st, const MapTimes& t) {
+  st.transfer_s += t.transfer;
+  st.kernel_s += t.kernel;
+  st.match_s += t.match;
+  st.lookup_s += t.lookup;
+  st.fallback_s += t.fallback;
+  st.records_s += t.records;
+}
+
+// An input's read and inflation seconds and bytes added to st (pairs: both files'), its format named.
+inline void add_input(MapStats& st, const TextInput& input) {
+  const TextInputStats& is = input.stats();
+  st.read_s += static_cast<double>(is.read_ns.load()) / 1e9;
+  st.inflate_s += static_cast<double>(is.inflate_ns.load()) / 1e9;
+  st.input_bytes += is.compressed_bytes;
+  st.text_bytes += is.text_bytes;
+  const char* f = input.format() == TextFormat::plain ? "plain" : input.format() == TextFormat::gzip ? "gzip" : "bgzf";
+  if (st.input_format.empty()) st.input_format = f;
+  else if (st.input_format != f) st.input_format += std::string(" + ") + f;
+}
+
+// Outputs first: a bad output path fails before any work.
+struct Outputs {
+  std::optional<AtomicOutput> out, un;
+  explicit Outputs(const MapOptions& opt) {
+    const bool bam = sam_path_is_bam(opt.out);  // checks the extension
+    if (opt.uncompressed && opt.out != "-" && !bam)
+      input_error(opt.out, "-u writes uncompressed BAM: the output must end in .bam (or be - for stdout)");
+    if (opt.out != "-") out.emplace(opt.out);
+    if (!opt.unmatched.empty()) un.emplace(opt.unmatched);
+  }
+  std::string out_file() const { return out ? out->temp_path().string() : "-"; }
+  void commit() {
+    if (out) out->commit();
+    if (un) un->commit();
+  }
+};
+
+}  // namespace evk::barracuda_exact::stages
