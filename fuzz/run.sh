@@ -69,7 +69,7 @@ long)
   last=$(grep -E '^#[0-9]+' "$out/$h.log" | tail -1)
   cov=$(echo "$last" | grep -o 'cov: [0-9]*' | grep -o '[0-9]*' || echo ?)
   ft=$(echo "$last" | grep -o 'ft: [0-9]*' | grep -o '[0-9]*' || echo ?)
-  crashes=$(ls "$out" | grep -c "^$h-" || true)
+  crashes=$(ls "$out" | grep -cE "^$h-(crash|leak|oom|timeout)-" || true)  # not slow-unit-* (inputs over 10 s)
   printf '%s\texit=%s\texecutions=%s\texec_per_s=%s\tcov=%s\tft=%s\twall_s=%s\tcorpus=%s\tcrashes=%s\n' \
     "$h" "$rc" "$execs" "$eps" "$cov" "$ft" "$((t1 - t0))" "$(ls "$out/$h.corpus" | wc -l)" "$crashes" \
     | tee "$out/$h.stats"
@@ -96,7 +96,7 @@ jobs)
   # print the stats line (grep's exit 1 would end the script under pipefail)
   execs=$(cat "$out/$h".job*.log | awk '/stat::number_of_executed_units:/ {s += $NF} END {print s + 0}')
   done_jobs=$(cat "$out/$h".job*.log | grep -c 'stat::number_of_executed_units' || true)
-  crashes=$(ls "$out" | grep -c "^$h-" || true)
+  crashes=$(ls "$out" | grep -cE "^$h-(crash|leak|oom|timeout)-" || true)  # not slow-unit-* (inputs over 10 s)
   printf '%s\texit=%s\tjobs=%s\tjobs_finished=%s\texecutions=%s\twall_s=%s\tcorpus=%s\tcrashes=%s\n' \
     "$h" "$rc" "$n" "$done_jobs" "$execs" "$((t1 - t0))" "$(ls "$out/$h.corpus" | wc -l)" "$crashes" \
     | tee "$out/$h.jobs.stats"
