@@ -138,9 +138,10 @@ void compute_scopes(Grammar& g) {
     }
     return false;
   };
-  auto fits = [&](const Rule& r, int line0) {
-    for (const auto& id : text::identifiers(r.text))
-      if (!text::is_keyword(id) && !visible_at(id, line0)) return false;
+  // the variables of a rule's text (identifiers that are not keywords), computed once per rule
+  auto fits = [&](const std::vector<std::string>& vars, int line0) {
+    for (const auto& id : vars)
+      if (!visible_at(id, line0)) return false;
     return true;
   };
   g.sources.assign(g.rules.size(), {});
@@ -150,11 +151,14 @@ void compute_scopes(Grammar& g) {
     bool copyable = r.type == RuleType::line || r.type == RuleType::if_cond || r.type == RuleType::for1 ||
                     r.type == RuleType::for2 || r.type == RuleType::for3;
     if (!copyable) continue;
-    bool self_ok = fits(r, r.line - 1);
+    std::vector<std::string> vars;
+    for (auto& id : text::identifiers(r.text))
+      if (!text::is_keyword(id)) vars.push_back(std::move(id));
+    bool self_ok = fits(vars, r.line - 1);
     for (std::size_t ti = 0; ti < g.rules.size(); ++ti) {
       const Rule& t = g.rules[ti];
       if (t.type != r.type) continue;
-      if (ti == ri || (self_ok && fits(r, t.line - 1))) r.targets.push_back(static_cast<int>(ti));
+      if (ti == ri || (self_ok && fits(vars, t.line - 1))) r.targets.push_back(static_cast<int>(ti));
     }
     for (int t : r.targets) g.sources[t].push_back(static_cast<int>(ri));
   }
