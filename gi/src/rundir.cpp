@@ -180,12 +180,6 @@ SearchState checkpoint_of(json& j, const Grammar& g, const std::string& path) {
   s.next_generation = json_int<int>(j, "next_generation", 0);
   if (s.next_generation < 0) input_error(path, "damaged checkpoint: negative next_generation");
   s.rng = j.value("rng", "");
-  {
-    Rng r;
-    std::istringstream in(s.rng);
-    in >> r;
-    if (!in) input_error(path, "damaged checkpoint: bad RNG state");
-  }
   for (const auto& p : j["population"]) {
     Individual ind;
     ind.text = p.value("genome", "");
@@ -211,6 +205,12 @@ SearchState checkpoint_of(json& j, const Grammar& g, const std::string& path) {
   s.best_ms = j["best"].value("ms", 0.0);
   s.best_ref_ms = j["best"].value("ref_ms", 0.0);
   for (const auto& h : j["history"]) s.history.push_back(stats_of(h));
+  {  // checked last, so that the parts above are read (and fuzzed) even with a bad RNG state
+    Rng r;
+    std::istringstream in(s.rng);
+    in >> r;
+    if (!in) input_error(path, "damaged checkpoint: bad RNG state");
+  }
   if (s.history.size() != static_cast<std::size_t>(s.next_generation))
     input_error(path, "damaged checkpoint: next_generation " + std::to_string(s.next_generation) + " but " +
                           std::to_string(s.history.size()) + " generations of history");
