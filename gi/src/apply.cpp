@@ -75,7 +75,8 @@ struct LineState {
 
 std::string rebuild_signature(const Grammar& g, const std::string& joined, bool restrict_on,
                               const std::vector<std::string>& const_args, int lb) {
-  auto at = joined.find(g.entry);
+  // as the grammar found it (parse_signature): the entry's `name (` after __global__
+  auto at = text::find_call(joined, g.entry, joined.find("__global__"));
   auto open = joined.find('(', at);
   auto close = text::match_paren(joined, open);
   std::string head = joined.substr(0, open + 1);

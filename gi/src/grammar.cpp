@@ -82,18 +82,21 @@ bool braces_only(const std::string& code) {
 void parse_signature(Grammar& g, const std::string& what) {
   for (std::size_t i = 0; i < g.lines.size(); ++i) {
     const std::string& l = g.lines[i].text;
-    if (l.find("__global__") == std::string::npos || !text::has_call(l, g.entry)) continue;
+    // the entry's name (a call-like `entry (`) after __global__ on the same line
+    const std::size_t global = l.find("__global__");
+    const std::size_t at = text::find_call(l, g.entry, global);
+    if (at == std::string::npos) continue;
     std::string joined;
     std::size_t j = i;
     for (; j < g.lines.size(); ++j) {
       joined += g.lines[j].text + "\n";
-      auto open = joined.find('(', joined.find(g.entry));
+      auto open = joined.find('(', at);
       if (open != std::string::npos && text::match_paren(joined, open) != std::string::npos) break;
     }
     if (j >= g.lines.size()) input_error(what, "unterminated parameter list of " + g.entry);
     g.signature_begin = static_cast<int>(i);
     g.signature_end = static_cast<int>(j);
-    auto open = joined.find('(', joined.find(g.entry));
+    auto open = joined.find('(', at);
     auto close = text::match_paren(joined, open);
     bool all_restrict = true;
     for (const auto& arg : text::split_top(joined.substr(open + 1, close - open - 1), ',')) {

@@ -316,12 +316,13 @@ std::size_t skip_space(const std::string& s, std::size_t i) {
 }
 }  // namespace
 
-bool has_call(const std::string& s, const std::string& name) {
-  for (std::size_t at = find_word(s, name); at != std::string::npos; at = find_word(s, name, at + 1)) {
+std::size_t find_call(const std::string& s, const std::string& name, std::size_t from) {
+  if (from == std::string::npos) return std::string::npos;
+  for (std::size_t at = find_word(s, name, from); at != std::string::npos; at = find_word(s, name, at + 1)) {
     const std::size_t i = skip_space(s, at + name.size());
-    if (i < s.size() && s[i] == '(') return true;
+    if (i < s.size() && s[i] == '(') return at;
   }
-  return false;
+  return std::string::npos;
 }
 
 bool assigns(const std::string& s, const std::string& name) {

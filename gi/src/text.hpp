@@ -32,8 +32,10 @@ bool is_word_char(char c);
 // The first position >= from of `word` with no word character on either side (regex \bword\b).
 std::size_t find_word(const std::string& s, const std::string& word, std::size_t from = 0);
 inline bool has_word(const std::string& s, const std::string& word) { return find_word(s, word) != std::string::npos; }
-// regex \bNAME\s*\( : `name` followed by optional whitespace and '('.
-bool has_call(const std::string& s, const std::string& name);
+// regex \bNAME\s*\( : `name` followed by optional whitespace and '(' (find_call: its first
+// position >= from, or npos).
+std::size_t find_call(const std::string& s, const std::string& name, std::size_t from = 0);
+inline bool has_call(const std::string& s, const std::string& name) { return find_call(s, name) != std::string::npos; }
 // regex (\bN\s*([-+*/%&|^]|<<|>>)?=[^=])|(\bN\s*(\+\+|--))|((\+\+|--)\s*N\b)|(&\s*N\b) for N =
 // `name`: an assignment, compound assignment, increment or decrement of `name`, or its address taken.
 bool assigns(const std::string& s, const std::string& name);

@@ -6,6 +6,7 @@
 
 #include "evk/error.hpp"
 #include "evk/gi/grammar.hpp"
+#include "evk/gi/genome.hpp"
 #include "text.hpp"
 #include "toy_problem.hpp"
 
@@ -155,6 +156,21 @@ struct Oracle {  // the regexes of grammar.cpp and apply.cpp before the matchers
                 "\\b)|(&\\s*" + n + "\\b)") {}
 };
 
+// fuzz_grammar (2026-11-23, this branch's first local run): the entry's name before __global__ on
+// the signature line ("_ void k(i__global__ void k(int* a, ...") made apply() insert the launch
+// bounds at npos + 11 (std::out_of_range, an internal error). The signature is the `entry (` after
+// __global__, in the grammar and in apply alike.
+TEST(GiGrammar, EntryNameBeforeGlobalOnTheSignatureLine) {
+  const std::string src =
+      "_ void k(i__global__ void k(int* a, int n) {\n//@gi begin\n  a[0] = n;\n//@gi end\n}\n";
+  const Grammar g = make_grammar(src, "k", {});
+  EXPECT_EQ(g.array_args, (std::vector<std::string>{"a"}));
+  EXPECT_EQ(g.scalar_args, (std::vector<std::string>{"n"}));
+  const Variant v = apply(g, parse_genome(g, "<launchbounds_K_1><launchbounds_K2>"));
+  EXPECT_NE(v.source.find("_ void k(i__global__ __launch_bounds__("), std::string::npos) << v.source;
+  EXPECT_NE(v.source.find("void k(int* a, int n)"), std::string::npos) << v.source;
+}
+
 TEST(GiText, WordMatchersOnHandPickedLines) {
   // expected values written out (not only the oracle): word boundaries on both sides
   EXPECT_TRUE(text::has_word("__shared__ float t[4];", "__shared__"));
@@ -171,6 +187,8 @@ TEST(GiText, WordMatchersOnHandPickedLines) {
   EXPECT_TRUE(text::has_call("void k\t(", "k"));
   EXPECT_FALSE(text::has_call("void kk(int n)", "k"));
   EXPECT_FALSE(text::has_call("void k [", "k"));
+  EXPECT_EQ(text::find_call("k(i __global__ void k (int", "k", 5), 20u);
+  EXPECT_EQ(text::find_call("k(", "k", std::string::npos), std::string::npos);
   for (const char* yes : {"n = 1;", "n+=2;", "n <<= 1;", "n>>=1;", "n ^= m;", "n++;", "--n;", "++ n;", "p = &n;",
                           "f(&  n);", "x = n = 2;", "n=\n"})
     EXPECT_TRUE(text::assigns(yes, "n")) << yes;
