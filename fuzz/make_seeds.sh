@@ -48,8 +48,10 @@ done
 # checkpoint.json / generations.jsonl
 f=$C/fuzz_checkpoint
 g=$(grep -v '^#' bench/gi/runs/h200-2026-11-22/stereo/best.genome | head -1)
+# a readable std::mt19937_64 state (312 words and the index) that fits the harness's 4 KiB max_len
+rng="$(printf '0 %.0s' $(seq 312))312"
 cat > $f/checkpoint.json <<JSON
-{"version": 1, "next_generation": 2, "rng": "5489 1 2 3",
+{"version": 1, "next_generation": 2, "rng": "$rng",
  "population": [{"genome": "$g", "status": "ok", "fitness": 0.5, "time_ms": 0.5, "ticks": 1000.0, "sms": 132,
                  "penalty": 0.0, "summary": "0 bad"},
                 {"genome": "", "status": "crash", "fitness": null, "time_ms": 0.0, "ticks": 0.0, "sms": 0,
@@ -57,6 +59,8 @@ cat > $f/checkpoint.json <<JSON
  "tabu": {"genotype": ["00ff", "1a2b3c4d5e6f7a8b"], "phenotype": ["01"], "code": []},
  "best": {"genome": "$g", "speedup": 1.5, "ms": 0.5, "ref_ms": 0.75},
  "history": [{"generation": 0, "case_seed": 1048576, "ref_ms": 0.75, "best_ms": 0.5, "best_speedup": 1.5,
+              "evaluated": 2, "correct": 1, "best_genome": "$g"},
+             {"generation": 1, "case_seed": 1048577, "ref_ms": 0.75, "best_ms": 0.5, "best_speedup": 1.5,
               "evaluated": 2, "correct": 1, "best_genome": "$g"}]}
 JSON
 printf '{"generation": 0, "case_seed": 1048576, "ref_ms": 0.75, "best_ms": 0.5, "best_genome": "BLOCK_W=128"}\n{"generation": 1}\n' > $f/generations.jsonl

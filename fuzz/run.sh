@@ -65,7 +65,7 @@ long)
   set -e
   t1=$(date +%s)
   execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$out/$h.log" | grep -o '[0-9]*$' || echo 0)
-  eps=$(grep -o 'stat::average_exec_per_sec: [0-9]*' "$out/$h.log" | grep -o '[0-9]*$' || echo 0)
+  eps=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$out/$h.log" | grep -o '[0-9]*$' || echo 0)
   last=$(grep -E '^#[0-9]+' "$out/$h.log" | tail -1)
   cov=$(echo "$last" | grep -o 'cov: [0-9]*' | grep -o '[0-9]*' || echo ?)
   ft=$(echo "$last" | grep -o 'ft: [0-9]*' | grep -o '[0-9]*' || echo ?)

@@ -1,6 +1,5 @@
 // Applying a genome: edits left to right onto the grammar, then the grammar inverted to source.
 #include <algorithm>
-#include <regex>
 
 #include "evk/gi/genome.hpp"
 #include "text.hpp"
@@ -76,7 +75,8 @@ struct LineState {
 
 std::string rebuild_signature(const Grammar& g, const std::string& joined, bool restrict_on,
                               const std::vector<std::string>& const_args, int lb) {
-  auto at = joined.find(g.entry);
+  // as the grammar found it (parse_signature): the entry's `name (` after __global__
+  auto at = text::find_call(joined, g.entry, joined.find("__global__"));
   auto open = joined.find('(', at);
   auto close = text::match_paren(joined, open);
   std::string head = joined.substr(0, open + 1);
@@ -100,7 +100,7 @@ std::string rebuild_signature(const Grammar& g, const std::string& joined, bool 
         auto star = a.rfind('*');
         a.insert(star + 1, " __restrict__");
       } else if (!restrict_on && has) {
-        a = std::regex_replace(a, std::regex(R"(\s*__restrict__)"), "");
+        a = text::erase_with_space_before(a, "__restrict__");
       }
     }
     for (const auto& c : const_args)
@@ -242,7 +242,6 @@ Variant apply(const Grammar& g, const Genome& x, const ApplyOptions& ao) {
   const bool any_guard = std::find(guarded.begin(), guarded.end(), true) != guarded.end();
   std::string out = ao.engine ? kPrelude : "";
   const char* const tick_scope = ao.engine ? "  evk_gi_tick_scope evk_gi_ticks_;\n" : "";
-  static const std::regex shared_re(R"(\b__shared__\b)");
   for (int i = 0; i < n; ++i) {
     const Line& L = g.lines[i];
     if (i == body_open + 1 && body_open >= 0 && !(sig_changed && body_open == g.signature_end)) out += tick_scope;
@@ -269,9 +268,12 @@ Variant apply(const Grammar& g, const Genome& x, const ApplyOptions& ao) {
     if (auto it = guard_before.find(i); it != guard_before.end())
       for (int fl : it->second) out += L.indent + "unsigned evk_gi_guard_" + std::to_string(fl) + " = 0;\n";
     if (!L.evolvable) {
-      if (volatile_on && begin >= 0 && i > begin && std::regex_search(L.text, shared_re) &&
-          L.text.find("volatile") == std::string::npos && L.text.find("//@gi fixed") == std::string::npos) {
-        out += std::regex_replace(L.text, shared_re, "__shared__ volatile", std::regex_constants::format_first_only) + "\n";
+      const std::size_t shared = volatile_on && begin >= 0 && i > begin ? text::find_word(L.text, "__shared__") : std::string::npos;
+      if (shared != std::string::npos && L.text.find("volatile") == std::string::npos &&
+          L.text.find("//@gi fixed") == std::string::npos) {
+        std::string t = L.text;
+        t.insert(shared + std::string("__shared__").size(), " volatile");
+        out += t + "\n";
       } else {
         out += L.text + "\n";
       }

@@ -345,26 +345,21 @@ void add_gi_command(CLI::App& app, MakeProblem make_problem, std::function<evk::
       std::string dir, devices = o->devices;
       if (!devices.empty() && c->count("--device")) input_error("--devices", "cannot be combined with --device");
       bool created = false;
+      int first = 0;
       if (!o->resume.empty()) {
         dir = o->resume;
         if (!o->out.empty()) input_error("--out", "cannot be combined with --resume");
         if (!o->cls.empty()) input_error("--class", "cannot be changed on --resume (the run's classes are kept)");
         if (!fs::exists(fs::path(dir) / "checkpoint.json")) input_error(dir, "no checkpoint.json to resume from");
-        const std::string cfg_path = (fs::path(dir) / "config.json").string();
-        try {
-          json cfg = json::parse(read_text(cfg_path));
-          so.population = json_int<int>(cfg, "population", 0);
-          so.generations = o->gens > 0 ? o->gens : json_int<int>(cfg, "generations", 0);
-          so.seed = json_int<std::uint64_t>(cfg, "seed", 1);
-          so.tolerance = cfg.value("tolerance", 0.1);
-          so.timing.repeats = json_int<int>(cfg, "repeats", o->repeats);
-          so.classes = cfg.value("classes", std::vector<std::string>{});
-        } catch (const json::exception& e) {
-          input_error(cfg_path, std::string("damaged run configuration: ") + e.what());
-        } catch (const std::logic_error& e) {
-          input_error(cfg_path, std::string("damaged run configuration: ") + e.what());
-        }
-        for (const auto& k : so.classes) p->check_class(k);
+        // every file of the run directory is checked before anything is started or written
+        const RunConfig cfg = read_run_config(dir, *p, o->repeats);
+        so.population = cfg.population;
+        so.generations = o->gens > 0 ? o->gens : cfg.generations;
+        so.seed = cfg.seed;
+        so.tolerance = cfg.tolerance;
+        so.timing.repeats = cfg.repeats;
+        so.classes = cfg.classes;
+        first = load_run(dir, g).next_generation;
         so.resume = true;
       } else {
         so.population = o->pop > 0 ? o->pop : p->default_population();
@@ -410,8 +405,6 @@ void add_gi_command(CLI::App& app, MakeProblem make_problem, std::function<evk::
                {"classes", so.classes}, {"nvrtc", nvrtc_version()}, {"started", now_text()},
                {"grammar_rules", g.rules.size()}};
       write_text_atomic((fs::path(dir) / "config.json").string(), cfg.dump(2) + "\n");
-      int first = 0;
-      if (so.resume) first = load_checkpoint(dir, g).next_generation;
       GenProgress prog(so.generations);
       SearchState st = run_search(g, ev, so, [&](const GenerationStats& s, const SearchState&) { prog.update(s, first); });
       std::string best = st.best_genome;

@@ -1,7 +1,6 @@
 #include "evk/gi/grammar.hpp"
 #include "evk/gi/genome.hpp"
 
-#include <regex>
 #include <sstream>
 
 #include "evk/error.hpp"
@@ -66,9 +65,11 @@ int add_rule(Grammar& g, RuleType t, const std::string& name, int line, const st
   return idx;
 }
 
+// regex ^(\}\s*)?(return|break|continue|goto|else|do|while|switch|case|default)\b
 bool control_statement(const std::string& code) {
-  static const std::regex re(R"(^(\}\s*)?(return|break|continue|goto|else|do|while|switch|case|default)\b)");
-  return std::regex_search(code, re);
+  static const std::vector<std::string> kw = {"return", "break", "continue", "goto", "else",
+                                              "do",     "while", "switch",   "case", "default"};
+  return text::starts_keyword(code, kw, false);
 }
 
 bool braces_only(const std::string& code) {
@@ -79,21 +80,23 @@ bool braces_only(const std::string& code) {
 
 // The entry's parameter list: finds `entry (` after __global__, returns [begin,end] line range.
 void parse_signature(Grammar& g, const std::string& what) {
-  std::regex head("\\b" + g.entry + "\\s*\\(");
   for (std::size_t i = 0; i < g.lines.size(); ++i) {
     const std::string& l = g.lines[i].text;
-    if (l.find("__global__") == std::string::npos || !std::regex_search(l, head)) continue;
+    // the entry's name (a call-like `entry (`) after __global__ on the same line
+    const std::size_t global = l.find("__global__");
+    const std::size_t at = text::find_call(l, g.entry, global);
+    if (at == std::string::npos) continue;
     std::string joined;
     std::size_t j = i;
     for (; j < g.lines.size(); ++j) {
       joined += g.lines[j].text + "\n";
-      auto open = joined.find('(', joined.find(g.entry));
+      auto open = joined.find('(', at);
       if (open != std::string::npos && text::match_paren(joined, open) != std::string::npos) break;
     }
     if (j >= g.lines.size()) input_error(what, "unterminated parameter list of " + g.entry);
     g.signature_begin = static_cast<int>(i);
     g.signature_end = static_cast<int>(j);
-    auto open = joined.find('(', joined.find(g.entry));
+    auto open = joined.find('(', at);
     auto close = text::match_paren(joined, open);
     bool all_restrict = true;
     for (const auto& arg : text::split_top(joined.substr(open + 1, close - open - 1), ',')) {
@@ -106,7 +109,7 @@ void parse_signature(Grammar& g, const std::string& what) {
       if (code.find('*') != std::string::npos || code.find('[') != std::string::npos) {
         g.array_args.push_back(name);
         if (code.find("__restrict__") == std::string::npos) all_restrict = false;
-      } else if (!std::regex_search(code, std::regex(R"(\bconst\b)")) && code.find('&') == std::string::npos) {
+      } else if (!text::has_word(code, "const") && code.find('&') == std::string::npos) {
         g.scalar_args.push_back(name);
       }
     }
@@ -118,12 +121,10 @@ void parse_signature(Grammar& g, const std::string& what) {
 
 // A scalar argument the body assigns to cannot be made const.
 bool assigned_in(const Grammar& g, const std::string& name) {
-  std::regex re("(\\b" + name + "\\s*([-+*/%&|^]|<<|>>)?=[^=])|(\\b" + name + "\\s*(\\+\\+|--))|((\\+\\+|--)\\s*" + name +
-                "\\b)|(&\\s*" + name + "\\b)");
   bool blk = false;
   for (int i = g.signature_end + 1; i < static_cast<int>(g.lines.size()); ++i) {
     std::string code = text::code_part(g.lines[i].text, blk);
-    if (std::regex_search(code, re)) return true;
+    if (text::assigns(code, name)) return true;
   }
   return false;
 }
@@ -159,8 +160,6 @@ Grammar make_grammar(const std::string& source, const std::string& entry, const 
   parse_signature(g, what);
 
   bool in_block = false;
-  static const std::regex for_re(R"(^for\s*\()");
-  static const std::regex if_re(R"(^(\}\s*)?(else\s+)?if\s*\()");
   for (int i = begin + 1; i < end; ++i) {
     Line& L = g.lines[i];
     std::string code = text::trim(text::code_part(L.text, in_block));
@@ -169,8 +168,7 @@ Grammar make_grammar(const std::string& source, const std::string& entry, const 
     if (code.empty() || code[0] == '#' || braces_only(code)) continue;
     int n = i + 1;
     std::string num = std::to_string(n);
-    std::smatch m;
-    if (std::regex_search(code, m, for_re)) {
+    if (text::starts_for(code)) {
       std::size_t open = L.text.find('(', L.text.find("for"));
       std::size_t close = text::match_paren(L.text, open);
       if (close == std::string::npos) continue;
@@ -194,7 +192,7 @@ Grammar make_grammar(const std::string& source, const std::string& entry, const 
       if (!has_pragma) L.pragma_rule = add_rule(g, RuleType::pragma, "pragma_K_" + num, n, "");
       continue;
     }
-    if (std::regex_search(code, m, if_re)) {
+    if (text::starts_if(code)) {
       std::size_t at = L.text.find("if", L.text.find_first_not_of(" \t}"));
       std::size_t open = L.text.find('(', at);
       std::size_t close = text::match_paren(L.text, open);
@@ -219,7 +217,7 @@ Grammar make_grammar(const std::string& source, const std::string& entry, const 
     add_rule(g, RuleType::launch_bounds, "launchbounds_K_" + sig, g.signature_begin + 1, "");
   for (int i = begin + 1; i < end; ++i) {
     const std::string& t = g.lines[i].text;
-    if (std::regex_search(t, std::regex(R"(\b__shared__\b)")) && !std::regex_search(t, std::regex(R"(\bvolatile\b)")) &&
+    if (text::has_word(t, "__shared__") && !text::has_word(t, "volatile") &&
         t.find("//@gi fixed") == std::string::npos)
       ++g.shared_lines;
   }

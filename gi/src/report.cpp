@@ -62,8 +62,8 @@ std::string fitness_svg(const std::vector<GenerationStats>& h) {
 }
 
 void write_report(const std::string& dir) {
-  auto h = read_generation_log(dir);
-  write_text_atomic((fs::path(dir) / "fitness.svg").string(), fitness_svg(h));
+  // every input read and checked before anything is written
+  auto h = read_run_log(dir);
   nlohmann::json cfg = nlohmann::json::object();
   const std::string cfg_path = (fs::path(dir) / "config.json").string();
   if (fs::exists(cfg_path)) {
@@ -130,6 +130,7 @@ void write_report(const std::string& dir) {
     o.precision(1);
     o << s.compile_s << " | " << s.run_s << " |\n";
   }
+  write_text_atomic((fs::path(dir) / "fitness.svg").string(), fitness_svg(h));
   write_text_atomic((fs::path(dir) / "report.md").string(), o.str());
 }
 

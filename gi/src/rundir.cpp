@@ -164,6 +164,18 @@ SearchState load_checkpoint(const std::string& dir, const Grammar& g) {
 
 SearchState checkpoint_of(json& j, const Grammar& g, const std::string& path) {
   if (!j.is_object()) input_error(path, "damaged checkpoint: not a JSON object");
+  // what save_checkpoint writes must all be there: a missing part is a damaged file, not an empty one
+  const auto need = [&](const char* k, bool (json::*is)() const noexcept, const char* what) -> json& {
+    if (!j.contains(k)) input_error(path, std::string("damaged checkpoint: no ") + k);
+    if (!(j[k].*is)()) input_error(path, std::string("damaged checkpoint: ") + k + " is not " + what);
+    return j[k];
+  };
+  need("next_generation", &json::is_number, "a number");
+  need("rng", &json::is_string, "a string");
+  need("population", &json::is_array, "an array");
+  need("tabu", &json::is_object, "an object");
+  need("best", &json::is_object, "an object");
+  need("history", &json::is_array, "an array");
   SearchState s;
   s.next_generation = json_int<int>(j, "next_generation", 0);
   if (s.next_generation < 0) input_error(path, "damaged checkpoint: negative next_generation");
@@ -183,6 +195,8 @@ SearchState checkpoint_of(json& j, const Grammar& g, const std::string& path) {
     ind.summary = p.value("summary", "");
     s.population.push_back(ind);
   }
+  for (const char* k : {"genotype", "phenotype", "code"})
+    if (!j["tabu"].contains(k) || !j["tabu"][k].is_array()) input_error(path, std::string("damaged checkpoint: no tabu ") + k + " array");
   s.tabu_genotype = hashes_of(j["tabu"]["genotype"]);
   s.tabu_phenotype = hashes_of(j["tabu"]["phenotype"]);
   s.tabu_code = hashes_of(j["tabu"]["code"]);
@@ -191,6 +205,15 @@ SearchState checkpoint_of(json& j, const Grammar& g, const std::string& path) {
   s.best_ms = j["best"].value("ms", 0.0);
   s.best_ref_ms = j["best"].value("ref_ms", 0.0);
   for (const auto& h : j["history"]) s.history.push_back(stats_of(h));
+  {  // checked last, so that the parts above are read (and fuzzed) even with a bad RNG state
+    Rng r;
+    std::istringstream in(s.rng);
+    in >> r;
+    if (!in) input_error(path, "damaged checkpoint: bad RNG state");
+  }
+  if (s.history.size() != static_cast<std::size_t>(s.next_generation))
+    input_error(path, "damaged checkpoint: next_generation " + std::to_string(s.next_generation) + " but " +
+                          std::to_string(s.history.size()) + " generations of history");
   return s;
 }
 
@@ -218,17 +241,122 @@ std::vector<GenerationStats> read_generation_log(const std::string& dir) {
   std::istringstream in(read_text(path));
   std::vector<GenerationStats> h;
   std::string line;
-  while (std::getline(in, line)) {
+  for (int n = 1; std::getline(in, line); ++n) {
     if (line.empty()) continue;
     try {
       h.push_back(stats_of(json::parse(line)));
     } catch (const json::exception& e) {
-      input_error(path, std::string("bad line: ") + e.what());
+      input_error(path, "bad line " + std::to_string(n) + ": " + e.what());
     } catch (const std::logic_error& e) {  // an integer field out of range (json_int)
-      input_error(path, std::string("bad line: ") + e.what());
+      input_error(path, "bad line " + std::to_string(n) + ": " + e.what());
     }
   }
   return h;
+}
+
+namespace {
+// The number of generations checkpoint.json says the run has completed; -1 without a checkpoint.
+int checkpoint_generations(const std::string& dir) {
+  const std::string path = (fs::path(dir) / "checkpoint.json").string();
+  if (!fs::exists(path)) return -1;
+  json j;
+  try {
+    j = json::parse(read_text(path));
+  } catch (const json::exception& e) {
+    input_error(path, std::string("not a checkpoint: ") + e.what());
+  }
+  if (!j.is_object() || !j.contains("next_generation")) input_error(path, "damaged checkpoint: no next_generation");
+  try {
+    const int n = json_int<int>(j, "next_generation", 0);
+    if (n < 0) input_error(path, "damaged checkpoint: negative next_generation");
+    return n;
+  } catch (const std::logic_error& e) {
+    input_error(path, std::string("damaged checkpoint: ") + e.what());
+  }
+}
+
+void check_log(const std::string& dir, const std::vector<GenerationStats>& h, int generations) {
+  const std::string path = (fs::path(dir) / "generations.jsonl").string();
+  for (std::size_t i = 0; i < h.size(); ++i)
+    if (h[i].generation != static_cast<int>(i))
+      input_error(path, "entry " + std::to_string(i + 1) + " is generation " + std::to_string(h[i].generation) +
+                            ", expected " + std::to_string(i) + " (lines missing or repeated)");
+  const int n = static_cast<int>(h.size());
+  if (generations >= 0 && n != generations && n != generations - 1)
+    input_error(path, "holds " + std::to_string(n) + " generations, checkpoint.json " + std::to_string(generations) +
+                          (n < generations ? " (truncated?)" : ""));
+}
+}  // namespace
+
+std::vector<GenerationStats> read_run_log(const std::string& dir) {
+  const int generations = checkpoint_generations(dir);
+  auto h = read_generation_log(dir);
+  check_log(dir, h, generations);
+  return h;
+}
+
+RunConfig read_run_config(const std::string& dir, const Problem& p, int repeats) {
+  const std::string path = (fs::path(dir) / "config.json").string();
+  json cfg;
+  try {
+    cfg = json::parse(read_text(path));
+  } catch (const json::exception& e) {
+    input_error(path, std::string("not JSON: ") + e.what());
+  }
+  if (!cfg.is_object()) input_error(path, "damaged run configuration: not a JSON object");
+  const auto bad = [&](const std::string& what) { input_error(path, "damaged run configuration: " + what); };
+  RunConfig c;
+  if (!cfg.contains("problem") || !cfg["problem"].is_string()) bad("no problem name");
+  c.problem = cfg["problem"].get<std::string>();
+  if (c.problem != p.name()) bad("a run of '" + c.problem + "', not '" + p.name() + "'");
+  const auto integer = [&](const char* k, long long lo, long long hi, bool required, long long def) {
+    if (!cfg.contains(k) || cfg[k].is_null()) {
+      if (required) bad(std::string("no ") + k);
+      return def;
+    }
+    long long v = 0;
+    try {
+      v = json_int<long long>(cfg, k, def);
+    } catch (const std::logic_error& e) {
+      bad(e.what());
+    }
+    if (v < lo || v > hi) bad(std::string(k) + " " + std::to_string(v) + " outside " + std::to_string(lo) + ".." + std::to_string(hi));
+    return v;
+  };
+  c.population = static_cast<int>(integer("population", 2, 100000, true, 0));
+  c.generations = static_cast<int>(integer("generations", 1, 100000, true, 0));
+  c.repeats = static_cast<int>(integer("repeats", 1, 1000, false, repeats));
+  if (!cfg.contains("seed")) bad("no seed");
+  try {
+    c.seed = json_int<std::uint64_t>(cfg, "seed", 1);
+  } catch (const std::logic_error& e) {
+    bad(e.what());
+  }
+  if (cfg.contains("tolerance")) {
+    if (!cfg["tolerance"].is_number()) bad("tolerance is not a number");
+    c.tolerance = cfg["tolerance"].get<double>();
+    if (!(c.tolerance >= 0 && c.tolerance <= 10)) bad("tolerance " + cfg["tolerance"].dump() + " outside 0..10");
+  }
+  if (cfg.contains("classes")) {
+    if (!cfg["classes"].is_array()) bad("classes is not an array");
+    for (const auto& k : cfg["classes"]) {
+      if (!k.is_string()) bad("a size class that is not a string: " + k.dump());
+      try {
+        p.check_class(k.get<std::string>());
+      } catch (const InputError&) {
+        bad("'" + k.get<std::string>() + "' is not a size class of " + p.name());
+      }
+      c.classes.push_back(k.get<std::string>());
+    }
+  }
+  return c;
+}
+
+SearchState load_run(const std::string& dir, const Grammar& g) {
+  SearchState s = load_checkpoint(dir, g);
+  if (fs::exists(fs::path(dir) / "generations.jsonl"))
+    check_log(dir, read_generation_log(dir), s.next_generation);
+  return s;
 }
 
 }  // namespace evk::gi

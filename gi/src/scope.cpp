@@ -1,7 +1,6 @@
 // Scoping: for every variable rule, the rules of its type its text may be copied to without moving
 // one of its variables out of scope. Derived from declarations, braces and #if groups.
 #include <map>
-#include <regex>
 
 #include "evk/gi/grammar.hpp"
 #include "text.hpp"
@@ -31,9 +30,7 @@ void compute_scopes(Grammar& g) {
   std::vector<int> pp_stack;
   std::multimap<std::string, Decl> decls;
   std::vector<std::string> pending_params;  // of a function head, declared in its body block
-  static const std::regex for_re(R"(^for\s*\()");
-  static const std::regex ctl_re(R"(^(\}\s*)?(else\s+)?(if|while|switch|for|return)\b)");
-  static const std::regex fn_re(R"(^[\w\s\*&:<>,]*?\b(\w+)\s*\()");
+  static const std::vector<std::string> ctl = {"if", "while", "switch", "for", "return"};
   bool in_block = false;
   auto push = [&](int line) {
     blocks.push_back({line, end});
@@ -69,7 +66,7 @@ void compute_scopes(Grammar& g) {
       continue;
     }
     std::vector<std::string> for_decls, line_decls;
-    bool is_for = std::regex_search(code, for_re);
+    bool is_for = text::starts_for(code);
     if (is_for) {
       auto open = code.find('(');
       auto close = text::match_paren(code, open);
@@ -77,10 +74,10 @@ void compute_scopes(Grammar& g) {
         auto parts = text::split_top(code.substr(open + 1, close - open - 1), ';');
         if (!parts.empty()) for_decls = text::declared_names(text::trim(parts[0]) + ";");
       }
-    } else if (!std::regex_search(code, ctl_re)) {
-      std::smatch m;
+    } else if (!text::starts_keyword(code, ctl, true)) {  // regex ^(\}\s*)?(else\s+)?(if|while|switch|for|return)\b
       bool sig = i >= g.signature_begin && i <= g.signature_end;
-      if (sig || (code.back() != ';' && std::regex_search(code, m, fn_re) && !text::is_keyword(m[1].str()))) {
+      std::string fn;
+      if (sig || (code.back() != ';' && !(fn = text::leading_call_name(code)).empty() && !text::is_keyword(fn))) {
         // function head: its parameters live in the body
         std::string joined;
         int j = i;
@@ -141,9 +138,10 @@ void compute_scopes(Grammar& g) {
     }
     return false;
   };
-  auto fits = [&](const Rule& r, int line0) {
-    for (const auto& id : text::identifiers(r.text))
-      if (!text::is_keyword(id) && !visible_at(id, line0)) return false;
+  // the variables of a rule's text (identifiers that are not keywords), computed once per rule
+  auto fits = [&](const std::vector<std::string>& vars, int line0) {
+    for (const auto& id : vars)
+      if (!visible_at(id, line0)) return false;
     return true;
   };
   g.sources.assign(g.rules.size(), {});
@@ -153,11 +151,14 @@ void compute_scopes(Grammar& g) {
     bool copyable = r.type == RuleType::line || r.type == RuleType::if_cond || r.type == RuleType::for1 ||
                     r.type == RuleType::for2 || r.type == RuleType::for3;
     if (!copyable) continue;
-    bool self_ok = fits(r, r.line - 1);
+    std::vector<std::string> vars;
+    for (auto& id : text::identifiers(r.text))
+      if (!text::is_keyword(id)) vars.push_back(std::move(id));
+    bool self_ok = fits(vars, r.line - 1);
     for (std::size_t ti = 0; ti < g.rules.size(); ++ti) {
       const Rule& t = g.rules[ti];
       if (t.type != r.type) continue;
-      if (ti == ri || (self_ok && fits(r, t.line - 1))) r.targets.push_back(static_cast<int>(ti));
+      if (ti == ri || (self_ok && fits(vars, t.line - 1))) r.targets.push_back(static_cast<int>(ti));
     }
     for (int t : r.targets) g.sources[t].push_back(static_cast<int>(ri));
   }

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <set>
+#include <string_view>
 
 namespace evk::gi::text {
 
@@ -291,6 +292,124 @@ std::vector<std::string> split_ws(const std::string& s) {
     if (i > b) out.push_back(s.substr(b, i - b));
   }
   return out;
+}
+
+bool is_word_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+std::size_t find_word(const std::string& s, const std::string& word, std::size_t from) {
+  if (word.empty()) return std::string::npos;
+  for (std::size_t at = s.find(word, from); at != std::string::npos; at = s.find(word, at + 1)) {
+    const std::size_t end = at + word.size();
+    if ((at == 0 || !is_word_char(s[at - 1])) && (end == s.size() || !is_word_char(s[end]))) return at;
+  }
+  return std::string::npos;
+}
+
+namespace {
+// ECMAScript \s for char: space, \t, \n, \v, \f, \r.
+bool is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+std::size_t skip_space(const std::string& s, std::size_t i) {
+  while (i < s.size() && is_space(s[i])) ++i;
+  return i;
+}
+}  // namespace
+
+std::size_t find_call(const std::string& s, const std::string& name, std::size_t from) {
+  if (from == std::string::npos) return std::string::npos;
+  for (std::size_t at = find_word(s, name, from); at != std::string::npos; at = find_word(s, name, at + 1)) {
+    const std::size_t i = skip_space(s, at + name.size());
+    if (i < s.size() && s[i] == '(') return at;
+  }
+  return std::string::npos;
+}
+
+bool assigns(const std::string& s, const std::string& name) {
+  const auto at_op = [&](std::size_t i, const char* op) { return s.compare(i, 2, op) == 0; };
+  for (std::size_t at = find_word(s, name); at != std::string::npos; at = find_word(s, name, at + 1)) {
+    // after: [op]= and a character other than '=', or ++ / --
+    std::size_t i = skip_space(s, at + name.size());
+    if (at_op(i, "++") || at_op(i, "--")) return true;
+    std::size_t eq = i;
+    if (at_op(i, "<<") || at_op(i, ">>")) eq = i + 2;
+    else if (i < s.size() && std::string_view("-+*/%&|^").find(s[i]) != std::string_view::npos) eq = i + 1;
+    for (std::size_t e : {i, eq})  // '=' right after the name, or after the operator
+      if (e + 1 < s.size() && s[e] == '=' && s[e + 1] != '=') return true;
+    // before: ++ / -- or &, then optional whitespace
+    std::size_t b = at;
+    while (b > 0 && is_space(s[b - 1])) --b;
+    if (b >= 1 && s[b - 1] == '&') return true;
+    if (b >= 2 && (s.compare(b - 2, 2, "++") == 0 || s.compare(b - 2, 2, "--") == 0)) return true;
+  }
+  return false;
+}
+
+namespace {
+// `word` at i followed by '(' after optional whitespace
+bool call_at(const std::string& s, std::size_t i, const char* word) {
+  const std::size_t n = std::char_traits<char>::length(word);
+  if (s.compare(i, n, word) != 0) return false;
+  const std::size_t j = skip_space(s, i + n);
+  return j < s.size() && s[j] == '(';
+}
+// where a statement head starts after an optional '}' and whitespace
+std::size_t after_close_brace(const std::string& s) { return !s.empty() && s[0] == '}' ? skip_space(s, 1) : 0; }
+// after "else" and at least one whitespace character at i, or npos
+std::size_t after_else(const std::string& s, std::size_t i) {
+  if (s.compare(i, 4, "else") != 0 || i + 4 >= s.size() || !is_space(s[i + 4])) return std::string::npos;
+  return skip_space(s, i + 4);
+}
+}  // namespace
+
+bool starts_for(const std::string& s) { return call_at(s, 0, "for"); }
+
+bool starts_if(const std::string& s) {
+  const std::size_t i = after_close_brace(s);
+  if (call_at(s, i, "if")) return true;
+  const std::size_t e = after_else(s, i);
+  return e != std::string::npos && call_at(s, e, "if");
+}
+
+bool starts_keyword(const std::string& s, const std::vector<std::string>& keywords, bool with_else) {
+  const auto keyword_at = [&](std::size_t i) {
+    for (const auto& k : keywords)
+      if (s.compare(i, k.size(), k) == 0 && (i + k.size() == s.size() || !is_word_char(s[i + k.size()]))) return true;
+    return false;
+  };
+  const std::size_t i = after_close_brace(s);
+  if (keyword_at(i)) return true;
+  if (!with_else) return false;
+  const std::size_t e = after_else(s, i);
+  return e != std::string::npos && keyword_at(e);
+}
+
+std::string leading_call_name(const std::string& s) {
+  const auto in_prefix = [](char c) {
+    return is_word_char(c) || is_space(c) || c == '*' || c == '&' || c == ':' || c == '<' || c == '>' || c == ',';
+  };
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (is_word_char(s[i]) && (i == 0 || !is_word_char(s[i - 1]))) {  // a word starts here
+      std::size_t j = i;
+      while (j < s.size() && is_word_char(s[j])) ++j;
+      const std::size_t k = skip_space(s, j);
+      if (k < s.size() && s[k] == '(') return s.substr(i, j - i);
+    }
+    if (!in_prefix(s[i])) break;  // the prefix cannot extend past this character
+  }
+  return "";
+}
+
+std::string erase_with_space_before(const std::string& s, const std::string& word) {
+  std::string out;
+  std::size_t from = 0;
+  for (std::size_t at = s.find(word); at != std::string::npos; at = s.find(word, from)) {
+    std::size_t b = at;
+    while (b > from && is_space(s[b - 1])) --b;
+    out.append(s, from, b - from);
+    from = at + word.size();
+  }
+  return out + s.substr(from);
 }
 
 }  // namespace evk::gi::text

@@ -8,6 +8,8 @@
 #include <random>
 
 #include "catalogue.hpp"
+#include "core/gi_problem.hpp"
+#include "gi_rundir_catalogue.hpp"
 #include "evk_testing.hpp"
 #include "test_util.hpp"
 
@@ -513,5 +515,8 @@ CASE(E10_StdinCut, "environment", "reads on standard input cut after a sequence 
                           " - -o " + q(dir / "o.sam") + " < " + q(dir / "cut.fq"));
   expect_rejected(r, {"-:", "no '+' line"}, dir, before);
 }
+
+// A damaged GI run directory under `barracuda_exact gi run --resume` and `barracuda_exact gi report` (tests/support/gi_rundir_catalogue.hpp).
+EVK_GI_RUNDIR_CASES(BarracudaCatalogue, "barracuda_exact", evk::barracuda_exact::make_gi_problem)
 
 TEST(BarracudaCatalogue, EveryCaseIsInTheDocs) { evk::testing::catalogue::expect_documented(kTool); }

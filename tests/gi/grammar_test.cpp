@@ -1,10 +1,12 @@
 // Grammar extraction, scoping and the phenotype preprocessor on the toy kernel.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <regex>
 
 #include "evk/error.hpp"
 #include "evk/gi/grammar.hpp"
+#include "evk/gi/genome.hpp"
 #include "text.hpp"
 #include "toy_problem.hpp"
 
@@ -141,6 +143,120 @@ TEST(GiText, DeclarationsAndIdentifiers) {
   EXPECT_TRUE(text::declared_names("return x;").empty());
   EXPECT_TRUE(text::declared_names("__syncthreads();").empty());
   EXPECT_EQ(text::identifiers("p.x = q->y + z;"), (std::vector<std::string>{"p", "q", "z"}));
+}
+
+// The grammar's word-boundary matchers replace std::regex (built per line, the grammar's main cost);
+// they must answer exactly as the regexes they replace, which serve here as the oracle.
+struct Oracle {  // the regexes of grammar.cpp and apply.cpp before the matchers replaced them
+  std::regex word, call, assigns;
+  explicit Oracle(const std::string& n)
+      : word("\\b" + n + "\\b"),
+        call("\\b" + n + "\\s*\\("),
+        assigns("(\\b" + n + "\\s*([-+*/%&|^]|<<|>>)?=[^=])|(\\b" + n + "\\s*(\\+\\+|--))|((\\+\\+|--)\\s*" + n +
+                "\\b)|(&\\s*" + n + "\\b)") {}
+};
+
+// fuzz_grammar (2026-11-23, this branch's first local run): the entry's name before __global__ on
+// the signature line ("_ void k(i__global__ void k(int* a, ...") made apply() insert the launch
+// bounds at npos + 11 (std::out_of_range, an internal error). The signature is the `entry (` after
+// __global__, in the grammar and in apply alike.
+TEST(GiGrammar, EntryNameBeforeGlobalOnTheSignatureLine) {
+  const std::string src =
+      "_ void k(i__global__ void k(int* a, int n) {\n//@gi begin\n  a[0] = n;\n//@gi end\n}\n";
+  const Grammar g = make_grammar(src, "k", {});
+  EXPECT_EQ(g.array_args, (std::vector<std::string>{"a"}));
+  EXPECT_EQ(g.scalar_args, (std::vector<std::string>{"n"}));
+  const Variant v = apply(g, parse_genome(g, "<launchbounds_K_1><launchbounds_K2>"));
+  EXPECT_NE(v.source.find("_ void k(i__global__ __launch_bounds__("), std::string::npos) << v.source;
+  EXPECT_NE(v.source.find("void k(int* a, int n)"), std::string::npos) << v.source;
+}
+
+TEST(GiText, WordMatchersOnHandPickedLines) {
+  // expected values written out (not only the oracle): word boundaries on both sides
+  EXPECT_TRUE(text::has_word("__shared__ float t[4];", "__shared__"));
+  EXPECT_TRUE(text::has_word("x; __shared__", "__shared__"));
+  EXPECT_FALSE(text::has_word("my__shared__ x;", "__shared__"));
+  EXPECT_FALSE(text::has_word("__shared__2 x;", "__shared__"));
+  EXPECT_TRUE(text::has_word("volatile __shared__ int a;", "volatile"));
+  EXPECT_FALSE(text::has_word("nonvolatile", "volatile"));
+  EXPECT_TRUE(text::has_word("const int n", "const"));
+  EXPECT_FALSE(text::has_word("const_n", "const"));
+  EXPECT_FALSE(text::has_word("", "const"));
+  EXPECT_EQ(text::find_word("kk k", "k"), 3u);
+  EXPECT_TRUE(text::has_call("__global__ void k (int n)", "k"));
+  EXPECT_TRUE(text::has_call("void k\t(", "k"));
+  EXPECT_FALSE(text::has_call("void kk(int n)", "k"));
+  EXPECT_FALSE(text::has_call("void k [", "k"));
+  EXPECT_EQ(text::find_call("k(i __global__ void k (int", "k", 5), 20u);
+  EXPECT_EQ(text::find_call("k(", "k", std::string::npos), std::string::npos);
+  for (const char* yes : {"n = 1;", "n+=2;", "n <<= 1;", "n>>=1;", "n ^= m;", "n++;", "--n;", "++ n;", "p = &n;",
+                          "f(&  n);", "x = n = 2;", "n=\n"})
+    EXPECT_TRUE(text::assigns(yes, "n")) << yes;
+  for (const char* no : {"n == 1;", "x = n;", "n <= 1;", "n >= 1;", "n != 1;", "nn = 1;", "m_n = 1;", "n =", "n - = 1;",
+                         "&nx;", "+ +n;", "n < < = 1;", "n2++;", "x = n + 1;"})
+    EXPECT_FALSE(text::assigns(no, "n")) << no;
+}
+
+TEST(GiText, WordMatchersAgreeWithTheirRegexes) {
+  // random lines over an alphabet rich in the characters the patterns care about
+  const std::string alphabet = "nkx_1 \t=+-*/%&|^<>!()[];,.";
+  std::mt19937 rng(11);
+  const std::vector<std::string> words = {"n", "nk", "k_1"};
+  std::vector<Oracle> oracles(words.begin(), words.end());
+  int checked = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string s(rng() % 14, ' ');
+    for (auto& c : s) c = alphabet[rng() % alphabet.size()];
+    for (std::size_t k = 0; k < words.size(); ++k) {
+      const std::string& w = words[k];
+      ASSERT_EQ(text::has_word(s, w), std::regex_search(s, oracles[k].word)) << "[" << s << "] " << w;
+      ASSERT_EQ(text::has_call(s, w), std::regex_search(s, oracles[k].call)) << "[" << s << "] " << w;
+      ASSERT_EQ(text::assigns(s, w), std::regex_search(s, oracles[k].assigns)) << "[" << s << "] " << w;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 60000);
+}
+
+TEST(GiText, StatementHeadsAgreeWithTheirRegexes) {
+  const std::regex for_re(R"(^for\s*\()"), if_re(R"(^(\}\s*)?(else\s+)?if\s*\()"),
+      ctl_re(R"(^(\}\s*)?(else\s+)?(if|while|switch|for|return)\b)"),
+      stmt_re(R"(^(\}\s*)?(return|break|continue|goto|else|do|while|switch|case|default)\b)"),
+      fn_re(R"(^[\w\s\*&:<>,]*?\b(\w+)\s*\()"), restrict_re(R"(\s*__restrict__)");
+  const std::vector<std::string> ctl = {"if", "while", "switch", "for", "return"};
+  const std::vector<std::string> stmt = {"return", "break", "continue", "goto", "else", "do", "while", "switch", "case", "default"};
+  const auto fn_name = [&](const std::string& s) {
+    std::smatch m;
+    return std::regex_search(s, m, fn_re) ? m[1].str() : std::string();
+  };
+  // hand-picked, with the expected answers written out
+  EXPECT_TRUE(text::starts_for("for (int i = 0;;)"));
+  EXPECT_FALSE(text::starts_for("format(x)"));
+  EXPECT_TRUE(text::starts_if("} else  if(x)"));
+  EXPECT_FALSE(text::starts_if("elseif (x)"));
+  EXPECT_TRUE(text::starts_keyword("}return;", ctl, true));
+  EXPECT_FALSE(text::starts_keyword("returned = 1;", ctl, true));
+  EXPECT_TRUE(text::starts_keyword("else\twhile (x)", ctl, true));
+  EXPECT_FALSE(text::starts_keyword("else\twhile (x)", {"while"}, false));
+  EXPECT_EQ(text::leading_call_name("static __device__ float f (int a)"), "f");
+  EXPECT_EQ(text::leading_call_name("x = g(1)"), "");
+  EXPECT_EQ(text::leading_call_name("unsigned int *h(int)"), "h");
+  EXPECT_EQ(text::erase_with_space_before("float *  __restrict__ a, int* __restrict__", "__restrict__"), "float * a, int*");
+  // random strings over the characters the patterns care about
+  const std::vector<std::string> pieces = {"for", "if", "else", "while", "return", "do", "case", "default", "}", "{",
+                                           " ", "\t", "(", ")", "x", "_", "1", "*", "&", ":", "<", ">", ",", ";",
+                                           "=", "__restrict__", "f"};
+  std::mt19937 rng(5);
+  for (int i = 0; i < 20000; ++i) {
+    std::string s;
+    for (int k = static_cast<int>(rng() % 7); k > 0; --k) s += pieces[rng() % pieces.size()];
+    ASSERT_EQ(text::starts_for(s), std::regex_search(s, for_re)) << "[" << s << "]";
+    ASSERT_EQ(text::starts_if(s), std::regex_search(s, if_re)) << "[" << s << "]";
+    ASSERT_EQ(text::starts_keyword(s, ctl, true), std::regex_search(s, ctl_re)) << "[" << s << "]";
+    ASSERT_EQ(text::starts_keyword(s, stmt, false), std::regex_search(s, stmt_re)) << "[" << s << "]";
+    ASSERT_EQ(text::leading_call_name(s), fn_name(s)) << "[" << s << "]";
+    ASSERT_EQ(text::erase_with_space_before(s, "__restrict__"), std::regex_replace(s, restrict_re, "")) << "[" << s << "]";
+  }
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include <limits>
 
 #include "catalogue.hpp"
+#include "gi_problem.hpp"
+#include "gi_rundir_catalogue.hpp"
 #include "evk_testing.hpp"
 #include "field_cpu.hpp"
 #include "grid_make.hpp"
@@ -539,5 +541,11 @@ CASE(E10_RandomCaseIntoAFile, "environment", "random-case -o naming an existing 
   expect_rejected(rec.tool("random-case --seed 1 --size 8 -o " + q(dir / "ref.nii")), {"ref.nii", "directory"}, dir,
                   before);
 }
+
+// A damaged GI run directory under `reg_deform gi run --resume` and `reg_deform gi report` (tests/support/gi_rundir_catalogue.hpp).
+namespace {
+std::unique_ptr<evk::gi::Problem> evk_rd_gi_problem() { return evk::reg_deform::make_gi_problem(); }
+}  // namespace
+EVK_GI_RUNDIR_CASES(RegCatalogue, "reg_deform", evk_rd_gi_problem)
 
 TEST(RegCatalogue, EveryCaseIsInTheDocs) { evk::testing::catalogue::expect_documented(kTool); }

@@ -6,6 +6,8 @@
 #include <cstring>
 
 #include "catalogue.hpp"
+#include "evk/stereo/gi_problem.hpp"
+#include "gi_rundir_catalogue.hpp"
 #include "evk/stereo/io.hpp"
 #include "evk/stereo/reference.hpp"
 #include "evk/stereo/synthetic.hpp"
@@ -442,5 +444,8 @@ CASE(E10_Sigint, "environment", "SIGINT during a long disparity run", "exit 130,
   EXPECT_NE(res.err.find("exit 130"), std::string::npos) << res.err;
   for (const auto& f : files_in(dir)) EXPECT_TRUE(before.count(f)) << "left behind: " << f;
 }
+
+// A damaged GI run directory under `stereo gi run --resume` and `stereo gi report` (tests/support/gi_rundir_catalogue.hpp).
+EVK_GI_RUNDIR_CASES(StereoCatalogue, "stereo", evk::stereo::make_gi_problem_for_seed)
 
 TEST(StereoCatalogue, EveryCaseIsInTheDocs) { evk::testing::catalogue::expect_documented(kTool); }

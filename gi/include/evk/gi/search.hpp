@@ -107,6 +107,23 @@ void save_checkpoint(const std::string& dir, const SearchState& s);
 SearchState load_checkpoint(const std::string& dir, const Grammar& g);
 void write_generation_logs(const std::string& dir, const std::vector<GenerationStats>& h);
 std::vector<GenerationStats> read_generation_log(const std::string& dir);
+// The generation log checked as a run's: generations 0, 1, 2 ... in order and, when the directory
+// holds a checkpoint, as many as it has or one fewer (a kill between the checkpoint and the log).
+// InputError naming the damaged file. `gi report` reads the log through it.
+std::vector<GenerationStats> read_run_log(const std::string& dir);
+// What `gi run --resume` continues from, every file checked before any of them is used: config.json
+// (read_run_config), checkpoint.json (load_checkpoint) and the generation log against it.
+struct RunConfig {
+  std::string problem;
+  int population = 0, generations = 0, repeats = 0;
+  std::uint64_t seed = 1;
+  double tolerance = 0.10;
+  std::vector<std::string> classes;
+};
+// config.json of a run of problem `p`: a JSON object naming `p`, population 2..100000, generations
+// 1..100000, a seed, tolerance 0..10, repeats 1..1000 (default `repeats`), size classes of `p`.
+RunConfig read_run_config(const std::string& dir, const Problem& p, int repeats);
+SearchState load_run(const std::string& dir, const Grammar& g);
 void write_text_atomic(const std::string& path, const std::string& text);
 std::string read_text(const std::string& path);  // InputError naming the path when unreadable
 // A genome file in docs/FORMATS.md format: "# evokernels genome v1", "# key: value" headers, text.
