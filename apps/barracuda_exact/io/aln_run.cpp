@@ -17,6 +17,7 @@
 #include "evk/error.hpp"
 #include "io/aln_sam.hpp"
 #include "io/index_files.hpp"
+#include "io/map_stages.hpp"
 #include "io/queue.hpp"
 #include "io/read_batch.hpp"
 #include "io/sam_writer.hpp"
@@ -28,23 +29,9 @@
 namespace evk::barracuda_exact {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-class Failure {  // the first exception of any stage
- public:
-  void set(std::exception_ptr e) {
-    std::lock_guard<std::mutex> l(m_);
-    if (!e_) e_ = e;
-  }
-  void rethrow() {
-    if (e_) std::rethrow_exception(e_);
-  }
-
- private:
-  std::mutex m_;
-  std::exception_ptr e_;
-};
+using stages::Clock;
+using stages::Failure;
+using stages::since;
 
 // One end's reads of a batch: as read, as codes (whole reads), and the searched (trimmed) lengths.
 struct End {
