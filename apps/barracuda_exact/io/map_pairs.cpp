@@ -122,37 +122,15 @@ MapStats run_map_pairs(const MapOptions& opt, const std::function<void(std::uint
 
   const int lanes = mapper->lanes();
   const std::size_t n_batches = static_cast<std::size_t>(lanes) + 6;  // as the single-end driver's
-  std::vector<std::unique_ptr<PairBatch>> store;
-  Queue<PairBatch*> free_q(n_batches), scanned(1), parsed(1), formatted(1);
-  OrderedQueue<PairBatch*> mapped_q(static_cast<std::size_t>(lanes));
-  for (std::size_t i = 0; i < n_batches; ++i) free_q.push(store.emplace_back(std::make_unique<PairBatch>()).get());
-
-  Failure fail;
-  auto close_all = [&] {
-    free_q.close();
-    scanned.close();
-    parsed.close();
-    mapped_q.close();
-    formatted.close();
-  };
-  auto stage = [&](auto body) {
-    return std::thread([&, body] {
-      try {
-        body();
-      } catch (...) {
-        fail.set(std::current_exception());
-        close_all();
-      }
-    });
-  };
   const std::size_t max_reads = batch_reads(opt), max_bases = batch_bases(opt);
   double parse_s = 0, format_s = 0, write_s = 0;
   std::vector<MapTimes> lane_times(static_cast<std::size_t>(lanes) + 1);  // the last: finish_pairs()
   std::atomic<int> lanes_left{lanes};
-  std::vector<std::thread> ts;
-  ts.push_back(stage([&] {  // scan, both files in lockstep
+  // last of the locals that the stages use: ~Pipeline (a throw before join) stops them first
+  Pipeline<PairBatch> P(n_batches, static_cast<std::size_t>(lanes));
+  P.stage([&] {  // scan, both files in lockstep
     for (std::uint64_t seq = 0;; ++seq) {
-      auto b = free_q.pop();
+      auto b = P.free_q.pop();
       if (!b) break;
       ScanBatch* s = (*b)->scan;
       const bool more1 = sc1.next(s[0], max_reads, max_bases, kMaxReadLen);
@@ -161,12 +139,12 @@ MapStats run_map_pairs(const MapOptions& opt, const std::function<void(std::uint
       (*b)->seq = seq;
       // an error, or one file at its end (parse reports the counts that differ): the last batch
       const bool last = s[0].error || s[1].error || !more1 || !more2;
-      if (!scanned.push(*b) || last) break;
+      if (!P.scanned.push(*b) || last) break;
     }
-    scanned.close();
-  }));
-  ts.push_back(stage([&] {  // parse and pair
-    while (auto b = scanned.pop()) {
+    P.scanned.close();
+  });
+  P.stage([&] {  // parse and pair
+    while (auto b = P.scanned.pop()) {
       PairBatch& B = **b;
       const auto tp = Clock::now();
       parse_batch(opt.reads, B.scan[0], B.end[0], pool);
@@ -176,21 +154,21 @@ MapStats run_map_pairs(const MapOptions& opt, const std::function<void(std::uint
       B.scan[0].clear();  // the text chunks go back as soon as the reads are parsed
       B.scan[1].clear();
       parse_s += since(tp);
-      if (!parsed.push(*b)) break;
+      if (!P.parsed.push(*b)) break;
     }
-    parsed.close();
-  }));
+    P.parsed.close();
+  });
   for (int l = 0; l < lanes; ++l)
-    ts.push_back(stage([&, l] {  // map: both ends on this lane
+    P.stage([&, l] {  // map: both ends on this lane
       MapTimes& lt = lane_times[static_cast<std::size_t>(l)];
-      while (auto b = parsed.pop()) {
+      while (auto b = P.parsed.pop()) {
         for (int e = 0; e < 2; ++e) mapper->map(l, (*b)->end[e], (*b)->mapped[e], pool, lt);
-        if (!mapped_q.push((*b)->seq, *b)) break;
+        if (!P.mapped.push((*b)->seq, *b)) break;
       }
-      if (--lanes_left == 0) mapped_q.finish();
-    }));
-  ts.push_back(stage([&] {  // sampe and format, in input order
-    while (auto b = mapped_q.pop()) {
+      if (--lanes_left == 0) P.mapped.finish();
+    });
+  P.stage([&] {  // sampe and format, in input order
+    while (auto b = P.mapped.pop()) {
       PairBatch& B = **b;
       if (!B.pairs) B.pairs = std::make_unique<AlnPairMapped>(mapper->record_options());
       mapper->finish_pairs(*B.mapped[0], *B.mapped[1], B.end[0], B.end[1], opt.pe, *B.pairs, pool, lane_times.back());
@@ -198,23 +176,22 @@ MapStats run_map_pairs(const MapOptions& opt, const std::function<void(std::uint
       sam.format(B.reads, *B.pairs, B.out, pool, false);
       add_counts(st, B.pairs->counts());
       format_s += since(tf);
-      if (!formatted.push(*b)) break;
+      if (!P.formatted.push(*b)) break;
     }
-    formatted.close();
-  }));
-  ts.push_back(stage([&] {  // write
+    P.formatted.close();
+  });
+  P.stage([&] {  // write
     std::uint64_t done = 0;
-    while (auto b = formatted.pop()) {
+    while (auto b = P.formatted.pop()) {
       const auto tw = Clock::now();
       sam.write((*b)->out);
       write_s += since(tw);
       done += (*b)->reads.size();
       if (progress) progress(done);
-      if (!free_q.push(*b)) break;
+      if (!P.free_q.push(*b)) break;
     }
-  }));
-  for (auto& th : ts) th.join();
-  fail.rethrow();
+  });
+  P.join();
   t = Clock::now();
   sam.close();
   write_s += since(t);

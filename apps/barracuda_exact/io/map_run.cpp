@@ -130,88 +130,65 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
   // every batch in flight is one of these: scan 1, parse 1, lanes, 1 waiting for its turn to be
   // formatted, format 1, write 1, and one in each queue between them
   const std::size_t n_batches = static_cast<std::size_t>(lanes) + 6;
-  std::vector<std::unique_ptr<Batch>> store;
-  Queue<Batch*> free_q(n_batches), scanned(1), parsed(1), formatted(1);
-  OrderedQueue<Batch*> mapped_q(static_cast<std::size_t>(lanes));
-  for (std::size_t i = 0; i < n_batches; ++i) free_q.push(store.emplace_back(std::make_unique<Batch>()).get());
-
-  Failure fail;
-  auto close_all = [&] {
-    free_q.close();
-    scanned.close();
-    parsed.close();
-    mapped_q.close();
-    formatted.close();
-  };
-  auto stage = [&](auto body) {
-    return std::thread([&, body] {
-      try {
-        body();
-      } catch (...) {
-        fail.set(std::current_exception());
-        close_all();
-      }
-    });
-  };
   const std::size_t max_reads = batch_reads(opt), max_bases = batch_bases(opt);
   double parse_s = 0, format_s = 0, write_s = 0;
   std::vector<MapTimes> lane_times(static_cast<std::size_t>(lanes) + 1);  // the last: finish()
   std::atomic<int> lanes_left{lanes};
-  std::vector<std::thread> ts;
-  ts.push_back(stage([&] {  // scan
+  // last of the locals that the stages use: ~Pipeline (a throw before join) stops them first
+  Pipeline<Batch> P(n_batches, static_cast<std::size_t>(lanes));
+  P.stage([&] {  // scan
     for (std::uint64_t seq = 0;; ++seq) {
-      auto b = free_q.pop();
+      auto b = P.free_q.pop();
       if (!b || !scanner.next((*b)->scan, max_reads, max_bases, kMaxReadLen)) break;
       (*b)->seq = seq;
       const bool last = (*b)->scan.error != nullptr;  // parse rethrows it after the batch's own errors
-      if (!scanned.push(*b) || last) break;
+      if (!P.scanned.push(*b) || last) break;
     }
-    scanned.close();
-  }));
-  ts.push_back(stage([&] {  // parse
-    while (auto b = scanned.pop()) {
+    P.scanned.close();
+  });
+  P.stage([&] {  // parse
+    while (auto b = P.scanned.pop()) {
       const auto tp = Clock::now();
       parse_batch(opt.reads, (*b)->scan, (*b)->reads, pool);
       mapper->prepare((*b)->reads);
       (*b)->scan.clear();  // the text chunks go back as soon as the reads are parsed
       parse_s += since(tp);
-      if (!parsed.push(*b)) break;
+      if (!P.parsed.push(*b)) break;
     }
-    parsed.close();
-  }));
+    P.parsed.close();
+  });
   for (int l = 0; l < lanes; ++l)
-    ts.push_back(stage([&, l] {  // map
-      while (auto b = parsed.pop()) {
+    P.stage([&, l] {  // map
+      while (auto b = P.parsed.pop()) {
         mapper->map(l, (*b)->reads, (*b)->mapped, pool, lane_times[static_cast<std::size_t>(l)]);
-        if (!mapped_q.push((*b)->seq, *b)) break;
+        if (!P.mapped.push((*b)->seq, *b)) break;
       }
-      if (--lanes_left == 0) mapped_q.finish();
-    }));
-  ts.push_back(stage([&] {  // format, in input order
-    while (auto b = mapped_q.pop()) {
+      if (--lanes_left == 0) P.mapped.finish();
+    });
+  P.stage([&] {  // format, in input order
+    while (auto b = P.mapped.pop()) {
       mapper->finish(*(*b)->mapped, (*b)->reads, pool, lane_times.back());
       const auto tf = Clock::now();
       sam.format((*b)->reads, *(*b)->mapped, (*b)->out, pool, fq != nullptr);
       add_counts(st, (*b)->mapped->counts());
       format_s += since(tf);
-      if (!formatted.push(*b)) break;
+      if (!P.formatted.push(*b)) break;
     }
-    formatted.close();
-  }));
-  ts.push_back(stage([&] {  // write
+    P.formatted.close();
+  });
+  P.stage([&] {  // write
     std::uint64_t done = 0;
-    while (auto b = formatted.pop()) {
+    while (auto b = P.formatted.pop()) {
       const auto tw = Clock::now();
       sam.write((*b)->out);
       if (fq) fq->write((*b)->out);
       write_s += since(tw);
       done += (*b)->reads.size();
       if (progress) progress(done);
-      if (!free_q.push(*b)) break;
+      if (!P.free_q.push(*b)) break;
     }
-  }));
-  for (auto& th : ts) th.join();
-  fail.rethrow();
+  });
+  P.join();
   t = Clock::now();
   sam.close();
   if (fq) fq->close();

@@ -5,9 +5,12 @@
 
 #include <chrono>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "core/aln_options.hpp"
 #include "evk/atomic_file.hpp"
@@ -15,6 +18,7 @@
 #include "io/aln_sam.hpp"
 #include "io/map_run.hpp"
 #include "io/mapper.hpp"
+#include "io/queue.hpp"
 #include "io/sam_writer.hpp"
 #include "io/text_input.hpp"
 
@@ -50,6 +54,55 @@ class Failure {  // the first exception of any stage
  private:
   std::mutex m_;
   std::exception_ptr e_;
+};
+
+// The drivers' plumbing: a pool of batches B, a queue between each pair of stages (free -> scan ->
+// parse -> map lanes -> in input order -> format -> write -> free), one thread per stage. The first
+// exception of any stage is kept and closes every queue, so the other stages stop; join() rethrows it.
+template <class B>
+class Pipeline {
+ public:
+  Queue<B*> free_q, scanned, parsed, formatted;
+  OrderedQueue<B*> mapped;
+
+  Pipeline(std::size_t batches, std::size_t lanes) : free_q(batches), scanned(1), parsed(1), formatted(1), mapped(lanes) {
+    for (std::size_t i = 0; i < batches; ++i) free_q.push(store_.emplace_back(std::make_unique<B>()).get());
+  }
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+  ~Pipeline() {  // a driver that throws before join(): stop and wait for the stages
+    close_all();
+    for (auto& t : threads_)
+      if (t.joinable()) t.join();
+  }
+  template <class F>
+  void stage(F body) {
+    threads_.emplace_back([this, body] {
+      try {
+        body();
+      } catch (...) {
+        fail_.set(std::current_exception());
+        close_all();
+      }
+    });
+  }
+  void join() {
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+    fail_.rethrow();
+  }
+
+ private:
+  void close_all() {
+    free_q.close();
+    scanned.close();
+    parsed.close();
+    mapped.close();
+    formatted.close();
+  }
+  std::vector<std::unique_ptr<B>> store_;
+  Failure fail_;
+  std::vector<std::thread> threads_;
 };
 
 inline SamOptions sam_options(const MapOptions& opt) {
