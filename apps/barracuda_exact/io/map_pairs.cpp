@@ -200,18 +200,7 @@ MapStats run_map_pairs(const MapOptions& opt, const std::function<void(std::uint
   for (const auto& lt : lane_times) add_times(st, lt);
   add_input(st, in1);
   add_input(st, in2);
-  st.scan_s = sc1.busy_seconds() + sc2.busy_seconds();
-  st.parse_s = parse_s;
-  st.format_s = format_s;
-  st.write_s = write_s;
-  st.mapper = mapper->describe();
-  st.kernel_origin = mapper->kernel_origin();
-  st.lanes = lanes;
-  st.threads = threads;
-  st.batches = static_cast<int>(n_batches);
-  st.total_s = since(t0);
-  st.peak_rss_mib = peak_rss_mib();
-  st.cpu_s = cpu_seconds();
+  close_stats(st, {sc1.busy_seconds() + sc2.busy_seconds(), parse_s, format_s, write_s}, *mapper, lanes, threads, n_batches, t0);
   return st;
 }
 

@@ -105,6 +105,27 @@ class Pipeline {
   std::vector<std::thread> threads_;
 };
 
+// The pipelined drivers' closing figures: stage seconds, the mapper, the layout, wall and CPU time.
+struct StageSeconds {
+  double scan = 0, parse = 0, format = 0, write = 0;
+};
+template <class M>
+void close_stats(MapStats& st, const StageSeconds& s, const M& mapper, int lanes, int threads, std::size_t batches,
+                 Clock::time_point t0) {
+  st.scan_s = s.scan;
+  st.parse_s = s.parse;
+  st.format_s = s.format;
+  st.write_s = s.write;
+  st.mapper = mapper.describe();
+  st.kernel_origin = mapper.kernel_origin();
+  st.lanes = lanes;
+  st.threads = threads;
+  st.batches = static_cast<int>(batches);
+  st.total_s = since(t0);
+  st.peak_rss_mib = peak_rss_mib();
+  st.cpu_s = cpu_seconds();
+}
+
 inline SamOptions sam_options(const MapOptions& opt) {
   SamOptions so;
   so.uncompressed = opt.uncompressed;
