@@ -104,6 +104,16 @@ std::vector<int> parse_devices(const std::string& text) {
   return d;
 }
 
+// The keys both pipelined modes report: the backend, the mapper, the input and the resources used.
+nlohmann::json pipeline_keys(const bc::MapOptions& mo, const bc::MapStats& st) {
+  return {{"backend", mo.gpu ? "gpu" : "cpu"},      {"kernel_origin", st.kernel_origin},
+          {"mapper", st.mapper},                     {"input_format", st.input_format},
+          {"threads", st.threads},                   {"lanes", st.lanes},
+          {"batches_in_flight_max", st.batches},     {"peak_rss_mib", st.peak_rss_mib},
+          {"cpu_seconds", st.cpu_s},                 {"input_bytes", st.input_bytes},
+          {"text_bytes", st.text_bytes}};
+}
+
 void print_exact_stats(const bc::MapOptions& mo, const evk::CommonOptions& co, const bc::MapStats& st) {
   auto rate = [&](double s) { return s > 0 ? static_cast<double>(st.reads) / s : 0.0; };
   if (co.json) {
@@ -113,17 +123,6 @@ void print_exact_stats(const bc::MapOptions& mo, const evk::CommonOptions& co, c
                         {"exact_repeat", st.repeat},
                         {"unmatched", st.unmatched},
                         {"bridging_contigs", st.bridging},
-                        {"backend", mo.gpu ? "gpu" : "cpu"},
-                        {"kernel_origin", st.kernel_origin},
-                        {"mapper", st.mapper},
-                        {"input_format", st.input_format},
-                        {"threads", st.threads},
-                        {"lanes", st.lanes},
-                        {"batches_in_flight_max", st.batches},
-                        {"peak_rss_mib", st.peak_rss_mib},
-                        {"cpu_seconds", st.cpu_s},
-                        {"input_bytes", st.input_bytes},
-                        {"text_bytes", st.text_bytes},
                         {"seconds", {{"index", st.index_s}, {"read", st.read_s}, {"inflate", st.inflate_s},
                                      {"scan", st.scan_s}, {"parse", st.parse_s}, {"transfer", st.transfer_s},
                                      {"kernel", st.kernel_s}, {"match", st.match_s}, {"position_lookup", st.lookup_s},
@@ -133,6 +132,7 @@ void print_exact_stats(const bc::MapOptions& mo, const evk::CommonOptions& co, c
                                          {"match", rate(st.match_s)}, {"position_lookup", rate(st.lookup_s)},
                                          {"format", rate(st.format_s)}, {"write", rate(st.write_s)},
                                          {"end_to_end", rate(st.total_s)}}}};
+    j.update(pipeline_keys(mo, st));
     std::cout << j.dump(2) << "\n";
   } else if (mo.out != "-") {
     auto pct = [&](std::uint64_t n) { return st.reads ? 100.0 * static_cast<double>(n) / static_cast<double>(st.reads) : 0.0; };
@@ -174,17 +174,6 @@ void print_aln_pipeline_stats(const bc::MapOptions& mo, const evk::CommonOptions
                         {"proper_pairs_reads", c.proper_pairs},
                         {"mate_rescued", c.mate_rescued},
                         {"gpu_fallback_reads", c.handed_back},
-                        {"backend", mo.gpu ? "gpu" : "cpu"},
-                        {"kernel_origin", st.kernel_origin},
-                        {"mapper", st.mapper},
-                        {"input_format", st.input_format},
-                        {"threads", st.threads},
-                        {"lanes", st.lanes},
-                        {"batches_in_flight_max", st.batches},
-                        {"peak_rss_mib", st.peak_rss_mib},
-                        {"cpu_seconds", st.cpu_s},
-                        {"input_bytes", st.input_bytes},
-                        {"text_bytes", st.text_bytes},
                         {"seconds", {{"index", st.index_s}, {"read", st.read_s}, {"inflate", st.inflate_s},
                                      {"scan", st.scan_s}, {"parse", st.parse_s}, {"search", st.match_s},
                                      {"transfer", st.transfer_s}, {"kernel", st.kernel_s}, {"fallback", st.fallback_s},
@@ -195,6 +184,7 @@ void print_aln_pipeline_stats(const bc::MapOptions& mo, const evk::CommonOptions
                                          {"kernel", rate(st.kernel_s)}, {"sam", rate(st.records_s)},
                                          {"format", rate(st.format_s)}, {"write", rate(st.write_s)},
                                          {"end_to_end", rate(st.total_s)}}}};
+    j.update(pipeline_keys(mo, st));
     std::cout << j.dump(2) << "\n";
   } else if (mo.out != "-") {
     auto pct = [&](std::uint64_t n) { return st.reads ? 100.0 * static_cast<double>(n) / static_cast<double>(st.reads) : 0.0; };
