@@ -191,6 +191,17 @@ TEST(BarracudaInexactPipeline, CountsAndStageTimes) {
   EXPECT_EQ(j["mapped"].get<std::uint64_t>(), mapped);
   for (const char* k : {"parse", "search", "sam", "format", "write", "total"}) EXPECT_TRUE(j["seconds"].contains(k)) << k;
   EXPECT_GT(j["seconds"]["sam"].get<double>(), 0);
+  // the keys every pipelined mode reports
+  EXPECT_EQ(j.at("backend"), "cpu");
+  EXPECT_EQ(j.at("input_format"), "plain");
+  EXPECT_EQ(j.at("threads").get<int>(), 2);
+  EXPECT_GE(j.at("lanes").get<int>(), 1);
+  EXPECT_EQ(j.at("batches_in_flight_max").get<int>(), j.at("lanes").get<int>() + 6);
+  EXPECT_EQ(j.at("input_bytes").get<std::uint64_t>(), fs::file_size(fx.dir / "p.fq"));
+  EXPECT_EQ(j.at("text_bytes").get<std::uint64_t>(), fs::file_size(fx.dir / "p.fq"));
+  EXPECT_GT(j.at("cpu_seconds").get<double>(), 0);
+  EXPECT_GT(j["peak_rss_mib"].get<double>(), 0);
+  EXPECT_FALSE(j.at("mapper").get<std::string>().empty());
 }
 
 // Memory does not grow with the input: the CLI's peak RSS on a file 3x larger (and 150x larger than

@@ -395,6 +395,13 @@ TEST(BarracudaPipeline, MemoryStaysBoundedWhateverTheFileSize) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     const auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["reads"].get<std::uint64_t>(), n);
+    EXPECT_EQ(j.at("mode"), "exact");
+    EXPECT_EQ(j.at("backend"), "cpu");
+    EXPECT_EQ(j.at("input_format"), "plain");
+    EXPECT_EQ(j.at("threads").get<int>(), 2);
+    EXPECT_EQ(j.at("batches_in_flight_max").get<int>(), j.at("lanes").get<int>() + 6);
+    EXPECT_EQ(j.at("input_bytes").get<std::uint64_t>(), fs::file_size(fx.dir / f));
+    EXPECT_GT(j.at("cpu_seconds").get<double>(), 0);
     return j["peak_rss_mib"].get<double>();
   };
   const double small = peak("small.fq", 150000), big = peak("big.fq", 600000);
