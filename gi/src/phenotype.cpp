@@ -1,8 +1,11 @@
 // Phenotype tier 1: a small C preprocessor (conditional compilation + object-like macro expansion)
 // so that mutations hidden by #if/#ifdef or by macro values are recognised as duplicates.
+#include <algorithm>
 #include <cctype>
 #include <functional>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "evk/gi/grammar.hpp"
 #include "text.hpp"
@@ -12,43 +15,60 @@ namespace evk::gi {
 namespace {
 using Defs = std::map<std::string, std::string>;
 
-std::string expand(const std::string& s, const Defs& defs, int depth = 0) {
-  if (depth > 16) return s;
-  std::string out;
-  bool changed = false;
+// Object-like macro expansion as the C preprocessor does it: an identifier that names a macro is
+// replaced by the macro's text, itself expanded with that macro disabled (a macro never expands
+// inside its own expansion: `#define A A A` gives "A A", `#define N (N+1)` gives "(N+1)"). Chains of
+// distinct macros can still grow exponentially (A -> B B, B -> C C, ...): past kMaxExpansion bytes or
+// kMaxNesting nested macros the expansion stops with an exception, and the caller falls back to the
+// raw text.
+constexpr std::size_t kMaxExpansion = std::size_t(1) << 20;
+constexpr std::size_t kMaxNesting = 256;
+
+void expand_into(const std::string& s, const Defs& defs, std::vector<const std::string*>& disabled, std::string& out) {
   std::size_t i = 0;
   while (i < s.size()) {
-    char c = s[i];
+    if (out.size() > kMaxExpansion) throw std::length_error("macro expansion over 1 MiB");
+    const char c = s[i];
     if (c == '"' || c == '\'') {
       std::size_t b = i++;
       while (i < s.size() && s[i] != c) i += s[i] == '\\' ? 2 : 1;
       ++i;
-      out += s.substr(b, std::min(i, s.size()) - b);
+      out.append(s, b, std::min(i, s.size()) - b);
       continue;
     }
     if (std::isdigit(static_cast<unsigned char>(c))) {
       std::size_t b = i;
       while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '.' || s[i] == '_')) ++i;
-      out += s.substr(b, i - b);
+      out.append(s, b, i - b);
       continue;
     }
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
       std::size_t b = i;
       while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_')) ++i;
-      std::string id = s.substr(b, i - b);
+      const std::string id = s.substr(b, i - b);
       auto it = defs.find(id);
-      if (it != defs.end()) {
-        out += it->second;
-        changed = true;
-      } else {
+      bool off = it == defs.end();
+      for (const std::string* d : disabled) off = off || *d == id;
+      if (off) {
         out += id;
+        continue;
       }
+      if (disabled.size() >= kMaxNesting) throw std::length_error("macros nested over 256 deep");
+      disabled.push_back(&it->first);
+      expand_into(it->second, defs, disabled, out);
+      disabled.pop_back();
       continue;
     }
     out += c;
     ++i;
   }
-  return changed ? expand(out, defs, depth + 1) : out;
+}
+
+std::string expand(const std::string& s, const Defs& defs) {
+  std::string out;
+  std::vector<const std::string*> disabled;
+  expand_into(s, defs, disabled, out);
+  return out;
 }
 
 // Integer expression evaluator for #if (precedence climbing).

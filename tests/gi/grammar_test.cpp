@@ -123,6 +123,34 @@ TEST(GiScope, EveryTargetHasItsVariablesDeclaredAbove) {
       }
 }
 
+// Macros as the C preprocessor expands them (the expected texts are `cpp -P`'s, GCC 14): a macro
+// is not expanded again inside its own expansion.
+TEST(GiPhenotype, SelfReferentialMacrosExpandOnceAsInC) {
+  EXPECT_EQ(preprocess("#define A A A\nA\n", {}), "A A\n");
+  EXPECT_EQ(preprocess("#define B C\n#define C B x\nB\nC\n", {}), "B x\nC x\n");
+  EXPECT_EQ(preprocess("#define N (N+1)\nint a = N;\n", {}), "int a = (N+1);\n");
+  EXPECT_EQ(preprocess("int b = W;\n", {{"W", "W*2"}}), "int b = W*2;\n");
+  EXPECT_EQ(preprocess("#if A == 1\nyes;\n#endif\n", {{"A", "B"}, {"B", "1"}}), "yes;\n");
+}
+
+// A chain of distinct macros that doubles at every step (2^24 copies) stops at the expansion limit:
+// the phenotype falls back to the raw text instead of taking gigabytes.
+TEST(GiPhenotype, ExponentialMacroChainFallsBackToTheRawText) {
+  std::string src;
+  for (int i = 0; i < 24; ++i) src += "#define M" + std::to_string(i) + " M" + std::to_string(i + 1) + " M" + std::to_string(i + 1) + "\n";
+  src += "#define M24 x\nint a = M0;\n";
+  const std::string p = preprocess(src, {});
+  EXPECT_EQ(p.rfind("#unevaluated", 0), 0u) << p.substr(0, 80);
+  EXPECT_NE(p.find(src), std::string::npos);
+  // 10 steps (1024 copies) stay within the limit and are expanded
+  std::string small;
+  for (int i = 0; i < 10; ++i) small += "#define M" + std::to_string(i) + " M" + std::to_string(i + 1) + " M" + std::to_string(i + 1) + "\n";
+  small += "#define M10 x\nM0\n";
+  std::string want;
+  for (int i = 0; i < 1024; ++i) want += i ? " x" : "x";
+  EXPECT_EQ(preprocess(small, {}), want + "\n");
+}
+
 TEST(GiPhenotype, ConditionalCompilationAndMacros) {
   std::string src = "#define A 4\n#if B\nint x = A;\n#else\nint y = A + C;\n#endif\n// comment\nint   z;\n";
   EXPECT_EQ(preprocess(src, {{"B", "1"}}), "int x = 4;\nint z;\n");
