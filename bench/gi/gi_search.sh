@@ -2,8 +2,9 @@
 # A full-size GI search for one tool on one GPU, spread over as many device calls as it needs, then
 # the steps after it, from an OpenCV-free bundle (`make bundle`):
 #   gi run (POP x GENERATIONS, seed 1, generations cycling through every size class)
-#   -> gi minimize -> gi tune (original: the pre-tuned baseline) -> gi validate (CASES hold-out cases
-#   per class, vs original and pre-tuned) -> gi tune (evolved) -> gi validate
+#   -> gi minimize -> per size class C: gi tune --class C of the original (the class's pre-tuned
+#   baseline, pretuned-C.genome) and of the minimized genome (evolved-C.genome), then gi validate
+#   evolved-C.genome --class C with CASES hold-out cases, vs the original and pretuned-C
 # Each call continues where the last one stopped: the run resumes from its checkpoint (it gets SIGINT
 # at the deadline, so at most the generation in progress is lost), and a step that finished is not
 # run again (a step cut by the deadline starts over on the next call). The state is OUTDIR/TOOL;
@@ -83,13 +84,15 @@ if (( n >= gens )) && [ ! -f "$work/run/best.genome" ]; then
 fi
 if [ -f "$work/run/best.genome" ]; then
   [ -f "$work/best.genome" ] || cp "$work/run/best.genome" "$work/best.genome"
-  step minimize min.genome 400 "$tool" "$gi" minimize best.genome -o min.genome --json &&
-  step tune_original pretuned.genome 400 "$tool" "$gi" tune -o pretuned.genome --json &&
-  step validate_min validate_min.done 400 "$tool" "$gi" validate min.genome --pretuned pretuned.genome \
-    --cases "$cases" --json &&
-  step tune_evolved evolved.genome 400 "$tool" "$gi" tune min.genome -o evolved.genome --json &&
-  step validate_evolved validate_evolved.done 400 "$tool" "$gi" validate evolved.genome --pretuned pretuned.genome \
-    --cases "$cases" --json
+  if step minimize min.genome 400 "$tool" "$gi" minimize best.genome -o min.genome --json; then
+    # per size class: the pre-tuned original, the tuned evolved genome, and its validation against both
+    for c in $("$tool" "$gi" classes 2> /dev/null | awk '{print $1}'); do
+      step "tune_original-$c" "pretuned-$c.genome" 300 "$tool" "$gi" tune --class "$c" -o "pretuned-$c.genome" --json &&
+      step "tune_evolved-$c" "evolved-$c.genome" 300 "$tool" "$gi" tune min.genome --class "$c" -o "evolved-$c.genome" --json &&
+      step "validate-$c" "validate-$c.done" 300 "$tool" "$gi" validate "evolved-$c.genome" --class "$c" \
+        --pretuned "$c=pretuned-$c.genome" --cases "$cases" --json
+    done
+  fi
 fi
 echo "state: $(done_gens) of $gens generations; $(cd "$work" && ls -- *.genome *.done 2>/dev/null | tr '\n' ' ')" >> "$summary"
 pack
