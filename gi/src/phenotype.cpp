@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <functional>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -91,7 +92,11 @@ struct Eval {
     }
     if (s == "!") return !primary();
     if (s == "~") return ~primary();
-    if (s == "-") return -primary();
+    if (s == "-") {
+      const long long v = primary();
+      if (v == std::numeric_limits<long long>::min()) throw std::runtime_error("overflow in #if");
+      return -v;
+    }
     if (s == "+") return primary();
     if (std::isdigit(static_cast<unsigned char>(s[0]))) {
       std::string d = s;
@@ -122,11 +127,18 @@ struct Eval {
       if (pr < min_prec || pr < 0) return lhs;
       ++p;
       long long rhs = binary(pr + 1);
-      if (op == "*") lhs *= rhs;
-      else if (op == "/") lhs = rhs ? lhs / rhs : 0;
+      // what C leaves undefined (overflow, shifts out of range) ends the evaluation: the caller
+      // keeps the raw text
+      const bool wrap = (op == "*" && __builtin_mul_overflow(lhs, rhs, &lhs)) ||
+                        (op == "+" && __builtin_add_overflow(lhs, rhs, &lhs)) ||
+                        (op == "-" && __builtin_sub_overflow(lhs, rhs, &lhs)) ||
+                        ((op == "/" || op == "%") && lhs == std::numeric_limits<long long>::min() && rhs == -1) ||
+                        ((op == "<<" || op == ">>") && (rhs < 0 || rhs > 62 || lhs < 0)) ||
+                        (op == "<<" && lhs > (std::numeric_limits<long long>::max() >> rhs));
+      if (wrap) throw std::runtime_error("overflow in #if");
+      if (op == "*" || op == "+" || op == "-") {
+      } else if (op == "/") lhs = rhs ? lhs / rhs : 0;
       else if (op == "%") lhs = rhs ? lhs % rhs : 0;
-      else if (op == "+") lhs += rhs;
-      else if (op == "-") lhs -= rhs;
       else if (op == "<<") lhs <<= rhs;
       else if (op == ">>") lhs >>= rhs;
       else if (op == "<") lhs = lhs < rhs;

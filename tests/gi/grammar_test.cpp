@@ -133,6 +133,19 @@ TEST(GiPhenotype, SelfReferentialMacrosExpandOnceAsInC) {
   EXPECT_EQ(preprocess("#if A == 1\nyes;\n#endif\n", {{"A", "B"}, {"B", "1"}}), "yes;\n");
 }
 
+// #if arithmetic that C leaves undefined (overflow, shifts of 64 or negative) keeps the raw text
+// instead of evaluating it (fuzz_grammar finding: UBSan, shift exponent 128); defined cases still
+// evaluate.
+TEST(GiPhenotype, UndefinedIfArithmeticFallsBackToTheRawText) {
+  for (const char* e : {"1 << 128", "1 << -1", "-1 << 2", "8 >> 64", "9223372036854775807 + 1", "-9223372036854775807 - 2",
+                        "4611686018427387904 * 2", "(-9223372036854775807 - 1) / -1", "-(-9223372036854775807 - 1)",
+                        "1 << 63"}) {
+    const std::string src = std::string("#if ") + e + "\nyes;\n#endif\n";
+    EXPECT_EQ(preprocess(src, {}).rfind("#unevaluated", 0), 0u) << e;
+  }
+  EXPECT_EQ(preprocess("#if (1 << 62) > 0 && 8 >> 3 == 1 && 3 * -4 == -12\nyes;\n#endif\n", {}), "yes;\n");
+}
+
 // A chain of distinct macros that doubles at every step (2^24 copies) stops at the expansion limit:
 // the phenotype falls back to the raw text instead of taking gigabytes.
 TEST(GiPhenotype, ExponentialMacroChainFallsBackToTheRawText) {
