@@ -332,3 +332,43 @@ TEST(RegGiClasses, PerturbGridIsTheGridCommand) {
   rd::perturb_grid(other, 3, 10);
   EXPECT_FALSE(other.data == g.data);
 }
+
+// ---- the check's comparison (field_diff.hpp): figures worked out by hand ---------------------------
+#include <limits>
+
+#include "field_diff.hpp"
+
+TEST(RegGiCheck, FieldDiffCountsAndWorstByHand) {
+  using evk::reg_deform::field_diff_cpu;
+  // five elements, float4 each (w unused), against three reference floats each
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const float got[5 * 4] = {1, 2, 3, 9,        // exact
+                            1, 2.0005f, 3, 9,  // 0.0005 off: within 0.001
+                            1, 2, 3.5f, 9,     // 0.5 off: over 0.001 and over 0.1
+                            nan, 2, 3, 9,      // unset
+                            1, inf, 3, 9};     // unset
+  const float ref[5 * 3] = {1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3};
+  auto d = field_diff_cpu(got, {4, 1}, ref, {3, 1}, nullptr, 5, 0.001, 0.1);
+  EXPECT_EQ(d.unset, 2u);
+  EXPECT_EQ(d.over, 1u);
+  EXPECT_EQ(d.wrong, 1u);
+  EXPECT_EQ(d.worst, 0.5);  // 3.5f - 3 is exact in float and double
+  // skip the 0.5-off element and one unset element: only the 0.0005 error is left (float rounding)
+  const std::uint8_t inside[5] = {1, 1, 0, 0, 1};
+  d = field_diff_cpu(got, {4, 1}, ref, {3, 1}, inside, 5, 0.001, 0.1);
+  EXPECT_EQ(d.unset, 1u);
+  EXPECT_EQ(d.over, 0u);
+  EXPECT_EQ(d.wrong, 0u);
+  EXPECT_EQ(d.worst, static_cast<double>(2.0005f) - 2.0);
+  EXPECT_NEAR(d.worst, 0.0005, 1e-7);
+  // planar layout: x plane, y plane, z plane of two elements; element 1's z is 0.2 off
+  const float planar_got[6] = {1, 1, 2, 2, 3, 3.2f}, planar_ref[6] = {1, 1, 2, 2, 3, 3};
+  d = field_diff_cpu(planar_got, {1, 2}, planar_ref, {1, 2}, nullptr, 2, 0.001, 0.1);
+  EXPECT_EQ(d.unset, 0u);
+  EXPECT_EQ(d.over, 1u);
+  EXPECT_EQ(d.wrong, 1u);
+  EXPECT_EQ(d.worst, static_cast<double>(3.2f) - 3.0);
+  // nothing to compare
+  d = field_diff_cpu(got, {4, 1}, ref, {3, 1}, nullptr, 0, 0.001, 0.1);
+  EXPECT_TRUE(d == evk::reg_deform::FieldDiff{});
+}

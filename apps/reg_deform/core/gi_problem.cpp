@@ -24,6 +24,8 @@
 
 namespace evk::reg_deform {
 
+evk::gi::Check penalize(const FieldDiff& d, std::size_t total) { return penalize(d.worst, d.unset, d.wrong, d.over, total); }
+
 evk::gi::Check penalize(double worst, std::size_t unset, std::size_t wrong, std::size_t bad_over_tol, std::size_t total) {
   evk::gi::Check c;
   const double n = total ? static_cast<double>(total) : 1.0;
@@ -66,6 +68,8 @@ class Evaluation final : public evk::gi::Evaluation {
       }
     });
     for (auto v : inside_) work_ += v;
+    ref_dev_.upload(ref_.data(), ref_.size());
+    inside_dev_.upload(inside_.data(), inside_.size());
     grid_.upload(d.grid);
     list_.upload(tiles_.data(), tiles_.size());
     out_.resize(tiles_.size() * 25 + 32);
@@ -98,29 +102,10 @@ class Evaluation final : public evk::gi::Evaluation {
     gpu::launch_tile5(k, a, kc.block_size, s);
   }
   evk::gi::Check check(cudaStream_t s) override {
-    EVK_CUDA(cudaStreamSynchronize(s));
-    std::vector<float4> got(tiles_.size() * 25);
-    out_.download(got.data(), got.size(), s);
-    double worst = 0;
-    std::size_t unset = 0, wrong = 0, over = 0;
-    for (std::size_t i = 0; i < got.size(); ++i) {
-      if (!inside_[i]) continue;
-      const float g[3] = {got[i].x, got[i].y, got[i].z};
-      bool nan = false;
-      double e = 0;
-      for (int a = 0; a < 3; ++a) {
-        if (!std::isfinite(g[a])) nan = true;
-        else e = std::max(e, std::fabs(static_cast<double>(g[a]) - ref_[3 * i + a]));
-      }
-      if (nan) {
-        ++unset;
-        continue;
-      }
-      worst = std::max(worst, e);
-      if (e > 0.001) ++over;
-      if (e > 0.1) ++wrong;
-    }
-    return penalize(worst, unset, wrong, over, work_);
+    // float4 per tile entry against three reference floats, entries outside the volume skipped
+    const FieldDiff d = gpu::field_diff_gpu(reinterpret_cast<const float*>(out_.get()), {4, 1}, ref_dev_.get(), {3, 1},
+                                            inside_dev_.get(), tiles_.size() * 25, kTolerance, kWrong, diff_, s);
+    return penalize(d, work_);
   }
 
  private:
@@ -131,6 +116,9 @@ class Evaluation final : public evk::gi::Evaluation {
   std::vector<std::uint32_t> tiles_;
   std::vector<float> ref_;
   std::vector<std::uint8_t> inside_;
+  gpu::Buffer<float> ref_dev_;
+  gpu::Buffer<std::uint8_t> inside_dev_;
+  gpu::Buffer<double> diff_;
   std::size_t work_ = 0;
   gpu::DeviceGrid grid_;
   gpu::Buffer<std::uint32_t> list_;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "evk/gi/problem.hpp"
+#include "field_diff.hpp"
 #include "types.hpp"
 
 namespace evk::reg_deform {
@@ -52,6 +53,9 @@ inline constexpr double kPenaltyScale = 213748364.0;
 // The paper's penalties for one run: worst voxel error > 0.001 -> K * (error + 0.1), capped at K;
 // unset voxels -> K * their fraction; any error > 0.1 -> K * the fraction of such voxels.
 evk::gi::Check penalize(double worst, std::size_t unset, std::size_t wrong, std::size_t bad_over_tol, std::size_t total);
+// The same for the figures of field_diff_cpu / field_diff_gpu with tolerances kTolerance and kWrong.
+inline constexpr double kTolerance = 0.001, kWrong = 0.1;
+evk::gi::Check penalize(const FieldDiff& d, std::size_t total);
 
 std::unique_ptr<evk::gi::Problem> make_gi_problem(const GiProblemOptions& opt = {});
 

@@ -1,6 +1,8 @@
 #include "gpu_field.hpp"
 #if defined(EVK_HAVE_CUDA)
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <mutex>
 
@@ -76,13 +78,14 @@ cudaTextureObject_t linear_texture(T* ptr, std::size_t n) {
 
 struct Helpers {
   CudaLibrary lib;
-  cudaKernel_t fill, scatter_voxels, scatter_tiles, scatter_tiles_naive, resample;
+  cudaKernel_t fill, scatter_voxels, scatter_tiles, scatter_tiles_naive, resample, field_diff;
   Helpers() : lib(reg_deform_helpers().fatbin) {
     fill = lib.kernel("reg_fill_identity");
     scatter_voxels = lib.kernel("reg_scatter_voxels");
     scatter_tiles = lib.kernel("reg_scatter_tiles");
     scatter_tiles_naive = lib.kernel("reg_scatter_tiles_naive");
     resample = lib.kernel("reg_resample");
+    field_diff = lib.kernel("reg_field_diff");
   }
 };
 const Helpers& helpers() {
@@ -400,6 +403,33 @@ Volume resample(const Volume& flo, const Field& field, const ResampleOptions& op
   out.data.resize(nv);
   d_out.download(out.data.data(), nv);
   return out;
+}
+
+// ---- the GI check ------------------------------------------------------------------------------
+FieldDiff field_diff_gpu(const float* got, DiffLayout gl, const float* ref, DiffLayout rl, const std::uint8_t* inside,
+                         std::size_t n, double tol, double wrong_tol, Buffer<double>& out, cudaStream_t s) {
+  out.resize(4);  // 4 x 64 bits: max error bits, unset, over, wrong
+  EVK_CUDA(cudaMemsetAsync(out.get(), 0, 4 * sizeof(double), s));
+  FieldDiff d;
+  if (n) {
+    long long gs = gl.elem, gc = gl.comp, rs = rl.elem, rc = rl.comp, count = static_cast<long long>(n);
+    void* res = out.get();
+    void* args[] = {&got, &gs, &gc, &ref, &rs, &rc, &inside, &count, &tol, &wrong_tol, &res};
+    int dev = 0, sms = 0;
+    EVK_CUDA(cudaGetDevice(&dev));
+    EVK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    const unsigned blocks = std::min<unsigned>(blocks_for(n, 256), static_cast<unsigned>(sms) * 8);
+    launch(helpers().field_diff, dim3(blocks), dim3(256), args, 0, s);
+    EVK_CUDA_LAST();
+  }
+  unsigned long long h[4];
+  EVK_CUDA(cudaMemcpyAsync(h, out.get(), sizeof h, cudaMemcpyDeviceToHost, s));
+  EVK_CUDA(cudaStreamSynchronize(s));
+  std::memcpy(&d.worst, &h[0], sizeof d.worst);
+  d.unset = h[1];
+  d.over = h[2];
+  d.wrong = h[3];
+  return d;
 }
 
 }  // namespace evk::reg_deform::gpu

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "evk/cuda_library.hpp"
+#include "field_diff.hpp"
 #include "kernel_config.hpp"
 #include "resample_cpu.hpp"
 #include "types.hpp"
@@ -130,6 +131,12 @@ struct GenericLaunch {
   float4* out = nullptr;  // count entries
 };
 void launch_generic(cudaKernel_t k, const GenericLaunch& a, int block_size, cudaStream_t s);
+
+// field_diff_cpu's figures for device arrays (reg_field_diff in helpers.cu), without downloading the
+// field: a few hundred microseconds where the host loop over a 1 mm head takes a quarter of a second.
+// scratch: 4 doubles of device memory (resized here). Waits for the stream.
+FieldDiff field_diff_gpu(const float* got, DiffLayout gl, const float* ref, DiffLayout rl, const std::uint8_t* inside,
+                         std::size_t n, double tol, double wrong_tol, Buffer<double>& scratch, cudaStream_t s);
 
 class ExpertKernel;  // gpu_field_expert.hpp
 class ExpertTables;

@@ -196,3 +196,47 @@ extern "C" __global__ void reg_resample(const float* field, const int nx, const 
   }
   out[v] = s;
 }
+
+// The GI check on the device: a computed field against its CPU reference, element by element.
+// Component a of element i is got[i * gs + a * gc] and ref[i * rs + a * rc]; elements with
+// inside[i] == 0 are skipped (inside may be null: every element). An element is unset when any
+// component is not finite; otherwise e = max over a of |got - ref| in double. out[0] = max e, as the
+// bits of a non-negative double (these order like the doubles, so atomicMax takes the maximum);
+// out[1..3] = unset elements, elements with e > tol, elements with e > wrong_tol. Every figure is
+// order-independent, so the result equals the host loop's (field_diff_cpu) exactly. out must be zero.
+extern "C" __global__ void reg_field_diff(const float* got, const long long gs, const long long gc, const float* ref,
+                                          const long long rs, const long long rc, const unsigned char* inside,
+                                          const long long n, const double tol, const double wrong_tol,
+                                          unsigned long long* out) {
+  double worst = 0;
+  unsigned long long unset = 0, over = 0, wrong = 0;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    if (inside && !inside[i]) continue;
+    bool nan = false;
+    double e = 0;
+    for (int a = 0; a < 3; ++a) {
+      const float g = got[i * gs + a * gc];
+      if (!isfinite(g)) nan = true;
+      else e = fmax(e, fabs((double)g - (double)ref[i * rs + a * rc]));
+    }
+    if (nan) {
+      ++unset;
+      continue;
+    }
+    worst = fmax(worst, e);
+    over += e > tol;
+    wrong += e > wrong_tol;
+  }
+  for (int d = 16; d > 0; d >>= 1) {
+    worst = fmax(worst, __shfl_down_sync(0xffffffffu, worst, d));
+    unset += __shfl_down_sync(0xffffffffu, unset, d);
+    over += __shfl_down_sync(0xffffffffu, over, d);
+    wrong += __shfl_down_sync(0xffffffffu, wrong, d);
+  }
+  if ((threadIdx.x & 31) == 0) {  // one set of atomics per warp (blockDim is a multiple of 32)
+    if (worst > 0) atomicMax(&out[0], (unsigned long long)__double_as_longlong(worst));
+    if (unset) atomicAdd(&out[1], unset);
+    if (over) atomicAdd(&out[2], over);
+    if (wrong) atomicAdd(&out[3], wrong);
+  }
+}
