@@ -30,6 +30,11 @@ std::string hex64(std::uint64_t v) {
 }
 
 #if defined(EVK_HAVE_CUDA)
+namespace {
+// NVRTC's (EDG's) diagnostic #549, "variable \"x\" is used before its value is set"
+constexpr const char* kUsedBeforeSet = "is used before its value is set";
+}  // namespace
+
 std::string nvrtc_version() {
   int ma = 0, mi = 0;
   if (nvrtcVersion(&ma, &mi) != NVRTC_SUCCESS) return "";
@@ -53,6 +58,15 @@ NvrtcResult nvrtc_compile(const NvrtcRequest& req) {
   if (logsz) nvrtcGetProgramLog(prog, r.log.data());
   while (!r.log.empty() && (r.log.back() == '\0' || r.log.back() == '\n')) r.log.pop_back();
   r.ok = res == NVRTC_SUCCESS;
+  // A program that reads a variable before it is set has undefined behaviour: NVRTC compiles it and
+  // what runs is whatever the optimiser chose. A GI edit that swapped a loop's initialisation for
+  // another loop's (`<for1_K_174><for1_K_240>` in stereo.cu: d0 never set) passed the check with
+  // d0's register holding min_d by chance. Such programs are refused for every caller (GI
+  // candidates, genome files, overlays), and so never enter the compile cache.
+  if (r.ok && r.log.find(kUsedBeforeSet) != std::string::npos) {
+    r.ok = false;
+    r.log = "refused: undefined behaviour (a variable is read before it is set)\n" + r.log;
+  }
   if (r.ok && req.want_cubin) {
     size_t n = 0;
     EVK_NVRTC(nvrtcGetCUBINSize(prog, &n));
@@ -118,7 +132,9 @@ std::string CompileCache::key(const NvrtcRequest& req) {
     h = fnv1a64("\x1f", 1, h);
     h = fnv1a64(o.data(), o.size(), h);
   }
-  std::string tail = "|sm_" + std::to_string(req.cc) + "|nvrtc " + nvrtc_version() + (req.want_cubin ? "|cubin" : "|ptx");
+  // "|ub1": cubins cached before use-before-set programs were refused are not reused
+  std::string tail = "|sm_" + std::to_string(req.cc) + "|nvrtc " + nvrtc_version() + (req.want_cubin ? "|cubin" : "|ptx") +
+                     "|ub1";
   h = fnv1a64(tail.data(), tail.size(), h);
   return hex64(h);
 }

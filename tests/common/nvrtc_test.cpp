@@ -34,6 +34,24 @@ TEST(Nvrtc, ErrorsAreReportedWithLog) {
   EXPECT_NE(r.log.find("undeclared_thing"), std::string::npos) << r.log;
 }
 
+// Reading a variable before setting it is undefined behaviour: refused with the reason, not cached.
+TEST(Nvrtc, UseBeforeSetIsRefusedAndNotCached) {
+  evk::NvrtcRequest req;
+  req.source = "extern \"C\" __global__ void k(int* p, int n) { int i; for (; i < n; ++i) p[i] = i; }";
+  auto r = evk::nvrtc_compile(req);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.log.rfind("refused: undefined behaviour", 0), 0u) << r.log;
+  EXPECT_NE(r.log.find("\"i\" is used before its value is set"), std::string::npos) << r.log;
+  evk::testing::TempDir d;
+  evk::CompileCache cache(d.path());
+  EXPECT_FALSE(cache.compile(req).ok);
+  EXPECT_FALSE(cache.compile(req).ok);  // the second time too: nothing was cached
+  // the same kernel with the variable set compiles
+  req.source = "extern \"C\" __global__ void k(int* p, int n) { int i = 0; for (; i < n; ++i) p[i] = i; }";
+  r = evk::nvrtc_compile(req);
+  EXPECT_TRUE(r.ok) << r.log;
+}
+
 TEST(Nvrtc, CacheKeyDependsOnSourceOptionsAndArch) {
   evk::NvrtcRequest a;
   a.source = "x";

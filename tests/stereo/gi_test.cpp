@@ -199,6 +199,16 @@ TEST(StereoGiCli, GenomeVariantsCompileWithNvrtc) {
     auto r = evk::nvrtc_compile(req);
     EXPECT_TRUE(r.ok) << f << "\n" << r.log;
   }
+  // An edit that leaves the disparity loop's variable unset (found by the H200 300 x 50 search of
+  // 2026-11-23: `d0 = min_d` replaced by another loop's `row = 0`) is refused at compile time: it
+  // passed the GPU check by luck (the register held min_d) and must never be selected or shipped.
+  for (const char* g : {"OUT_TYPE=int STORE_disparityPixel=SHARED STORE_disparityMinSSD=SHARED DPER=4 MUL24=false "
+                        "GPtexturereadmode=NoTextures ROWSperTHREAD=20 <pragma_K_168><pragma_K8> <for1_K_174><for1_K_240>",
+                        "<for1_K_174><for1_K_193>"}) {
+    auto r = compile(g);
+    EXPECT_FALSE(r.ok) << g;
+    EXPECT_NE(r.log.find("\"d0\" is used before its value is set"), std::string::npos) << g << "\n" << r.log;
+  }
   // Negative control (the check is not vacuous): with its loop-guard macro renamed away the
   // patched source does not compile.
   evk::Variant v;
