@@ -11,6 +11,8 @@
 # OUTDIR/gi-search-TOOL.tar.gz holds it and is rewritten after every step: extract it into OUTDIR
 # before the next call. A TOOL may name another GI subcommand as TOOL:COMMAND
 # (barracuda_exact:gi-inexact); its state is then OUTDIR/TOOL-COMMAND.
+# GI_DEVICES (e.g. "all" or "0,1"): the run evaluates on those GPUs, one worker each (`gi run
+# --devices`; same kind of GPU only), else on device 0.
 # Usage (repository root on the GPU host):
 #   gi_search.sh BUNDLE OUTDIR TOOL[:COMMAND] [POP] [GENERATIONS] [DEADLINE_S] [CASES]
 set -uo pipefail
@@ -66,12 +68,14 @@ if (( n < gens )); then
   left=$(( deadline - $(date +%s) - 30 ))
   if (( left > 60 )); then
     t0=$(date +%s)
+    dev=()
+    [ -n "${GI_DEVICES:-}" ] && dev=(--devices "$GI_DEVICES")
     if [ -f "$work/run/checkpoint.json" ]; then
-      ( cd "$work" && timeout --signal=INT --kill-after=30 "$left" "$tool" "$gi" run --resume run --generations "$gens" --json \
+      ( cd "$work" && timeout --signal=INT --kill-after=30 "$left" "$tool" "$gi" run --resume run --generations "$gens" "${dev[@]}" --json \
         > "$work/run.out.$t0" 2> "$work/run.log.$t0" )
     else
       ( cd "$work" && timeout --signal=INT --kill-after=30 "$left" "$tool" "$gi" run --pop "$pop" --generations "$gens" \
-        --seed 1 --out run --json > "$work/run.out.$t0" 2> "$work/run.log.$t0" )
+        --seed 1 --out run "${dev[@]}" --json > "$work/run.out.$t0" 2> "$work/run.log.$t0" )
     fi
     echo "run: exit $? after $(( $(date +%s) - t0 )) s, $(done_gens) of $gens generations done" >> "$summary"
     pack
