@@ -1,4 +1,5 @@
-// Share of random single-edit mutants that compile (NVRTC, syntax/type check only: no GPU needed).
+// Share of random single-edit mutants that compile (NVRTC, syntax/type check only: no GPU needed),
+// and of those, the share refused for reading a variable before setting it.
 // The 2015 paper reports 96.7%; the scoping rules should keep us >= 95%. Generic over kernels: add
 // each real kernel's problem factory to kKernels with one line.
 #include <gtest/gtest.h>
@@ -64,19 +65,28 @@ TEST_P(GiCompileRate, RandomSingleEditMutantsCompile) {
     genomes.push_back(format_genome(g, x));
   }
   auto res = compile_parallel(reqs, 90, /*want_cubin=*/false, default_threads(), "", false);
-  int ok = 0;
+  // The paper's figure counts what the compiler accepts. Since nvrtc_compile refuses programs that
+  // read a variable before setting it (warning #549: undefined behaviour), those are counted apart:
+  // the grammar produced valid code, the engine declines to run it.
+  int ok = 0, ub = 0;
   std::string first_failures;
   int shown = 0;
   for (std::size_t i = 0; i < res.size(); ++i) {
     if (res[i].ok) {
       ++ok;
+    } else if (res[i].log.rfind("refused: undefined behaviour", 0) == 0) {
+      ++ub;
     } else if (shown++ < 3) {
       first_failures += genomes[i] + ":\n" + res[i].log.substr(0, 400) + "\n";
     }
   }
-  double rate = static_cast<double>(ok) / static_cast<double>(res.size());
+  const double n = static_cast<double>(res.size());
+  double rate = (ok + ub) / n;
   RecordProperty("compile_rate", std::to_string(rate));
-  std::printf("[ compile rate ] %s: %d/%zu random single-edit mutants compile (%.1f%%)\n", kc.name, ok, res.size(), 100 * rate);
+  RecordProperty("refused_use_before_set", std::to_string(ub / n));
+  std::printf("[ compile rate ] %s: %d/%zu random single-edit mutants compile (%.1f%%); %d of them (%.1f%%) read a "
+              "variable before setting it and are refused, %d (%.1f%%) run\n",
+              kc.name, ok + ub, res.size(), 100 * rate, ub, 100 * ub / n, ok, 100 * ok / n);
   EXPECT_GE(rate, 0.95) << first_failures;
 }
 
