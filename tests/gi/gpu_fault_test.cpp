@@ -1,8 +1,9 @@
 // GI under faults, on the GPU: a search on the toy problem whose first generation is seeded with
 // candidates that crash (illegal address), trap, hang, write far out of bounds and leak device
-// memory (device-side malloc without free). The run must complete, every planted fault must be
-// classified (crash / hang; the leak runs), and after the run no worker process may be left and
-// the GPU's memory must be back at its baseline.
+// memory (device-side malloc without free), or skip their work when the previous launch's answer
+// is still in the output. The run must complete, every planted fault must be classified (crash /
+// hang; the leak and the stale one run, the stale one timed doing its work), and after the run no
+// worker process may be left and the GPU's memory must be back at its baseline.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -28,9 +29,13 @@ const std::map<std::string, std::string> kFaults = {
     {"hang", "while (((volatile const float*)in)[0] < 1e30f) {}"},
     {"oob", "out[(size_t)n * 4096 + threadIdx.x] = 1.0f;"},
     {"leak", "if (threadIdx.x == 0) { float* q = (float*)malloc(1 << 20); if (q) q[0] = 1.0f; }"},
+    // right answers, but no work when the previous launch's answer is still in `out` (the poison
+    // is NaN): must be timed doing the work, since every timed launch starts from a poisoned output
+    {"stale", "if (blockIdx.x * BLOCK_W + threadIdx.x < n && out[blockIdx.x * BLOCK_W + threadIdx.x] == "
+              "out[blockIdx.x * BLOCK_W + threadIdx.x]) return;"},
 };
 const std::map<std::string, std::string> kExpected = {
-    {"crash", "crash"}, {"trap", "crash"}, {"hang", "hang"}, {"oob", "crash"}, {"leak", "ok"}};
+    {"crash", "crash"}, {"trap", "crash"}, {"hang", "hang"}, {"oob", "crash"}, {"leak", "ok"}, {"stale", "ok"}};
 
 // The real GPU evaluator, with the planted faults put into candidates 1, 3, 5, 7 and 9 of the first
 // compile stream (the statement goes first in the evolvable region of the applied source).
@@ -57,9 +62,15 @@ class PlantingEvaluator : public Evaluator {
   RunResult run(const Compiled& c, const Config& cfg, const TimingSpec& t, double timeout_s) override {
     RunResult r = in_.run(c, cfg, t, timeout_s);
     std::lock_guard<std::mutex> l(mu_);
-    if (auto it = by_code_.find(c.code_hash); it != by_code_.end()) seen_[it->second] = status_name(r.status);
+    if (auto it = by_code_.find(c.code_hash); it != by_code_.end()) {
+      seen_[it->second] = status_name(r.status);
+      ms_[it->second] = r.median_ms;
+      penalty_[it->second] = r.check.penalty;
+    }
     return r;
   }
+  std::map<std::string, double> ms() const { return ms_; }
+  std::map<std::string, double> penalty() const { return penalty_; }
   int restarts() const override { return in_.restarts(); }
   std::map<std::string, std::string> seen() const { return seen_; }
 
@@ -87,6 +98,7 @@ class PlantingEvaluator : public Evaluator {
   std::map<std::string, std::string> pending_;
   std::map<std::uint64_t, std::string> by_code_;
   std::map<std::string, std::string> seen_;
+  std::map<std::string, double> ms_, penalty_;
 };
 
 int children_of_this_process() {
@@ -119,6 +131,7 @@ TEST(GiFaults, PlantedFaultsAreClassifiedAndWorkersAndMemoryReturn) {
   const Grammar g = make_grammar(*p);
   evk::testing::TempDir dir;
   std::map<std::string, std::string> seen;
+  std::map<std::string, double> fault_ms, fault_penalty;
   SearchState s;
   int restarts = 0;
   {
@@ -135,6 +148,8 @@ TEST(GiFaults, PlantedFaultsAreClassifiedAndWorkersAndMemoryReturn) {
     o.run_dir = dir.path().string();
     s = run_search(g, ev, o);
     seen = ev.seen();
+    fault_ms = ev.ms();
+    fault_penalty = ev.penalty();
     restarts = w.restarts();
     EXPECT_GE(children_of_this_process(), base_children + 1) << "the workers should be running here";
   }
@@ -144,6 +159,11 @@ TEST(GiFaults, PlantedFaultsAreClassifiedAndWorkersAndMemoryReturn) {
     ASSERT_TRUE(seen.count(name)) << name << " was not run";
     EXPECT_EQ(seen[name], want) << name;
   }
+  // the stale candidate is right and is timed doing the work: not far below the reference (without
+  // a poison before each timed launch it returned at once: a few microseconds)
+  EXPECT_EQ(fault_penalty["stale"], 0.0);
+  EXPECT_GE(fault_ms["stale"], 0.5 * s.history[0].ref_ms)
+      << "stale " << fault_ms["stale"] << " ms, reference " << s.history[0].ref_ms << " ms";
   EXPECT_GE(s.history[0].crashes, 3);
   EXPECT_GE(s.history[0].hangs, 1);
   EXPECT_GE(restarts, 4) << "each crash and hang costs a worker";
