@@ -270,7 +270,7 @@ extern "C" __global__ void cuda_find_exact_matches(const u32* __restrict__ bwt, 
     qbuf[w] = seq_load(seqs, seqs_tex, base + w * 32);
   }
 #endif
-  bwt_cache cache;
+  bwt_cache cache{};  // value-initialised: a GI edit that reads it unloaded reads zeros, not undefined values
   u64 tag = ~0ull;
   u64 k = 0;
   u64 l = bc.seq_len;
