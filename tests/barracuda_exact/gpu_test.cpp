@@ -28,6 +28,7 @@
 #include "core/match.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk/error.hpp"
+#include "evk/gi/genome.hpp"
 #include "evk_kernels/barracuda_exact_kernel.hpp"
 #include "evk_testing.hpp"
 
@@ -406,6 +407,32 @@ TEST(BarracudaGpu, GiEvaluationPenalisesOnlyWrongKernels) {
   c = ev->check(s);
   EXPECT_GT(c.penalty, 1000) << c.summary;
   EXPECT_GT(c.bad_fraction, 0.99);
+}
+
+// The H100 300 x 50 search (bench/gi/runs/h100-2026-11-23f) kept <_K_227>+<_K_225>: a copy of the
+// cached block's count into the loop that runs when cache_global_bwt is off, where the cache is never
+// loaded. Before the seed value-initialised the cache that read undefined values and passed the check;
+// now it counts zeros (16 per word for base A), so the kernel's (k, l) are wrong and it is penalised.
+TEST(BarracudaGpu, ReadingTheUnloadedCacheIsPenalised) {
+  EVK_REQUIRE_GPU();
+  auto prob = bc::make_gi_problem();
+  const auto v = evk::gi::apply_genome(*prob, "BLOCK_W=1024 kl_par=true cache_global_bwt=false <_K_227>+<_K_225>");
+  ASSERT_NE(v.source.find("cnt += count_base(cache.get(8 + w), c);\n    cnt += count_base(bwt_load1(p + 8 + w), c);"),
+            std::string::npos) << "the edit no longer lands in the uncached loop";
+  evk::NvrtcRequest req;
+  req.source = v.source;
+  req.options = prob->compile_options(v.config);
+  req.options.insert(req.options.end(), v.options.begin(), v.options.end());
+  req.cc = evk::gpu_environment().devices[0].cc();
+  const auto r = evk::nvrtc_compile(req);
+  ASSERT_TRUE(r.ok) << r.log;
+  evk::CudaLibrary lib(r.cubin.data());
+  auto ev = prob->make_evaluation(3, false);
+  cudaStream_t s = nullptr;
+  ev->poison(s);
+  ev->launch(lib.kernel(prob->kernel_entry().c_str()), v.config, s);
+  const auto c = ev->check(s);
+  EXPECT_GT(c.penalty, 1000) << c.summary;
 }
 
 TEST(BarracudaGpu, ToolGpuPathEqualsCpuPath) {
