@@ -61,8 +61,8 @@ NvrtcResult nvrtc_compile(const NvrtcRequest& req) {
   // A program that reads a variable before it is set has undefined behaviour: NVRTC compiles it and
   // what runs is whatever the optimiser chose. A GI edit that swapped a loop's initialisation for
   // another loop's (`<for1_K_174><for1_K_240>` in stereo.cu: d0 never set) passed the GPU check
-  // with penalty 0 (why it also timed 169x faster is not established). Such programs are refused for every caller (GI
-  // candidates, genome files, overlays), and so never enter the compile cache.
+  // with penalty 0 (why it also timed 169x faster is not established). Such programs are refused for
+  // every caller (GI candidates, genome files, overlays), and so never enter the compile cache.
   if (r.ok && r.log.find(kUsedBeforeSet) != std::string::npos) {
     r.ok = false;
     r.log = "refused: undefined behaviour (a variable is read before it is set)\n" + r.log;
