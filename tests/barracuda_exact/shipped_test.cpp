@@ -49,6 +49,20 @@ TEST(ShippedBarracuda, AutoPicksEachVariantOnlyWhereItFits) {
   }
 }
 
+// What ships where (kernels/evolved/README.md): the H200 gets its own exact pruned genome; other
+// compute capability 9.0 devices (the H100 it was validated on) the genome with no device key; older
+// GPUs the original.
+TEST(ShippedBarracuda, EachGpuGetsTheVariantValidatedForIt) {
+  const evk::Registry reg = bc::make_registry();
+  for (long long len : {4600000LL, 500000000LL}) {
+    const evk::Request r = bc::make_request(len);
+    EXPECT_EQ(reg.select("barracuda_exact", {90, "NVIDIA H200"}, "auto", r).variant.id, "sm90-h200-unroll");
+    EXPECT_EQ(reg.select("barracuda_exact", {90, "NVIDIA H100 80GB HBM3"}, "auto", r).variant.id, "sm90-h200-ecoli");
+    EXPECT_EQ(reg.select("barracuda_exact", {100, "a future GPU"}, "auto", r).variant.id, "sm90-h200-ecoli");
+    EXPECT_TRUE(reg.select("barracuda_exact", {80, "NVIDIA A100-SXM4-80GB"}, "auto", r).variant.is_original());
+  }
+}
+
 #if defined(EVK_HAVE_CUDA)
 TEST(ShippedBarracuda, EveryVariantCompilesWithNvrtcAndFindsItsFatbin) {
   evk::testing::expect_every_variant_compiles_and_finds_its_fatbin(bc::make_registry(), [](const evk::Variant& v) {

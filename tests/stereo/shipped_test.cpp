@@ -62,6 +62,21 @@ TEST(ShippedStereo, AutoPicksEachVariantOnlyWhereItFits) {
   }
 }
 
+// What ships where (kernels/evolved/README.md): on both Hopper GPUs each size class gets the H100
+// search's genome tuned for it (kitti's also serves 1080p); older GPUs the original.
+TEST(ShippedStereo, EachClassGetsTheVariantValidatedForIt) {
+  const evk::Registry reg = make_registry();
+  const std::pair<const char*, const char*> picks[] = {
+      {"paper", "sm90-h100-paper"}, {"middlebury", "sm90-h100-middlebury"}, {"kitti", "sm90-h100-kitti"}, {"1080p", "sm90-h100-kitti"}};
+  for (auto [cls, id] : picks) {
+    evk::Request r = make_request(Params{}, 320, 240);
+    r.size_class = cls;
+    for (const char* gpu : {"NVIDIA H100 80GB HBM3", "NVIDIA H200"})
+      EXPECT_EQ(reg.select("stereo", {90, gpu}, "auto", r).variant.id, id) << gpu << " " << cls;
+    EXPECT_TRUE(reg.select("stereo", {86, "NVIDIA RTX A6000"}, "auto", r).variant.is_original());
+  }
+}
+
 TEST(ShippedStereo, SizeClassesOfCommonSizes) {
   EXPECT_EQ(size_class_of(320, 240), "paper");
   EXPECT_EQ(size_class_of(384, 288), "paper");  // Tsukuba: nearer 320x240 than 450x375 by pixel count
