@@ -37,7 +37,7 @@ TEST(StereoSgmGi, GrammarAndEmptyGenome) {
   const auto counts = evk::gi::rule_counts(g);
   EXPECT_GT(counts.at("line"), 50);
   EXPECT_GT(counts.at("IF"), 10);
-  EXPECT_EQ(counts.at("config"), 2);
+  EXPECT_EQ(counts.at("config"), 3);  // SGM_K, SGM_MODE, SGM_PREFETCH
   // the update of the line minimum is an evolvable statement
   const int n = line_of(p->kernel_source(), "m = mi;");
   ASSERT_GT(n, 0);
@@ -56,6 +56,7 @@ TEST(StereoSgmGi, EveryConfigurationAndAnEditCompileWithNvrtc) {
   std::vector<evk::gi::Variant> vs;
   for (const char* k : {"8", "16", "32"})
     for (const char* m : {"0", "1"}) vs.push_back(evk::gi::apply_genome(*p, std::string("SGM_K=") + k + " SGM_MODE=" + m));
+  for (const char* k : {"8", "16", "32"}) vs.push_back(evk::gi::apply_genome(*p, std::string("SGM_K=") + k + " SGM_MODE=0 SGM_PREFETCH=1"));
   vs.push_back(evk::gi::apply_genome(*p, "<_K_" + std::to_string(n) + ">"));  // the statement deleted
   for (const auto& v : vs) {
     evk::NvrtcRequest req;
