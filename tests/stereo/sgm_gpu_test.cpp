@@ -225,4 +225,12 @@ TEST(StereoSgmGpuGi, OriginalHasNoPenaltyAndABreakingEditIsCaught) {
     if (l.find("m = mi;") != std::string::npos) n = i;
   ASSERT_GT(n, 0);
   EXPECT_GT(penalty("<_K_" + std::to_string(n) + ">"), 0.0);
+  // dropping the first prefetch (the load before the loop): step 0 reads the value-initialised codes,
+  // so wrong costs, penalised (not undefined values that might pass)
+  int f = 0;
+  std::istringstream in2(p->kernel_source());
+  for (int i = 1; std::getline(in2, l); ++i)
+    if (f == 0 && l.find("census_load<SGM_K>(") != std::string::npos && l.find(", x, y, dmin") != std::string::npos) f = i;
+  ASSERT_GT(f, 0);
+  EXPECT_GT(penalty("SGM_K=16 SGM_MODE=0 SGM_PREFETCH=1 <_K_" + std::to_string(f) + ">"), 0.0);
 }

@@ -187,8 +187,12 @@ extern "C" __global__ void __launch_bounds__(AGG_THREADS, SGM_MIN_BLOCKS) sgm_ag
   int dir, dx, dy, lines_per_block, nlines, steps, line0, lane, t_req, tl, line, cost_lane, seg, seg_pos;
   int x, y, m, s, i, j, k, base, col0, cc, i0, mi, o, xn, yn;
   bool store, padded, fresh;
-  unsigned p1x2, up, dn, thr, mm, lo, hi, u, t, mn, cl, in, pcl;
-  unsigned padc[SGM_K / 2], L[SGM_K / 2], n[SGM_K / 2], cost[SGM_K / 2], c[SGM_K], win[SGM_K], pr[SGM_K];
+  unsigned p1x2, up, dn, thr, mm, lo, hi, u, t, mn, cl, in;
+  unsigned padc[SGM_K / 2], L[SGM_K / 2], n[SGM_K / 2], cost[SGM_K / 2], c[SGM_K], win[SGM_K];
+  // prefetched codes, value-initialised: an edit that drops their first load reads zeros (wrong
+  // costs, penalised), not undefined values (NVRTC flags only scalars read before set)
+  unsigned pcl = 0u;
+  unsigned pr[SGM_K] = {};
   SGM_STORE_T* vol;
   const unsigned* row;
   const unsigned* src;
