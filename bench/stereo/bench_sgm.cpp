@@ -9,7 +9,7 @@
 // Input: a synthetic 1920x1080 pair, or EVK_BENCH_LEFT / EVK_BENCH_RIGHT (8-bit binary PGM, e.g.
 // libsgm_bench --save-pair) of any size. Unset, the policy table picks the aggregation kernel and
 // its lane width (sgm_choose); EVK_SGM_AGG (1 the seed, 2 aggregate_fast.cu), EVK_SGM_K (8, 16, 32)
-// EVK_SGM_LOADS (staged|direct, the seed's census loads) and EVK_SGM_WTA (1 paths looped, 2 unrolled)
+// EVK_SGM_LOADS (staged|direct|prefetch, the seed's census loads) and EVK_SGM_WTA (1 paths looped, 2 unrolled)
 // force them (SgmTuning::from_env). The label names what ran ("agg2 K16 wta2").
 // Every GPU configuration's output is checked once against the CPU reference at 640x360
 // (SkipWithError when it differs).
@@ -119,7 +119,7 @@ bool identical_once(const SgmParams& p, const SgmTuning& tune) {
   static std::map<std::string, bool> seen;
   const std::string key = std::to_string(p.count()) + "/" + std::to_string(p.paths) + "/" +
                           std::to_string(p.post.lr_check) + std::to_string(static_cast<int>(p.post.subpixel)) + "/" +
-                          std::to_string(tune.k) + (tune.staged ? "s" : "d") + std::to_string(tune.agg) +
+                          std::to_string(tune.k) + (tune.staged ? "s" : (tune.prefetch ? "p" : "d")) + std::to_string(tune.agg) +
                           std::to_string(tune.wta);
   if (auto it = seen.find(key); it != seen.end()) return it->second;
   SyntheticPair s = make_synthetic_pair(640, 360, p.count() / 2, 9);
@@ -132,7 +132,7 @@ bool identical_once(const SgmParams& p, const SgmTuning& tune) {
 
 std::string choice_label(const SgmPipeline& pl) {
   const SgmChoice& c = pl.choice();
-  return "agg" + std::to_string(c.agg) + " K" + std::to_string(pl.layout().K) + (c.staged ? " staged" : "") + " wta" +
+  return "agg" + std::to_string(c.agg) + " K" + std::to_string(pl.layout().K) + (c.staged ? " staged" : "") + (c.prefetch ? " prefetch" : "") + " wta" +
          std::to_string(c.wta);
 }
 

@@ -75,8 +75,8 @@ fi
 # ---- tuning sweep: kernel x disparities per lane (x the seed's census loads); same results ----------
 if want tuning; then
   mkdir -p "$out/tuning"
-  for cfg in "1 direct 8" "1 direct 16" "1 direct 32" "1 staged 8" "1 staged 16" "1 staged 32" \
-             "2 - 8" "2 - 16" "2 - 32"; do
+  for cfg in "1 direct 8" "1 direct 16" "1 direct 32" "1 prefetch 8" "1 prefetch 16" "1 prefetch 32" \
+             "1 staged 8" "1 staged 16" "1 staged 32" "2 - 8" "2 - 16" "2 - 32"; do
     read -r agg loads k <<< "$cfg"
     EVK_SGM_AGG=$agg EVK_SGM_K=$k EVK_SGM_LOADS=$loads timeout 150 bench_stereo_sgm \
       --benchmark_filter='BM_sgm_gpu/(64|128|256)/(4|8)/1/' --benchmark_out="$out/tuning/agg${agg}_${loads}_k$k.json" \
@@ -269,7 +269,8 @@ if sweep:
         row = sweep[(d, p)]
         best = min(row, key=row.get)
         agg, loads, k = best[3], best.split("_")[1], best.split("_k")[1]
-        print("    {%d, %d, %s, %s, %s},  // %.3f ms" % (d, p, agg, k, "true" if loads == "staged" else "false", row[best]))
+        note = "  (prefetched loads: not a kPolicy column yet)" if loads == "prefetch" else ""
+        print("    {%d, %d, %s, %s, %s},  // %.3f ms%s" % (d, p, agg, k, "true" if loads == "staged" else "false", row[best], note))
 PY
 column -t -s $'\t' "$acc" > "$out/accuracy.txt" 2> /dev/null || cp "$acc" "$out/accuracy.txt"
 { echo; cat "$out/ratios.txt"; echo; echo "SSD kernels"; grep -E "^BM_gpu" "$out/bench_ssd.log" 2> /dev/null

@@ -128,10 +128,10 @@ inline void window_cost(SgmDevice& dev) {
   }
 }
 
-// Runs an aggregation kernel (agg 1: the seed, direct or staged loads; 2: aggregate_fast.cu) for
-// the given directions; returns the volumes [dir][y][x][Dp].
+// Runs an aggregation kernel (agg 1: the seed, direct, prefetched direct or staged loads; 2:
+// aggregate_fast.cu) for the given directions; returns the volumes [dir][y][x][Dp].
 inline std::vector<int> aggregate_dev(SgmDevice& dev, const CostVolume& c, const SgmParams& p, const SgmLayout& l,
-                               int dir0, int ndirs, bool staged, int agg = 1) {
+                               int dir0, int ndirs, bool staged, int agg = 1, bool prefetch = false) {
   const int W = c.width, H = c.height;
   std::vector<std::uint32_t> cr(static_cast<std::size_t>(l.right_pitch) * H, 0u);
   std::vector<std::uint8_t> vol;
@@ -161,6 +161,7 @@ inline std::vector<int> aggregate_dev(SgmDevice& dev, const CostVolume& c, const
   choice.agg = census ? agg : 1;
   choice.k = l.K;
   choice.staged = staged && census && choice.agg == 1;
+  choice.prefetch = prefetch && !staged && census && choice.agg == 1;
   const std::string name = sgm_aggregate_kernel(l, choice, census);
   const int lines = SgmLayout::kAggregateThreads / Gs;
   const std::size_t smem = choice.agg == 2 ? sgm_agg2_smem(l) : (choice.staged ? sgm_staged_smem(l) : 0);
@@ -215,12 +216,14 @@ inline void aggregate(SgmDevice& dev) {
     p.window = 3;
     const SgmLayout lay = sgm_layout(cs.w, cs.h, p, cs.k);
     CostVolume c = cost_cpu(l, r, p);
-    // modes: the seed with direct loads, the seed staged (or stored costs), the second kernel
-    for (int mode = 0; mode < 3; ++mode) {
+    // modes: the seed with direct loads, the seed staged (or stored costs), the second kernel, the
+    // seed with prefetched direct loads
+    for (int mode = 0; mode < 4; ++mode) {
     const bool staged = mode == 1;
     if (mode != 1 && cs.kind != CostKind::census) continue;
     const int agg = mode == 2 ? 2 : 1;
-    std::vector<int> got = aggregate_dev(dev, c, p, lay, 0, 8, staged, agg);
+    const bool prefetch = mode == 3;
+    std::vector<int> got = aggregate_dev(dev, c, p, lay, 0, 8, staged, agg, prefetch);
     for (int dir = 0; dir < 8; ++dir) {
       std::vector<std::uint16_t> ref = aggregate_naive(c, p, dir);
       long long bad = 0;
@@ -235,7 +238,7 @@ inline void aggregate(SgmDevice& dev) {
                       "): " + std::to_string(g) + " vs " + std::to_string(e);
           }
       EXPECT_EQ(bad, 0) << cs.w << "x" << cs.h << " d " << cs.mind << ".." << cs.maxd << " K " << cs.k
-                        << " direction " << dir << (agg == 2 ? " kernel 2" : staged ? " staged" : " direct")
+                        << " direction " << dir << (agg == 2 ? " kernel 2" : staged ? " staged" : prefetch ? " prefetch" : " direct")
                         << " first " << first;
     }
     }
@@ -351,7 +354,8 @@ struct PipeCase {
   CostKind cost;
   PostParams post;
   int bits;
-  int kernel;  // 0 the seed with direct loads, 1 the seed staged (stored costs: its volume mode), 2 kernel 2
+  int kernel;  // 0 the seed with direct loads, 1 the seed staged (stored costs: its volume mode), 2 kernel 2,
+               // 3 the seed with prefetched direct loads
 };
 
 inline void pipeline(SgmDevice& dev) {
@@ -370,11 +374,14 @@ inline void pipeline(SgmDevice& dev) {
       {37, 23, 0, 31, 8, 10, 120, CostKind::census, post(0, Subpixel::none, -1, 0, 0, false), 8, 1},
       {37, 23, 0, 31, 8, 10, 120, CostKind::census, post(0, Subpixel::none, -1, 0, 0, false), 8, 0},
       {37, 23, 0, 31, 8, 10, 120, CostKind::census, post(0, Subpixel::none, -1, 0, 0, false), 8, 2},
+      {37, 23, 0, 31, 8, 10, 120, CostKind::census, post(0, Subpixel::none, -1, 0, 0, false), 8, 3},
+      {37, 23, -4, 27, 4, 10, 120, CostKind::census, post(5, Subpixel::parabola, 1, 3, 20, true), 8, 3},
       {37, 23, -4, 27, 4, 10, 120, CostKind::census, post(5, Subpixel::parabola, 1, 3, 20, true), 8, 1},
       {37, 23, -4, 27, 4, 10, 120, CostKind::census, post(5, Subpixel::parabola, 1, 3, 20, true), 8, 2},
       {41, 29, 0, 47, 8, 8, 96, CostKind::census, post(10, Subpixel::equiangular, 0, 3, 0, true), 16, 1},
       {41, 29, 0, 47, 8, 8, 96, CostKind::census, post(10, Subpixel::equiangular, 0, 3, 0, true), 16, 0},
       {41, 29, 0, 47, 8, 8, 96, CostKind::census, post(10, Subpixel::equiangular, 0, 3, 0, true), 16, 2},
+      {41, 29, 0, 47, 8, 8, 96, CostKind::census, post(10, Subpixel::equiangular, 0, 3, 0, true), 16, 3},
       {23, 19, 0, 36, 8, 6, 60, CostKind::sad, post(0, Subpixel::parabola, 2, 0, 4, false), 8, 1},
       {23, 19, -3, 12, 4, 4, 400, CostKind::ssd, post(3, Subpixel::none, 1, 3, 0, true), 8, 2},  // falls back to the seed
   };
@@ -393,6 +400,7 @@ inline void pipeline(SgmDevice& dev) {
     StereoResult ref, got;
     SgmTuning tune;
     tune.staged = c.kernel == 1;
+    tune.prefetch = c.kernel == 3;
     tune.agg = c.kernel == 2 ? 2 : 1;
     if (c.bits == 8) {
       ref = sgm_cpu(sp.left, sp.right, p);

@@ -78,7 +78,7 @@ void large_case(int w, int h, int mind, int maxd, int paths, SgmTuning tune, con
   StereoResult got = pl.run(sp.left, sp.right);
   EXPECT_EQ(sgm_checks::first_diff(got.left, ref.left), "")
       << w << "x" << h << " d " << mind << ".." << maxd << " paths " << paths << " K " << pl.layout().K
-      << " kernel " << pl.choice().agg << (pl.choice().staged ? " staged" : "");
+      << " kernel " << pl.choice().agg << (pl.choice().staged ? " staged" : "") << (pl.choice().prefetch ? " prefetch" : "");
   if (post.right) {
     EXPECT_EQ(sgm_checks::first_diff(got.right, ref.right), "") << "right map";
   }
@@ -97,12 +97,13 @@ PostParams full_post() {
 TEST(StereoSgmGpu, EveryLaneWidthBitIdentical) {
   EVK_REQUIRE_GPU();
   std::uint64_t seed = 1;
-  for (int kernel : {0, 1, 2})  // the seed direct, the seed staged, kernel 2
+  for (int kernel : {0, 1, 2, 3})  // the seed direct, the seed staged, kernel 2, the seed prefetched
     for (int k : {8, 16, 32})
       for (auto [mind, maxd] : {std::pair{0, 63}, std::pair{-10, 90}, std::pair{5, 5}, std::pair{0, 300}}) {
         SgmTuning t;
         t.k = k;
         t.staged = kernel == 1;
+        t.prefetch = kernel == 3;
         t.agg = kernel == 2 ? 2 : 1;
         large_case(203, 157, mind, maxd, 8, t, full_post(), seed++);
       }
@@ -115,9 +116,10 @@ TEST(StereoSgmGpu, EverySettingBothKernelsBitIdentical) {
   std::uint64_t seed = 40;
   for (int d : {64, 128, 256})
     for (int paths : {4, 8})
-      for (int agg : {0, 1, 2}) {
+      for (int agg : {0, 1, 2, 3}) {  // 3: the seed with prefetched direct loads
         SgmTuning t;
-        t.agg = agg;
+        t.agg = agg == 3 ? 1 : agg;
+        t.prefetch = agg == 3;
         large_case(333, 211, 0, d - 1, paths, t, full_post(), seed++);
         large_case(97, 301, 0, d - 1, paths, t, PostParams{}, seed++);  // taller than wide, dense
       }
@@ -130,6 +132,7 @@ TEST(StereoSgmGpu, FullHdBitIdentical) {
   large_case(1920, 1080, -32, 31, 8, {}, PostParams{}, 13);  // 64 disparities around 0
   large_case(1920, 1080, 0, 127, 8, {0, false, false, 1}, PostParams{}, 14);  // the seed kernel, direct census loads
   large_case(1920, 1080, 0, 255, 8, {0, false, false, 2}, PostParams{}, 15);  // kernel 2, 256 disparities
+  large_case(1920, 1080, 0, 127, 8, {0, false, false, 1, 0, true}, PostParams{}, 16);  // the seed, prefetched loads
 }
 
 namespace {
@@ -213,6 +216,7 @@ TEST(StereoSgmGpuGi, OriginalHasNoPenaltyAndABreakingEditIsCaught) {
   };
   EXPECT_EQ(penalty(""), 0.0);
   EXPECT_EQ(penalty("SGM_K=8 SGM_MODE=0"), 0.0);
+  EXPECT_EQ(penalty("SGM_K=16 SGM_MODE=0 SGM_PREFETCH=1"), 0.0);
   EXPECT_EQ(penalty("SGM_K=32"), 0.0);
   int n = 0;
   std::istringstream in(p->kernel_source());
@@ -221,4 +225,12 @@ TEST(StereoSgmGpuGi, OriginalHasNoPenaltyAndABreakingEditIsCaught) {
     if (l.find("m = mi;") != std::string::npos) n = i;
   ASSERT_GT(n, 0);
   EXPECT_GT(penalty("<_K_" + std::to_string(n) + ">"), 0.0);
+  // dropping the first prefetch (the load before the loop): step 0 reads the value-initialised codes,
+  // so wrong costs, penalised (not undefined values that might pass)
+  int f = 0;
+  std::istringstream in2(p->kernel_source());
+  for (int i = 1; std::getline(in2, l); ++i)
+    if (f == 0 && l.find("census_load<SGM_K>(") != std::string::npos && l.find(", x, y, dmin") != std::string::npos) f = i;
+  ASSERT_GT(f, 0);
+  EXPECT_GT(penalty("SGM_K=16 SGM_MODE=0 SGM_PREFETCH=1 <_K_" + std::to_string(f) + ">"), 0.0);
 }

@@ -20,6 +20,9 @@
 // Configuration (-D options; the fatbin holds every combination, aggregate_variants.cu):
 //   SGM_K        disparities per lane: 8, 16, 32
 //   SGM_STORE16  path volumes in 16 bits (1) or 8 (0)
+//   SGM_PREFETCH 1: with SGM_MODE 0, the next cell's codes are loaded into registers while this
+//                cell's recurrence runs (software pipelining: the loads' latency is not on the
+//                line's step-to-step chain); 0: loaded at the start of the step that uses them
 //   SGM_MODE     0 census, direct L1 loads of the right codes; 1 census, staged (vertical and
 //                diagonal lines: the block's right-census row segment in shared memory, bank-skewed,
 //                double-buffered, one barrier per step; horizontal lines: a sliding register
@@ -37,6 +40,9 @@
 #endif
 #ifndef SGM_MODE
 #define SGM_MODE 1
+#endif
+#ifndef SGM_PREFETCH
+#define SGM_PREFETCH 0
 #endif
 #undef SGM_STORE_T
 #if SGM_STORE16
@@ -71,6 +77,25 @@ __device__ __forceinline__ void census_costs(const unsigned* __restrict__ census
   for (int j = 0; j < K; ++j) c[j] = __popc(cl ^ __ldg(base - j));
 #pragma unroll
   for (int i = 0; i < K / 2; ++i) cost[i] = c[2 * i] | (c[2 * i + 1] << 16);
+}
+
+// The codes census_costs reads, into registers: the left code of (x, y) and the K right codes.
+template <int K>
+__device__ __forceinline__ void census_load(const unsigned* __restrict__ census_left,
+                                            const unsigned* __restrict__ census_right, const int right_pitch,
+                                            const int right_offset, const int W, const int x, const int y,
+                                            const int dmin, const int lane, unsigned& cl, unsigned* r) {
+  cl = __ldg(census_left + (size_t)y * W + x);
+  const unsigned* base = census_right + (size_t)y * right_pitch + right_offset + x - dmin - lane * K;
+#pragma unroll
+  for (int j = 0; j < K; ++j) r[j] = __ldg(base - j);
+}
+
+// census_costs from codes already in registers (census_load).
+template <int K>
+__device__ __forceinline__ void census_costs_of(const unsigned cl, const unsigned* r, unsigned* cost) {
+#pragma unroll
+  for (int i = 0; i < K / 2; ++i) cost[i] = __popc(cl ^ r[2 * i]) | (__popc(cl ^ r[2 * i + 1]) << 16);
 }
 
 template <int K>
@@ -160,10 +185,14 @@ extern "C" __global__ void __launch_bounds__(AGG_THREADS, SGM_MIN_BLOCKS) sgm_ag
     const int dir0) {
   EVK_DYN_SMEM(unsigned, staged);
   int dir, dx, dy, lines_per_block, nlines, steps, line0, lane, t_req, tl, line, cost_lane, seg, seg_pos;
-  int x, y, m, s, i, j, k, base, col0, cc, i0, mi, o;
+  int x, y, m, s, i, j, k, base, col0, cc, i0, mi, o, xn, yn;
   bool store, padded, fresh;
   unsigned p1x2, up, dn, thr, mm, lo, hi, u, t, mn, cl, in;
   unsigned padc[SGM_K / 2], L[SGM_K / 2], n[SGM_K / 2], cost[SGM_K / 2], c[SGM_K], win[SGM_K];
+  // prefetched codes, value-initialised: an edit that drops their first load reads zeros (wrong
+  // costs, penalised), not undefined values (NVRTC flags only scalars read before set)
+  unsigned pcl = 0u;
+  unsigned pr[SGM_K] = {};
   SGM_STORE_T* vol;
   const unsigned* row;
   const unsigned* src;
@@ -200,6 +229,9 @@ extern "C" __global__ void __launch_bounds__(AGG_THREADS, SGM_MIN_BLOCKS) sgm_ag
   m = 0;
   x = dy == 0 ? (dx > 0 ? 0 : W - 1) : line;
   y = dy == 0 ? line : (dy > 0 ? 0 : H - 1);
+  if (SGM_MODE == COSTS_DIRECT && SGM_PREFETCH) {
+    census_load<SGM_K>(census_left, census_right, right_pitch, right_offset, W, x, y, dmin, cost_lane, pcl, pr);
+  }
   for (s = 0; s < steps; s++) {
     fresh = s == 0 || (dy != 0 && dx != 0 && (x - dx < 0 || x - dx >= W));
     if (fresh) {
@@ -209,7 +241,21 @@ extern "C" __global__ void __launch_bounds__(AGG_THREADS, SGM_MIN_BLOCKS) sgm_ag
       }
       m = 0;
     }
-    if (SGM_MODE == COSTS_DIRECT) {
+    if (SGM_MODE == COSTS_DIRECT && SGM_PREFETCH) {
+      census_costs_of<SGM_K>(pcl, pr, cost);
+      // the next cell of the line (as at the end of the step), its codes loaded now
+      xn = dy == 0 || dx != 0 ? x + dx : x;
+      yn = dy == 0 ? y : y + dy;
+      if (xn < 0 && dy != 0) {
+        xn += W;
+      }
+      if (xn >= W && dy != 0) {
+        xn -= W;
+      }
+      if (s + 1 < steps) {
+        census_load<SGM_K>(census_left, census_right, right_pitch, right_offset, W, xn, yn, dmin, cost_lane, pcl, pr);
+      }
+    } else if (SGM_MODE == COSTS_DIRECT) {
       census_costs<SGM_K>(census_left, census_right, right_pitch, right_offset, W, x, y, dmin, cost_lane, cost);
     } else if (SGM_MODE == COSTS_VOLUME) {
       volume_costs<SGM_K>(volume, W, Dp, x, y, cost_lane, cost);

@@ -50,6 +50,8 @@ const std::map<std::string, std::function<void(void**)>>& emulated_sgm_kernels()
       K(sgm_aggregate_k8_u16_volume), K(sgm_aggregate_k16_u16_volume), K(sgm_aggregate_k32_u16_volume),
       K(sgm_aggregate_k8_u8_staged), K(sgm_aggregate_k16_u8_staged), K(sgm_aggregate_k32_u8_staged),
       K(sgm_aggregate_k8_u16_staged), K(sgm_aggregate_k16_u16_staged), K(sgm_aggregate_k32_u16_staged),
+      K(sgm_aggregate_k8_u8_prefetch), K(sgm_aggregate_k16_u8_prefetch), K(sgm_aggregate_k32_u8_prefetch),
+      K(sgm_aggregate_k8_u16_prefetch), K(sgm_aggregate_k16_u16_prefetch), K(sgm_aggregate_k32_u16_prefetch),
       K(sgm_aggregate2_k8_u8), K(sgm_aggregate2_k16_u8), K(sgm_aggregate2_k32_u8), K(sgm_aggregate2_k8_u16),
       K(sgm_aggregate2_k16_u16), K(sgm_aggregate2_k32_u16),
 #undef K

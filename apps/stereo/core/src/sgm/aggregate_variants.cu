@@ -1,11 +1,13 @@
 // Every configuration of the SGM aggregation kernel (kernels/original/stereo/sgm_aggregate.cu) in
 // one fatbin: the kernel file included once per (K, volume width, cost mode) with its entry renamed
-// sgm_aggregate_k<K>_<u8|u16>_<census|staged|volume>. A support file: the source GI evolves (and
-// NVRTC compiles for evolved variants) is the kernel file itself.
+// sgm_aggregate_k<K>_<u8|u16>_<census|prefetch|staged|volume> (prefetch: direct census loads with
+// SGM_PREFETCH 1). A support file: the source GI evolves (and NVRTC compiles for evolved variants) is
+// the kernel file itself.
 
 #undef SGM_K
 #undef SGM_STORE16
 #undef SGM_MODE
+#undef SGM_PREFETCH
 #undef sgm_aggregate
 #define SGM_K 8
 #define SGM_STORE16 0
@@ -16,6 +18,7 @@
 #undef SGM_K
 #undef SGM_STORE16
 #undef SGM_MODE
+#undef SGM_PREFETCH
 #undef sgm_aggregate
 #define SGM_K 16
 #define SGM_STORE16 0
@@ -26,6 +29,7 @@
 #undef SGM_K
 #undef SGM_STORE16
 #undef SGM_MODE
+#undef SGM_PREFETCH
 #undef sgm_aggregate
 #define SGM_K 32
 #define SGM_STORE16 0
@@ -36,6 +40,7 @@
 #undef SGM_K
 #undef SGM_STORE16
 #undef SGM_MODE
+#undef SGM_PREFETCH
 #undef sgm_aggregate
 #define SGM_K 8
 #define SGM_STORE16 1
@@ -46,6 +51,7 @@
 #undef SGM_K
 #undef SGM_STORE16
 #undef SGM_MODE
+#undef SGM_PREFETCH
 #undef sgm_aggregate
 #define SGM_K 16
 #define SGM_STORE16 1
@@ -56,6 +62,7 @@
 #undef SGM_K
 #undef SGM_STORE16
 #undef SGM_MODE
+#undef SGM_PREFETCH
 #undef sgm_aggregate
 #define SGM_K 32
 #define SGM_STORE16 1
@@ -66,6 +73,7 @@
 #undef SGM_K
 #undef SGM_STORE16
 #undef SGM_MODE
+#undef SGM_PREFETCH
 #undef sgm_aggregate
 #define SGM_K 8
 #define SGM_STORE16 0
@@ -76,6 +84,7 @@
 #undef SGM_K
 #undef SGM_STORE16
 #undef SGM_MODE
+#undef SGM_PREFETCH
 #undef sgm_aggregate
 #define SGM_K 16
 #define SGM_STORE16 0
@@ -86,6 +95,7 @@
 #undef SGM_K
 #undef SGM_STORE16
 #undef SGM_MODE
+#undef SGM_PREFETCH
 #undef sgm_aggregate
 #define SGM_K 32
 #define SGM_STORE16 0
@@ -96,6 +106,7 @@
 #undef SGM_K
 #undef SGM_STORE16
 #undef SGM_MODE
+#undef SGM_PREFETCH
 #undef sgm_aggregate
 #define SGM_K 8
 #define SGM_STORE16 1
@@ -106,6 +117,7 @@
 #undef SGM_K
 #undef SGM_STORE16
 #undef SGM_MODE
+#undef SGM_PREFETCH
 #undef sgm_aggregate
 #define SGM_K 16
 #define SGM_STORE16 1
@@ -116,6 +128,7 @@
 #undef SGM_K
 #undef SGM_STORE16
 #undef SGM_MODE
+#undef SGM_PREFETCH
 #undef sgm_aggregate
 #define SGM_K 32
 #define SGM_STORE16 1
@@ -126,6 +139,7 @@
 #undef SGM_K
 #undef SGM_STORE16
 #undef SGM_MODE
+#undef SGM_PREFETCH
 #undef sgm_aggregate
 #define SGM_K 8
 #define SGM_STORE16 0
@@ -136,6 +150,7 @@
 #undef SGM_K
 #undef SGM_STORE16
 #undef SGM_MODE
+#undef SGM_PREFETCH
 #undef sgm_aggregate
 #define SGM_K 16
 #define SGM_STORE16 0
@@ -146,6 +161,7 @@
 #undef SGM_K
 #undef SGM_STORE16
 #undef SGM_MODE
+#undef SGM_PREFETCH
 #undef sgm_aggregate
 #define SGM_K 32
 #define SGM_STORE16 0
@@ -156,6 +172,7 @@
 #undef SGM_K
 #undef SGM_STORE16
 #undef SGM_MODE
+#undef SGM_PREFETCH
 #undef sgm_aggregate
 #define SGM_K 8
 #define SGM_STORE16 1
@@ -166,6 +183,7 @@
 #undef SGM_K
 #undef SGM_STORE16
 #undef SGM_MODE
+#undef SGM_PREFETCH
 #undef sgm_aggregate
 #define SGM_K 16
 #define SGM_STORE16 1
@@ -176,9 +194,82 @@
 #undef SGM_K
 #undef SGM_STORE16
 #undef SGM_MODE
+#undef SGM_PREFETCH
 #undef sgm_aggregate
 #define SGM_K 32
 #define SGM_STORE16 1
 #define SGM_MODE 2
 #define sgm_aggregate sgm_aggregate_k32_u16_volume
+#include "../../../../../kernels/original/stereo/sgm_aggregate.cu"
+
+#undef SGM_K
+#undef SGM_STORE16
+#undef SGM_MODE
+#undef SGM_PREFETCH
+#undef sgm_aggregate
+#define SGM_K 8
+#define SGM_STORE16 0
+#define SGM_MODE 0
+#define SGM_PREFETCH 1
+#define sgm_aggregate sgm_aggregate_k8_u8_prefetch
+#include "../../../../../kernels/original/stereo/sgm_aggregate.cu"
+
+#undef SGM_K
+#undef SGM_STORE16
+#undef SGM_MODE
+#undef SGM_PREFETCH
+#undef sgm_aggregate
+#define SGM_K 16
+#define SGM_STORE16 0
+#define SGM_MODE 0
+#define SGM_PREFETCH 1
+#define sgm_aggregate sgm_aggregate_k16_u8_prefetch
+#include "../../../../../kernels/original/stereo/sgm_aggregate.cu"
+
+#undef SGM_K
+#undef SGM_STORE16
+#undef SGM_MODE
+#undef SGM_PREFETCH
+#undef sgm_aggregate
+#define SGM_K 32
+#define SGM_STORE16 0
+#define SGM_MODE 0
+#define SGM_PREFETCH 1
+#define sgm_aggregate sgm_aggregate_k32_u8_prefetch
+#include "../../../../../kernels/original/stereo/sgm_aggregate.cu"
+
+#undef SGM_K
+#undef SGM_STORE16
+#undef SGM_MODE
+#undef SGM_PREFETCH
+#undef sgm_aggregate
+#define SGM_K 8
+#define SGM_STORE16 1
+#define SGM_MODE 0
+#define SGM_PREFETCH 1
+#define sgm_aggregate sgm_aggregate_k8_u16_prefetch
+#include "../../../../../kernels/original/stereo/sgm_aggregate.cu"
+
+#undef SGM_K
+#undef SGM_STORE16
+#undef SGM_MODE
+#undef SGM_PREFETCH
+#undef sgm_aggregate
+#define SGM_K 16
+#define SGM_STORE16 1
+#define SGM_MODE 0
+#define SGM_PREFETCH 1
+#define sgm_aggregate sgm_aggregate_k16_u16_prefetch
+#include "../../../../../kernels/original/stereo/sgm_aggregate.cu"
+
+#undef SGM_K
+#undef SGM_STORE16
+#undef SGM_MODE
+#undef SGM_PREFETCH
+#undef sgm_aggregate
+#define SGM_K 32
+#define SGM_STORE16 1
+#define SGM_MODE 0
+#define SGM_PREFETCH 1
+#define sgm_aggregate sgm_aggregate_k32_u16_prefetch
 #include "../../../../../kernels/original/stereo/sgm_aggregate.cu"

@@ -146,13 +146,17 @@ class SgmAggregateProblem final : public gi::Problem {
                       "disparities per lane (K/2 signed 16-bit pairs in registers)"};
     gi::ConfigParam m{"SGM_MODE", gi::ConfigParam::Kind::choice, {"0", "1"}, "1",
                       "right census codes: 0 direct L1 loads, 1 staged (shared memory / register window)"};
-    return {k, m};
+    gi::ConfigParam f{"SGM_PREFETCH", gi::ConfigParam::Kind::choice, {"0", "1"}, "0",
+                      "with SGM_MODE 0: the next cell's codes loaded during this cell's step"};
+    return {k, m, f};
   }
   std::vector<std::string> compile_options(const gi::Config& cfg) const override {
-    const int k = config_int(cfg, "SGM_K", 16), m = config_int(cfg, "SGM_MODE", 1);
+    const int k = config_int(cfg, "SGM_K", 16), m = config_int(cfg, "SGM_MODE", 1), f = config_int(cfg, "SGM_PREFETCH", 0);
     if (k != 8 && k != 16 && k != 32) input_error("SGM_K", "must be 8, 16 or 32");
     if (m != 0 && m != 1) input_error("SGM_MODE", "must be 0 or 1 (census cases)");
-    return {"-DSGM_K=" + std::to_string(k), "-DSGM_MODE=" + std::to_string(m), "-DSGM_STORE16=0"};
+    if (f != 0 && f != 1) input_error("SGM_PREFETCH", "must be 0 or 1");
+    return {"-DSGM_K=" + std::to_string(k), "-DSGM_MODE=" + std::to_string(m), "-DSGM_STORE16=0",
+            "-DSGM_PREFETCH=" + std::to_string(f)};
   }
   std::vector<gi::SizeClass> size_classes() const override {
     return {{"middlebury", "synthetic 384x288 census cases (Tsukuba-sized), disparities 0..63, 8 directions"}};

@@ -54,6 +54,7 @@ SgmTuning SgmTuning::from_env() {
   if (const char* l = std::getenv("EVK_SGM_LOADS")) {
     t.staged = std::string(l) == "staged";
     t.direct = std::string(l) == "direct";
+    t.prefetch = std::string(l) == "prefetch";
   }
   if (const char* a = std::getenv("EVK_SGM_AGG")) t.agg = std::atoi(a);
   if (const char* w = std::getenv("EVK_SGM_WTA")) t.wta = std::atoi(w);
@@ -108,8 +109,9 @@ SgmChoice sgm_choose(const SgmParams& p, const SgmTuning& t) {
   if (p.cost != CostKind::census) c.agg = 1;  // stored sad/ssd costs: the seed's volume mode
   if (t.k != 0) c.k = t.k;
   if (t.staged) staged = true;
-  if (t.direct) staged = false;
+  if (t.direct || t.prefetch) staged = false;
   c.staged = c.agg == 1 && p.cost == CostKind::census && staged;
+  c.prefetch = c.agg == 1 && p.cost == CostKind::census && t.prefetch;
   if (t.wta != 0 && t.wta != 1 && t.wta != 2) input_error("sgm tuning", "wta kernel must be 1 or 2");
   c.wta = t.wta != 0 ? t.wta : c.agg;
   return c;
@@ -126,7 +128,7 @@ std::size_t sgm_agg2_smem(const SgmLayout& l) { return static_cast<std::size_t>(
 std::string sgm_aggregate_kernel(const SgmLayout& l, const SgmChoice& c, bool census) {
   const std::string k = std::to_string(l.K), st = l.store16 ? "_u16" : "_u8";
   if (census && c.agg == 2) return "sgm_aggregate2_k" + k + st;
-  return "sgm_aggregate_k" + k + st + (census ? (c.staged ? "_staged" : "_census") : "_volume");
+  return "sgm_aggregate_k" + k + st + (census ? (c.staged ? "_staged" : (c.prefetch ? "_prefetch" : "_census")) : "_volume");
 }
 
 SgmPipeline::SgmPipeline(SgmDevice& dev, const SgmParams& p, int W, int H, int bits, SgmTuning tuning)

@@ -68,7 +68,10 @@ struct SgmTuning {
   // wta kernel: 1 a loop over the paths (sgm_wta_*), 2 the paths unrolled (sgm_wta2_*); 0: the
   // aggregation kernel's number
   int wta = 0;
-  static SgmTuning from_env();  // EVK_SGM_K=8|16|32, EVK_SGM_LOADS=staged|direct, EVK_SGM_AGG=1|2, EVK_SGM_WTA=1|2
+  // the seed's direct loads with the next cell's codes loaded during this cell's step (SGM_PREFETCH 1;
+  // implies direct). Not in the policy table until measured against the others.
+  bool prefetch = false;
+  static SgmTuning from_env();  // EVK_SGM_K=8|16|32, EVK_SGM_LOADS=staged|direct|prefetch, EVK_SGM_AGG=1|2, EVK_SGM_WTA=1|2
 };
 
 // One row of the tuning policy (CUB-style): the first row whose max_count >= the disparity count
@@ -86,6 +89,7 @@ const SgmPolicy* sgm_policy_table(int* rows);
 struct SgmChoice {
   int agg = 2, k = 16;
   bool staged = false;
+  bool prefetch = false;  // kernel 1, direct loads, SGM_PREFETCH 1
   int wta = 2;
 };
 SgmChoice sgm_choose(const SgmParams& p, const SgmTuning& t);
