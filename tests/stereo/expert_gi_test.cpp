@@ -105,7 +105,7 @@ TEST(StereoExpertGi, ConfigurationsAndEditsCompileWithNvrtc) {
 
 TEST(StereoExpertGi, SeedKernelOptionSelectsTheKernel) {
   const std::string bin = "'" + (evk::testing::bin_dir() / "stereo").string() + "'";
-  for (const std::string cmd : {bin + " gi --seed-kernel expert grammar --json", bin + " gi grammar --seed-kernel=expert --json",
+  for (const std::string& cmd : {bin + " gi --seed-kernel expert grammar --json", bin + " gi grammar --seed-kernel=expert --json",
                                 "EVK_STEREO_GI_KERNEL=expert " + bin + " gi grammar --json"}) {
     auto r = evk::testing::run(cmd);
     ASSERT_EQ(r.exit_code, 0) << cmd << ": " << r.err;
@@ -117,7 +117,7 @@ TEST(StereoExpertGi, SeedKernelOptionSelectsTheKernel) {
   auto sgm = evk::testing::run(bin + " gi --seed-kernel sgm grammar --json");
   ASSERT_EQ(sgm.exit_code, 0) << sgm.err;
   EXPECT_EQ(nlohmann::json::parse(sgm.out)["entry"], "sgm_aggregate");
-  for (const std::string cmd : {bin + " gi --seed-kernel bm grammar", bin + " gi grammar --seed-kernel",
+  for (const std::string& cmd : {bin + " gi --seed-kernel bm grammar", bin + " gi grammar --seed-kernel",
                                 "EVK_STEREO_GI_KERNEL=bm " + bin + " gi grammar"}) {
     auto bad = evk::testing::run(cmd);
     EXPECT_EQ(bad.exit_code, 2) << cmd;
