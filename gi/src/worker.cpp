@@ -290,7 +290,7 @@ RunResult Worker::run(const std::vector<char>& cubin, const std::string& entry, 
   json req{{"op", "run"},          {"entry", entry},           {"config", cfg},
            {"warmup", t.warmup},    {"repeats", t.repeats},     {"flush_l2", t.flush_l2},
            {"min_repeats", t.min_repeats}, {"stop_spread", t.stop_spread}, {"give_up_ms", t.give_up_ms},
-           {"budget_ms", t.budget_ms}};
+           {"budget_ms", t.budget_ms}, {"check_every", t.check_every}};
   reap(false);
   try {
     if (cur_.pid <= 0) start();
@@ -491,7 +491,24 @@ int worker_main(const Problem& problem, int device, int in_fd, int out_fd) {
           reps = min_reps = 1;
         }
         bool flush = req.value("flush_l2", true);
-        for (int i = 0; i < warm; ++i) run_once();
+        // check_every: each launch's output is checked (after it, outside the timed events); the
+        // worst check counts, named by its launch
+        const bool check_every = req.value("check_every", false) && c.penalty <= 0;
+        int launch_no = 1;
+        auto check_launch = [&] {
+          ++launch_no;
+          if (!check_every || c.penalty > 0) return;
+          Check k = eval->check(stream);
+          if (k.penalty > c.penalty) {
+            k.summary = "launch " + std::to_string(launch_no) + " differs from the checked one: " + k.summary;
+            c = k;
+          }
+        };
+        for (int i = 0; i < warm; ++i) {
+          if (check_every) eval->poison(stream);
+          run_once();
+          check_launch();
+        }
         EVK_CUDA_LAST();
         EVK_CUDA(cudaStreamSynchronize(stream));
         std::vector<double> ms;
@@ -513,6 +530,7 @@ int worker_main(const Problem& problem, int device, int in_fd, int out_fd) {
           float t = 0;
           EVK_CUDA(cudaEventElapsedTime(&t, ev_a, ev_b));
           ms.push_back(t);
+          if (i + 1 < reps) check_launch();  // the last one is checked below in any case
           // adaptive: stop after min_reps when the spread is small or the candidate is clearly too slow
           if (static_cast<int>(ms.size()) >= min_reps && static_cast<int>(ms.size()) < reps) {
             auto [lo, hi] = std::minmax_element(ms.begin(), ms.end());

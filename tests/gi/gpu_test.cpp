@@ -82,6 +82,33 @@ TEST(GiWorker, SlowCrashingAndHangingCandidatesAreIsolated) {
   EXPECT_GT(wrong.check.penalty, 0) << wrong.check.summary;
 }
 
+// A kernel that is wrong on one launch only (the third of five: not the checked first, not the last
+// timed one) passes the search's check and fails validation's check of every launch.
+TEST(GiWorker, CheckEveryCatchesAWrongMiddleLaunch) {
+  EVK_REQUIRE_GPU();
+  auto p = testing::make_toy_problem();
+  Worker w(self_worker());
+  DeviceSummary d = w.device();
+  w.set_case(1, false, "large");
+  // each block counts itself; launch k (from 0) sees counts k * gridDim.x .. (k + 1) * gridDim.x - 1
+  const std::string src = "__device__ unsigned evk_test_blocks;\n" +
+      with_body_suffix(p->kernel_source(),
+                       "{ __shared__ unsigned evk_k; if (threadIdx.x == 0) evk_k = atomicAdd(&evk_test_blocks, 1u) / gridDim.x;"
+                       " __syncthreads(); if (evk_k == 2 && i == 0) out[0] = 7.0f; }");
+  auto comp = compile_parallel({{src, p->compile_options(p->default_config()), true, ""}}, d.cc, true, 1, "", false);
+  ASSERT_TRUE(comp[0].ok) << comp[0].log;
+  Config cfg = p->default_config();
+  TimingSpec t{1, 3, true};  // launches: 0 checked, 1 warm-up, 2..4 timed (4 checked)
+  RunResult first_last = w.run(comp[0].cubin, "toy_filter", cfg, t, 20);
+  ASSERT_TRUE(first_last.ok()) << first_last.message;
+  EXPECT_EQ(first_last.check.penalty, 0) << first_last.check.summary;
+  t.check_every = true;
+  RunResult every = w.run(comp[0].cubin, "toy_filter", cfg, t, 20);
+  ASSERT_TRUE(every.ok()) << every.message;
+  EXPECT_GT(every.check.penalty, 0);
+  EXPECT_EQ(every.check.summary.rfind("launch 3 differs from the checked one", 0), 0u) << every.check.summary;
+}
+
 // The engine's prelude (apply.cpp): per-SM clock ticks are recorded and agree with the CUDA-event
 // time; a runaway loop under a loop guard ends itself at the deadline instead of hanging.
 TEST(GiWorker, TicksArePlausibleAndRunawayLoopsEndAtTheDeadline) {
