@@ -287,16 +287,16 @@ TEST(GiValidate, PerClassWithConstraintsAndPenalties) {
   EXPECT_NE(r.reason.find("penalty"), std::string::npos) << r.reason;
 }
 
-// Validation checks the output of every launch (TimingSpec::check_every), so a race that shows on one
-// launch in dozens is caught; the search's own runs keep the cheaper first-and-last check.
-TEST(GiValidate, ChecksEveryLaunchOfEveryKernel) {
+// Validation checks 24 more launches per kernel and case (TimingSpec::race_checks), so a race that
+// shows on one launch in dozens is caught; the search's own runs keep the first-and-last check.
+TEST(GiValidate, ChecksMoreLaunchesOfEveryKernel) {
   auto p = testing::make_toy_problem();
   Grammar g = make_grammar(*p);
   class Recording : public FakeEvaluator {
    public:
     using FakeEvaluator::FakeEvaluator;
     RunResult run(const Compiled& c, const Config& cfg, const TimingSpec& t, double timeout) override {
-      (t.check_every ? every : not_every)++;
+      (t.race_checks >= 24 ? every : not_every)++;
       return FakeEvaluator::run(c, cfg, t, timeout);
     }
     int every = 0, not_every = 0;
