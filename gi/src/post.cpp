@@ -341,6 +341,8 @@ ValidateResult validate(const Grammar& g, Evaluator& ev, const Genome& evolved, 
   }
   if (pretuned && !comp[2].ok) throw std::runtime_error("validate: the pre-tuned genome does not compile: " + comp[2].log);
   std::vector<double> sp, spp;
+  TimingSpec timing = o.timing;
+  timing.race_checks = 24;  // 26 checked launches per kernel and case, not 2: rare races show
   for (int i = 0; i < o.cases; ++i) {
     ValidateCase c;
     c.seed = o.first_seed + static_cast<std::uint64_t>(i);
@@ -355,14 +357,14 @@ ValidateResult validate(const Grammar& g, Evaluator& ev, const Genome& evolved, 
       continue;
     }
     ++res.run;
-    RunResult ro = ev.run(comp[0], orig.config, o.timing, 120);
+    RunResult ro = ev.run(comp[0], orig.config, timing, 120);
     if (!good(ro)) throw std::runtime_error("validate: the original kernel fails on hold-out case " + c.describe);
     c.original_ms = ro.median_ms;
     if (pretuned) {
-      RunResult rp = ev.run(comp[2], pre.config, o.timing, 120);
+      RunResult rp = ev.run(comp[2], pre.config, timing, 120);
       c.pretuned_ms = good(rp) ? rp.median_ms : 0;
     }
-    RunResult re = ev.run(comp[1], evo.config, o.timing, 120);
+    RunResult re = ev.run(comp[1], evo.config, timing, 120);
     c.evolved_status = status_name(re.status);
     c.evolved_ms = re.median_ms;
     c.evolved_max_error = re.check.max_error;

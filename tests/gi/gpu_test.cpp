@@ -82,6 +82,36 @@ TEST(GiWorker, SlowCrashingAndHangingCandidatesAreIsolated) {
   EXPECT_GT(wrong.check.penalty, 0) << wrong.check.summary;
 }
 
+// A kernel that is wrong on one launch only (the seventh: after the checked first launch, one
+// warm-up and three timed ones) passes the search's checks and fails validation's extra checked
+// launches (TimingSpec::race_checks).
+TEST(GiWorker, RaceChecksCatchALaterWrongLaunch) {
+  EVK_REQUIRE_GPU();
+  auto p = testing::make_toy_problem();
+  Worker w(self_worker());
+  DeviceSummary d = w.device();
+  w.set_case(1, false, "large");
+  // each block counts itself; launch k (from 0) sees counts k * gridDim.x .. (k + 1) * gridDim.x - 1
+  const std::string src = "__device__ unsigned evk_test_blocks;\n" +
+      with_body_suffix(p->kernel_source(),
+                       "{ __shared__ unsigned evk_k; if (threadIdx.x == 0) evk_k = atomicAdd(&evk_test_blocks, 1u) / gridDim.x;"
+                       " __syncthreads(); if (evk_k == 6 && i == 0) out[0] = 7.0f; }");
+  auto comp = compile_parallel({{src, p->compile_options(p->default_config()), true, ""}}, d.cc, true, 1, "", false);
+  ASSERT_TRUE(comp[0].ok) << comp[0].log;
+  Config cfg = p->default_config();
+  TimingSpec t{1, 3, true};  // launches 0 (checked), 1 (warm-up), 2..4 (timed; 4 checked)
+  RunResult two_checks = w.run(comp[0].cubin, "toy_filter", cfg, t, 20);
+  ASSERT_TRUE(two_checks.ok()) << two_checks.message;
+  EXPECT_EQ(two_checks.check.penalty, 0) << two_checks.check.summary;
+  t.race_checks = 3;  // launches 5..7, each checked
+  RunResult more = w.run(comp[0].cubin, "toy_filter", cfg, t, 20);
+  ASSERT_TRUE(more.ok()) << more.message;
+  EXPECT_GT(more.check.penalty, 0);
+  EXPECT_EQ(more.check.summary.rfind("extra checked launch 2 of 3 differs from the first", 0), 0u) << more.check.summary;
+  // the extra launches are not timed: as many timings as without them
+  EXPECT_EQ(more.repeats, two_checks.repeats);
+}
+
 // The engine's prelude (apply.cpp): per-SM clock ticks are recorded and agree with the CUDA-event
 // time; a runaway loop under a loop guard ends itself at the deadline instead of hanging.
 TEST(GiWorker, TicksArePlausibleAndRunawayLoopsEndAtTheDeadline) {

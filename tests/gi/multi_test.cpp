@@ -287,6 +287,29 @@ TEST(GiValidate, PerClassWithConstraintsAndPenalties) {
   EXPECT_NE(r.reason.find("penalty"), std::string::npos) << r.reason;
 }
 
+// Validation checks 24 more launches per kernel and case (TimingSpec::race_checks), so a race that
+// shows on one launch in dozens is caught; the search's own runs keep the first-and-last check.
+TEST(GiValidate, ChecksMoreLaunchesOfEveryKernel) {
+  auto p = testing::make_toy_problem();
+  Grammar g = make_grammar(*p);
+  class Recording : public FakeEvaluator {
+   public:
+    using FakeEvaluator::FakeEvaluator;
+    RunResult run(const Compiled& c, const Config& cfg, const TimingSpec& t, double timeout) override {
+      (t.race_checks >= 24 ? every : not_every)++;
+      return FakeEvaluator::run(c, cfg, t, timeout);
+    }
+    int every = 0, not_every = 0;
+  } ev(*p);
+  Genome pre = parse_genome(g, "BLOCK_W=256");
+  ValidateOptions vo;
+  vo.cases = 3;
+  vo.size_class = "small";
+  ASSERT_TRUE(validate(g, ev, pre, &pre, vo).applicable);
+  EXPECT_EQ(ev.every, 9);  // original, pre-tuned and evolved on each of 3 cases
+  EXPECT_EQ(ev.not_every, 0);
+}
+
 // A fake whose genes help on one class only: minimize over both classes keeps what helps anywhere.
 class ClassFake : public FakeEvaluator {
  public:

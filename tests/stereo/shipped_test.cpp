@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "evk/dispatch.hpp"
 #include "evk/embedded.hpp"
@@ -62,17 +63,23 @@ TEST(ShippedStereo, AutoPicksEachVariantOnlyWhereItFits) {
   }
 }
 
-// What ships where (kernels/evolved/README.md): on both Hopper GPUs each size class gets the H100
-// search's genome tuned for it (kitti's also serves 1080p); older GPUs the original.
+// What ships where (kernels/evolved/README.md): each size class gets the H100 search's genome tuned
+// for it, except middlebury, where the H200 search's genome won side by side on both GPUs (it has no
+// device key); other cc 9.0 GPUs get the H100's; older GPUs the original.
 TEST(ShippedStereo, EachClassGetsTheVariantValidatedForIt) {
   const evk::Registry reg = make_registry();
-  const std::pair<const char*, const char*> picks[] = {
-      {"paper", "sm90-h100-paper"}, {"middlebury", "sm90-h100-middlebury"}, {"kitti", "sm90-h100-kitti"}, {"1080p", "sm90-h100-kitti"}};
-  for (auto [cls, id] : picks) {
+  // {class, H100's pick (and any other cc 9.0 GPU's), H200's pick}
+  const std::tuple<const char*, const char*, const char*> picks[] = {
+      {"paper", "sm90-h100-paper", "sm90-h100-paper"},
+      {"middlebury", "sm90-h200-middlebury", "sm90-h200-middlebury"},
+      {"kitti", "sm90-h100-kitti", "sm90-h100-kitti"},
+      {"1080p", "sm90-h100-1080p", "sm90-h100-1080p"}};
+  for (auto [cls, h100, h200] : picks) {
     evk::Request r = make_request(Params{}, 320, 240);
     r.size_class = cls;
-    for (const char* gpu : {"NVIDIA H100 80GB HBM3", "NVIDIA H200"})
-      EXPECT_EQ(reg.select("stereo", {90, gpu}, "auto", r).variant.id, id) << gpu << " " << cls;
+    EXPECT_EQ(reg.select("stereo", {90, "NVIDIA H100 80GB HBM3"}, "auto", r).variant.id, h100) << cls;
+    EXPECT_EQ(reg.select("stereo", {90, "NVIDIA GH200 480GB"}, "auto", r).variant.id, h100) << cls;
+    EXPECT_EQ(reg.select("stereo", {90, "NVIDIA H200"}, "auto", r).variant.id, h200) << cls;
     EXPECT_TRUE(reg.select("stereo", {86, "NVIDIA RTX A6000"}, "auto", r).variant.is_original());
   }
 }

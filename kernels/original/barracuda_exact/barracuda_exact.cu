@@ -265,7 +265,7 @@ extern "C" __global__ void cuda_find_exact_matches(const u32* __restrict__ bwt, 
 #endif
   const u32 len = seq_lens[seq];
 #if !direct_sequence
-  u32 qbuf[MAX_READ_WORDS];
+  u32 qbuf[MAX_READ_WORDS] = {};  // value-initialised (as the cache below): an edit that skips its fill reads zeros
   for (u32 w = 0; w < (len + 7) / 8; w++) {
     qbuf[w] = seq_load(seqs, seqs_tex, base + w * 32);
   }
@@ -306,3 +306,10 @@ extern "C" __global__ void cuda_find_exact_matches(const u32* __restrict__ bwt, 
   }
 }
 //@gi end
+
+// Reads before writes (docs/GI.md). NVRTC's warning #549 (a refusal in nvrtc_compile) fires only for a
+// scalar read in straight-line code before any assignment, never for an array or struct. So the
+// per-thread query buffer qbuf (direct_sequence off) and the BWT block cache are value-initialised: a
+// GI edit that skips their load reads zeros (wrong intervals, penalised). Default configuration:
+// byte-identical cubin; direct_sequence off: 32 more instructions (the 512-byte buffer zeroed once per
+// thread).

@@ -157,3 +157,7 @@ extern "C" __global__ void reg_field_expert(const float4* controlPoints, const i
   }
   //@gi end
 }
+
+// Reads before writes (docs/GI.md): this seed has no per-thread array or struct without a value (every
+// local starts with one), so a GI edit cannot read undefined per-thread memory. Left as they are: the
+// shared stages s1x..s2z (every entry the next stage reads written before the barrier between them).

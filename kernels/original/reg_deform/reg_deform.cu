@@ -108,7 +108,7 @@ extern "C" __global__ void reg_deform_tile5(const unsigned int* activeTiles, con
   int tileZ = 0;
   int3 nodeAnte = make_int3(0, 0, 0);
   float relative = 0.0f;
-  float xBasis[4];
+  float xBasis[4] = {};  // value-initialised: an edit that skips its fill reads zeros, not undefined values
   float basis = 0.0f;
   int a = 0;
   int b = 0;
@@ -224,3 +224,9 @@ extern "C" __global__ void reg_deform_generic(const unsigned int* activeVoxels, 
   }
   positionField[tid] = p;
 }
+
+// Reads before writes (docs/GI.md). NVRTC's warning #549 (a refusal in nvrtc_compile) fires only for a
+// scalar read in straight-line code before any assignment, never for an array. So the tile kernel's
+// xBasis is value-initialised (every configuration's cubin is byte-identical); its scalars and float4s
+// start with a value as the paper's code did. Left as it is: sharedDisplacement (each warp's 16 slots
+// written before the __syncwarp that guards their reads).

@@ -188,8 +188,8 @@ extern "C" __global__ void __launch_bounds__(AGG_THREADS, SGM_MIN_BLOCKS) sgm_ag
   int x, y, m, s, i, j, k, base, col0, cc, i0, mi, o, xn, yn;
   bool store, padded, fresh;
   unsigned p1x2, up, dn, thr, mm, lo, hi, u, t, mn, cl, in;
-  unsigned padc[SGM_K / 2], L[SGM_K / 2], n[SGM_K / 2], cost[SGM_K / 2], c[SGM_K], win[SGM_K];
-  // prefetched codes, value-initialised: an edit that drops their first load reads zeros (wrong
+  unsigned padc[SGM_K / 2] = {}, L[SGM_K / 2] = {}, n[SGM_K / 2] = {}, cost[SGM_K / 2] = {}, c[SGM_K] = {}, win[SGM_K] = {};
+  // these arrays and the prefetched codes, value-initialised: an edit that drops a first load reads zeros (wrong
   // costs, penalised), not undefined values (NVRTC flags only scalars read before set)
   unsigned pcl = 0u;
   unsigned pr[SGM_K] = {};
@@ -393,3 +393,11 @@ extern "C" __global__ void __launch_bounds__(AGG_THREADS, SGM_MIN_BLOCKS) sgm_ag
   }
 //@gi end
 }
+
+// Reads before writes (docs/GI.md). NVRTC's warning #549 (a refusal in nvrtc_compile) fires only for a
+// scalar read in straight-line code before any assignment, never for an array. So padc, L, n, cost, c,
+// win and the prefetched codes are value-initialised: a GI edit that deletes or swaps their fill reads
+// zeros. The cubins change (the initial L and n feed the line loop's registers; the default
+// configuration needs 72 registers instead of 80 with ptxas 13.0). Left as they are: the staged
+// right-census rows in shared memory (every entry written before the barrier that guards its reads)
+// and the scalars (an initialiser would silence #549 where it does fire).

@@ -135,10 +135,10 @@ extern "C" __global__ void stereoKernel(out_t* __restrict__ disparity, const int
   extern __shared__ int smem[];
   int* const minssd_s = &smem[SMEM_MINSSD];
   out_t* const pixel_s = reinterpret_cast<out_t*>(&smem[SMEM_PIXEL]);
-  out_t pixel_l[LOCAL_PIXELS];
-  int minssd_l[LOCAL_MINSSDS];
-  (void)minssd_s;
-  (void)pixel_s;
+  [[maybe_unused]] out_t pixel_l[LOCAL_PIXELS] = {};  // value-initialised, as minssd_l and the SHARED slots (next lines):
+  [[maybe_unused]] int minssd_l[LOCAL_MINSSDS] = {};  // an edit that reads a row before setting it reads zeros (end of file)
+  if (STORE_disparityMinSSD == SHARED && threadIdx.x < BLOCK_W) for (int r = 0; r < ROWSperTHREAD; r++) minssd_s[MUL(r, BLOCK_W) + threadIdx.x] = 0;
+  if (STORE_disparityPixel == SHARED && threadIdx.x < BLOCK_W) for (int r = 0; r < ROWSperTHREAD; r++) pixel_s[MUL(r, BLOCK_W) + threadIdx.x] = (out_t)0;
   (void)pixel_l;
   (void)minssd_l;
   (void)minssd_g;
@@ -244,3 +244,14 @@ extern "C" __global__ void stereoKernel(out_t* __restrict__ disparity, const int
   }
 //@gi end
 }
+
+// Reads before writes (docs/GI.md). NVRTC's warning #549, which nvrtc_compile turns into a refusal,
+// fires only for a scalar read in straight-line code before any assignment: never for an array, a
+// struct or shared memory. So the per-thread storage a GI edit (a deleted or swapped statement) or a
+// configuration could read before setting it starts with a value: pixel_l and minssd_l are
+// value-initialised, and with SHARED storage the group's first BLOCK_W threads zero their slots of
+// every row. Those lines are fixed and before the region, and no line was added above the region's
+// end, so statement numbers (the genomes' <_K_n>) are unchanged. The default configuration's cubin is
+// byte-identical; LOCAL and SHARED ones gain the zero stores. Left as they are: col_ssd and
+// reduce_ssd (shared, every slot written before the barrier that guards its reads) and the scalars
+// (an initialiser would silence #549 where it does fire).

@@ -28,6 +28,10 @@ struct TimingSpec {
   // budget in the engine's prelude (apply.cpp): a runaway loop ends itself and the wrong answer gets a
   // penalty instead of a watchdog kill. 0: none.
   double budget_ms = 0;
+  // Launches after the timed ones, each from a poisoned output and checked (untimed): a rare race
+  // (one pixel in a million, one launch in dozens) shows on more launches than the first and the
+  // last. gi validate sets it; the search keeps the two checks.
+  int race_checks = 0;
 };
 
 struct Compiled {
