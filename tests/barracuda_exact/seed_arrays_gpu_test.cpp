@@ -11,16 +11,6 @@
 
 namespace bc = evk::barracuda_exact;
 
-namespace {
-std::string del(const evk::gi::Problem& p, const std::string& text) {
-  std::istringstream in(p.kernel_source());
-  std::string l;
-  for (int n = 1; std::getline(in, l); ++n)
-    if (evk::testing::seed_trim(l) == text) return "<_K_" + std::to_string(n) + ">";
-  ADD_FAILURE() << "no statement '" << text << "' in " << p.name();
-  return "";
-}
-}  // namespace
 
 // direct_sequence off buffers the read in qbuf; with its load deleted every base reads 0 (A): wrong (k, l).
 TEST(BarracudaGpu, UnloadedQueryBufferIsPenalised) {
@@ -28,7 +18,7 @@ TEST(BarracudaGpu, UnloadedQueryBufferIsPenalised) {
   auto p = bc::make_gi_problem();
   EXPECT_EQ(evk::testing::seed_candidate_check(*p, "direct_sequence=false", 3).penalty, 0);
   const evk::gi::Check c =
-      evk::testing::seed_candidate_check(*p, "direct_sequence=false " + del(*p, "qbuf[w] = seq_load(seqs, seqs_tex, base + w * 32);"), 3);
+      evk::testing::seed_candidate_check(*p, "direct_sequence=false " + evk::testing::seed_delete(*p, "qbuf[w] = seq_load(seqs, seqs_tex, base + w * 32);"), 3);
   EXPECT_GT(c.penalty, 0) << c.summary;
 }
 
@@ -38,7 +28,7 @@ TEST(BarracudaInexactGpu, UnfilledReadAndCountsArePenalised) {
   EVK_REQUIRE_GPU();
   auto p = bc::make_inexact_gi_problem();
   for (const std::string stmt : {"seq[j] = static_cast<u8>(c > 3 ? 4 : 3 - c);", "occ4(bwt, bc, k - 1, cnt_k);"}) {
-    const evk::gi::Check c = evk::testing::seed_candidate_check(*p, del(*p, stmt), 0);
+    const evk::gi::Check c = evk::testing::seed_candidate_check(*p, evk::testing::seed_delete(*p, stmt), 0);
     EXPECT_GT(c.penalty, 0) << stmt << ": " << c.summary;
   }
 }

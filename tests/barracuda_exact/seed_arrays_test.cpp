@@ -16,14 +16,6 @@ namespace bc = evk::barracuda_exact;
 using evk::testing::expect_value_initialised;
 
 namespace {
-std::string del(const evk::gi::Problem& p, const std::string& text) {
-  std::istringstream in(p.kernel_source());
-  std::string l;
-  for (int n = 1; std::getline(in, l); ++n)
-    if (evk::testing::seed_trim(l) == text) return "<_K_" + std::to_string(n) + ">";
-  ADD_FAILURE() << "no statement '" << text << "' in " << p.name();
-  return "";
-}
 std::string zero(const std::string& name) { return "memset(&" + name + ", 0, sizeof(" + name + "));"; }
 }  // namespace
 
@@ -46,7 +38,7 @@ using evk::testing::expect_reads_zeros;
 
 TEST(BarracudaSeedArrays, UnloadedQueryBufferReadsZeros) {
   auto p = bc::make_gi_problem();
-  expect_reads_zeros(*p, "direct_sequence=false " + del(*p, "qbuf[w] = seq_load(seqs, seqs_tex, base + w * 32);"),
+  expect_reads_zeros(*p, "direct_sequence=false " + evk::testing::seed_delete(*p, "qbuf[w] = seq_load(seqs, seqs_tex, base + w * 32);"),
                      "u32 qbuf[MAX_READ_WORDS]", zero("qbuf"));
 }
 
@@ -55,11 +47,11 @@ TEST(BarracudaSeedArrays, UnloadedQueryBufferReadsZeros) {
 TEST(BarracudaSeedArrays, InexactUnfilledArraysAndEntriesReadZeros) {
   auto p = bc::make_inexact_gi_problem();
   const std::string read = "__device__ u32 search_read(";
-  expect_reads_zeros(*p, del(*p, "seq[j] = static_cast<u8>(c > 3 ? 4 : 3 - c);"), "u8 seq[MAX_LEN]", zero("seq"));
-  expect_reads_zeros(*p, del(*p, "found_k[n_aln] = k;"), "u64 found_k[ALN_CAP]", zero("found_k") + " " + zero("found_l"));
-  expect_reads_zeros(*p, del(*p, "st_pop(s, e);"), "entry e", zero("e"), read);
-  expect_reads_zeros(*p, del(*p, "e.k = k;"), "entry e", zero("e"), "__device__ void st_push(");
-  expect_reads_zeros(*p, del(*p, "v.x = static_cast<u32>(e.k);"), "uint4 v", zero("v"));
-  expect_reads_zeros(*p, del(*p, "s.free_head = NIL;"), "gstack s", "s = gstack{};");
+  expect_reads_zeros(*p, evk::testing::seed_delete(*p, "seq[j] = static_cast<u8>(c > 3 ? 4 : 3 - c);"), "u8 seq[MAX_LEN]", zero("seq"));
+  expect_reads_zeros(*p, evk::testing::seed_delete(*p, "found_k[n_aln] = k;"), "u64 found_k[ALN_CAP]", zero("found_k") + " " + zero("found_l"));
+  expect_reads_zeros(*p, evk::testing::seed_delete(*p, "st_pop(s, e);"), "entry e", zero("e"), read);
+  expect_reads_zeros(*p, evk::testing::seed_delete(*p, "e.k = k;"), "entry e", zero("e"), "__device__ void st_push(");
+  expect_reads_zeros(*p, evk::testing::seed_delete(*p, "v.x = static_cast<u32>(e.k);"), "uint4 v", zero("v"));
+  expect_reads_zeros(*p, evk::testing::seed_delete(*p, "s.free_head = NIL;"), "gstack s", "s = gstack{};");
 }
 #endif

@@ -11,16 +11,6 @@
 
 namespace rd = evk::reg_deform;
 
-namespace {
-std::string del(const evk::gi::Problem& p, const std::string& text) {
-  std::istringstream in(p.kernel_source());
-  std::string l;
-  for (int n = 1; std::getline(in, l); ++n)
-    if (evk::testing::seed_trim(l) == text) return "<_K_" + std::to_string(n) + ">";
-  ADD_FAILURE() << "no statement '" << text << "' in " << p.name();
-  return "";
-}
-}  // namespace
 
 TEST(RegSeedArrays, TileKernelInitialisesXBasis) {
   evk::testing::expect_value_initialised(rd::make_gi_problem()->kernel_source(), "reg_deform.cu", {{"float", "xBasis"}});
@@ -51,10 +41,10 @@ TEST(RegSeedArrays, UnfilledXBasisReadsZeros) {
   auto p = rd::make_gi_problem();
   const std::string zero = "memset(&xBasis, 0, sizeof(xBasis));";
   // default configuration: the B-spline weights never computed
-  evk::testing::expect_reads_zeros(*p, del(*p, "getBSplineBasisValues(relative, xBasis);"), "float xBasis[4]", zero);
+  evk::testing::expect_reads_zeros(*p, evk::testing::seed_delete(*p, "getBSplineBasisValues(relative, xBasis);"), "float xBasis[4]", zero);
   // constantBasis: the first weight never loaded
   evk::testing::expect_reads_zeros(
-      *p, "c_controlPointVoxelSpacing=true constantBasis=true BasisA=true " + del(*p, "xBasis[0] = getBasis(basisTexture, 0, XREM);"),
+      *p, "c_controlPointVoxelSpacing=true constantBasis=true BasisA=true " + evk::testing::seed_delete(*p, "xBasis[0] = getBasis(basisTexture, 0, XREM);"),
       "float xBasis[4]", zero);
 }
 #endif

@@ -11,16 +11,6 @@
 using namespace evk::stereo;
 using evk::testing::seed_candidate_check;
 
-namespace {
-std::string del(const evk::gi::Problem& p, const std::string& text) {
-  std::istringstream in(p.kernel_source());
-  std::string l;
-  for (int n = 1; std::getline(in, l); ++n)
-    if (evk::testing::seed_trim(l) == text) return "<_K_" + std::to_string(n) + ">";
-  ADD_FAILURE() << "no statement '" << text << "' in " << p.name();
-  return "";
-}
-}  // namespace
 
 // Stam's kernel with its rows in per-thread memory (LOCAL: pixel_l/minssd_l; SHARED: the thread's
 // slots, zeroed by the group's first threads): correct as configured, and with the rows' best SSD
@@ -28,7 +18,7 @@ std::string del(const evk::gi::Problem& p, const std::string& text) {
 TEST(StereoGpuGi, UnfilledRowsArePenalised) {
   EVK_REQUIRE_GPU();
   auto p = make_gi_problem();
-  const std::string d = del(*p, "MINSSD(row) = min_ssd;");
+  const std::string d = evk::testing::seed_delete(*p, "MINSSD(row) = min_ssd;");
   for (const std::string store : {"LOCAL", "SHARED"}) {
     const std::string cfg = "STORE_disparityPixel=" + store + " STORE_disparityMinSSD=" + store + " ";
     const evk::gi::Check ok = seed_candidate_check(*p, cfg, 3);
@@ -43,7 +33,7 @@ TEST(StereoGpuGi, UnfilledRowsArePenalised) {
 TEST(StereoExpertGpuGi, UnfilledBestIsPenalised) {
   EVK_REQUIRE_GPU();
   auto p = make_expert_gi_problem();
-  const evk::gi::Check c = seed_candidate_check(*p, del(*p, "best[k] = min_ssd;"), 0);
+  const evk::gi::Check c = seed_candidate_check(*p, evk::testing::seed_delete(*p, "best[k] = min_ssd;"), 0);
   EXPECT_GT(c.penalty, 0) << c.summary;
   EXPECT_GT(c.bad_fraction, 0.5) << c.summary;
 }
@@ -54,7 +44,7 @@ TEST(StereoSgmGpuGi, UnfilledArraysArePenalised) {
   auto p = make_sgm_gi_problem();
   for (const std::string stmt : {"n[i] = t + cost[i] - mm;              // per half: C + t - m (no carries)",
                                  "cost[i] = c[2 * i] | (c[2 * i + 1] << 16);"}) {
-    const evk::gi::Check c = seed_candidate_check(*p, del(*p, stmt), 3);
+    const evk::gi::Check c = seed_candidate_check(*p, evk::testing::seed_delete(*p, stmt), 3);
     EXPECT_GT(c.penalty, 0) << stmt << ": " << c.summary;
   }
 }

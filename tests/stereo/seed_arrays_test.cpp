@@ -19,14 +19,6 @@ using evk::testing::expect_value_initialised;
 
 namespace {
 // "<_K_N>": deletes the statement whose trimmed line is `text` (the first such line).
-std::string del(const evk::gi::Problem& p, const std::string& text) {
-  std::istringstream in(p.kernel_source());
-  std::string l;
-  for (int n = 1; std::getline(in, l); ++n)
-    if (evk::testing::seed_trim(l) == text) return "<_K_" + std::to_string(n) + ">";
-  ADD_FAILURE() << "no statement '" << text << "' in " << p.name();
-  return "";
-}
 std::string zero(const std::string& name) { return "memset(&" + name + ", 0, sizeof(" + name + "));"; }
 }  // namespace
 
@@ -61,10 +53,10 @@ using evk::testing::expect_reads_zeros;
 TEST(StereoSeedArrays, StamsKernelUnfilledRowsReadZeros) {
   auto p = make_gi_problem();
   const std::string local = "STORE_disparityPixel=LOCAL STORE_disparityMinSSD=LOCAL ";
-  expect_reads_zeros(*p, local + del(*p, "MINSSD(row) = min_ssd;"), "int minssd_l[LOCAL_MINSSDS]", zero("minssd_l"));
-  expect_reads_zeros(*p, local + "ROWSperTHREAD=4 " + del(*p, "PIXEL(row) = (out_t)(-1);"), "out_t pixel_l[LOCAL_PIXELS]",
+  expect_reads_zeros(*p, local + evk::testing::seed_delete(*p, "MINSSD(row) = min_ssd;"), "int minssd_l[LOCAL_MINSSDS]", zero("minssd_l"));
+  expect_reads_zeros(*p, local + "ROWSperTHREAD=4 " + evk::testing::seed_delete(*p, "PIXEL(row) = (out_t)(-1);"), "out_t pixel_l[LOCAL_PIXELS]",
                      zero("pixel_l"));
-  expect_reads_zeros(*p, "STORE_disparityPixel=SHARED STORE_disparityMinSSD=SHARED " + del(*p, "MINSSD(row) = min_ssd;"),
+  expect_reads_zeros(*p, "STORE_disparityPixel=SHARED STORE_disparityMinSSD=SHARED " + evk::testing::seed_delete(*p, "MINSSD(row) = min_ssd;"),
                      "int minssd_l[LOCAL_MINSSDS]",
                      "if (threadIdx.x < BLOCK_W) for (int r = 0; r < ROWSperTHREAD; r++) minssd_s[MUL(r, BLOCK_W) + threadIdx.x] = 0;");
 }
@@ -72,21 +64,21 @@ TEST(StereoSeedArrays, StamsKernelUnfilledRowsReadZeros) {
 TEST(StereoSeedArrays, ExpertKernelUnfilledArraysReadZeros) {
   auto p = make_expert_gi_problem();
   const std::string decl = "int best[EX_XR]";
-  expect_reads_zeros(*p, del(*p, "best[k] = min_ssd;"), decl, zero("best"));
-  expect_reads_zeros(*p, del(*p, "bestd[k] = -1;"), decl, zero("bestd"));
-  expect_reads_zeros(*p, del(*p, "qv[4 * i] = t4.x;"), decl, zero("qv"));
-  expect_reads_zeros(*p, del(*p, "P[0] = 0;"), "unsigned P[4 * EX_ROWS4 + 1]", zero("P"));
-  expect_reads_zeros(*p, del(*p, "t4 = ((const int4*)vrow)[i];"), "int4 t4", zero("t4"));
+  expect_reads_zeros(*p, evk::testing::seed_delete(*p, "best[k] = min_ssd;"), decl, zero("best"));
+  expect_reads_zeros(*p, evk::testing::seed_delete(*p, "bestd[k] = -1;"), decl, zero("bestd"));
+  expect_reads_zeros(*p, evk::testing::seed_delete(*p, "qv[4 * i] = t4.x;"), decl, zero("qv"));
+  expect_reads_zeros(*p, evk::testing::seed_delete(*p, "P[0] = 0;"), "unsigned P[4 * EX_ROWS4 + 1]", zero("P"));
+  expect_reads_zeros(*p, evk::testing::seed_delete(*p, "t4 = ((const int4*)vrow)[i];"), "int4 t4", zero("t4"));
 }
 
 TEST(StereoSeedArrays, SgmUnfilledArraysReadZeros) {
   auto p = make_sgm_gi_problem();
   const std::string decl = "unsigned padc[SGM_K / 2]";
-  expect_reads_zeros(*p, del(*p, "padc[i] = (k >= D ? BIG : 0u) | (k + 1 >= D ? (BIG << 16) : 0u);"), decl, zero("padc"));
-  expect_reads_zeros(*p, del(*p, "L[i] = padc[i];"), decl, zero("L"));
-  expect_reads_zeros(*p, del(*p, "n[i] = t + cost[i] - mm;              // per half: C + t - m (no carries)"), decl, zero("n"));
-  expect_reads_zeros(*p, del(*p, "c[j] = __popc(cl ^ src[staged_pos(i0 - j)]);"), decl, zero("c"));
-  expect_reads_zeros(*p, del(*p, "cost[i] = c[2 * i] | (c[2 * i + 1] << 16);"), decl, zero("cost"));
-  expect_reads_zeros(*p, del(*p, "win[j] = __ldg(row + x - dmin - cost_lane * SGM_K - j);"), decl, zero("win"));
+  expect_reads_zeros(*p, evk::testing::seed_delete(*p, "padc[i] = (k >= D ? BIG : 0u) | (k + 1 >= D ? (BIG << 16) : 0u);"), decl, zero("padc"));
+  expect_reads_zeros(*p, evk::testing::seed_delete(*p, "L[i] = padc[i];"), decl, zero("L"));
+  expect_reads_zeros(*p, evk::testing::seed_delete(*p, "n[i] = t + cost[i] - mm;              // per half: C + t - m (no carries)"), decl, zero("n"));
+  expect_reads_zeros(*p, evk::testing::seed_delete(*p, "c[j] = __popc(cl ^ src[staged_pos(i0 - j)]);"), decl, zero("c"));
+  expect_reads_zeros(*p, evk::testing::seed_delete(*p, "cost[i] = c[2 * i] | (c[2 * i + 1] << 16);"), decl, zero("cost"));
+  expect_reads_zeros(*p, evk::testing::seed_delete(*p, "win[j] = __ldg(row + x - dmin - cost_lane * SGM_K - j);"), decl, zero("win"));
 }
 #endif

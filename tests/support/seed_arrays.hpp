@@ -100,6 +100,17 @@ inline void expect_value_initialised(const std::string& src, const std::string& 
 
 // 1-based number of the first line of `src` at or after line `from` whose code (before any `//`)
 // contains `text`; 0 if none.
+// The genome edit that deletes the seed statement whose trimmed line is `text` (`<_K_n>`, n its
+// line); a test failure when the seed has no such statement.
+inline std::string seed_delete(const gi::Problem& p, const std::string& text) {
+  std::istringstream in(p.kernel_source());
+  std::string l;
+  for (int n = 1; std::getline(in, l); ++n)
+    if (seed_trim(l) == text) return "<_K_" + std::to_string(n) + ">";
+  ADD_FAILURE() << "no statement '" << text << "' in " << p.name();
+  return "";
+}
+
 inline int seed_line_of(const std::string& src, const std::string& text, int from = 1) {
   std::istringstream in(src);
   std::string l;
