@@ -8,7 +8,7 @@
 //   2 subpixel  default + parabola           (libsgm_bench --subpixel)
 // Input: a synthetic 1920x1080 pair, or EVK_BENCH_LEFT / EVK_BENCH_RIGHT (8-bit binary PGM, e.g.
 // libsgm_bench --save-pair) of any size. Unset, the policy table picks the aggregation kernel and
-// its lane width (sgm_choose); EVK_SGM_AGG (1 the seed, 2 aggregate_fast.cu), EVK_SGM_K (8, 16, 32)
+// its lane width (sgm_choose); EVK_SGM_AGG (1 the seed, 2 aggregate_fast.cu, 3 aggregate_vec.cu; EVK_SGM_K3 its lanes' K), EVK_SGM_K (8, 16, 32)
 // EVK_SGM_LOADS (staged|direct|prefetch, the seed's census loads) and EVK_SGM_WTA (1 paths looped, 2 unrolled)
 // force them (SgmTuning::from_env). The label names what ran ("agg2 K16 wta2").
 // Every GPU configuration's output is checked once against the CPU reference at 640x360
@@ -120,7 +120,7 @@ bool identical_once(const SgmParams& p, const SgmTuning& tune) {
   const std::string key = std::to_string(p.count()) + "/" + std::to_string(p.paths) + "/" +
                           std::to_string(p.post.lr_check) + std::to_string(static_cast<int>(p.post.subpixel)) + "/" +
                           std::to_string(tune.k) + (tune.staged ? "s" : (tune.prefetch ? "p" : "d")) + std::to_string(tune.agg) +
-                          std::to_string(tune.wta);
+                          std::to_string(tune.wta) + "/" + std::to_string(tune.k3);
   if (auto it = seen.find(key); it != seen.end()) return it->second;
   SyntheticPair s = make_synthetic_pair(640, 360, p.count() / 2, 9);
   auto dev = cuda_sgm_device(0);
@@ -132,8 +132,8 @@ bool identical_once(const SgmParams& p, const SgmTuning& tune) {
 
 std::string choice_label(const SgmPipeline& pl) {
   const SgmChoice& c = pl.choice();
-  return "agg" + std::to_string(c.agg) + " K" + std::to_string(pl.layout().K) + (c.staged ? " staged" : "") + (c.prefetch ? " prefetch" : "") + " wta" +
-         std::to_string(c.wta);
+  return "agg" + std::to_string(c.agg) + " K" + std::to_string(pl.layout().K) + (c.agg == 3 ? " K3_" + std::to_string(c.k3) : "") +
+         (c.staged ? " staged" : "") + (c.prefetch ? " prefetch" : "") + " wta" + std::to_string(c.wta);
 }
 
 void timing_counters(benchmark::State& st, const evk::TimingStats& t) {

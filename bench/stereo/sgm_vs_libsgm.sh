@@ -70,15 +70,22 @@ if want speed; then
     --benchmark_out="$out/bench_sgm_synthetic_agg1.json" --benchmark_out_format=json \
     --benchmark_counters_tabular=true > "$out/bench_sgm_synthetic_agg1.log" 2>&1
   echo "bench_stereo_sgm (synthetic, seed kernel): exit $?" >> "$log"
+  # k3: the third kernel (aggregate_vec.cu) with its default lanes, side by side in the same run
+  EVK_SGM_AGG=3 timeout 200 bench_stereo_sgm --benchmark_filter='BM_sgm_gpu(_stages)?/' \
+    --benchmark_out="$out/bench_sgm_synthetic_agg3.json" --benchmark_out_format=json \
+    --benchmark_counters_tabular=true > "$out/bench_sgm_synthetic_agg3.log" 2>&1
+  echo "bench_stereo_sgm (synthetic, kernel 3): exit $?" >> "$log"
 fi
 
 # ---- tuning sweep: kernel x disparities per lane (x the seed's census loads); same results ----------
 if want tuning; then
   mkdir -p "$out/tuning"
   for cfg in "1 direct 8" "1 direct 16" "1 direct 32" "1 prefetch 8" "1 prefetch 16" "1 prefetch 32" \
-             "1 staged 8" "1 staged 16" "1 staged 32" "2 - 8" "2 - 16" "2 - 32"; do
+             "1 staged 8" "1 staged 16" "1 staged 32" "2 - 8" "2 - 16" "2 - 32" "3 - 4" "3 - 8" "3 - 16"; do
     read -r agg loads k <<< "$cfg"
-    EVK_SGM_AGG=$agg EVK_SGM_K=$k EVK_SGM_LOADS=$loads timeout 150 bench_stereo_sgm \
+    # kernel 3: k is its lanes' K (EVK_SGM_K3); the layout (wta) keeps its default K
+    if [ "$agg" = 3 ]; then kv="EVK_SGM_K3=$k"; else kv="EVK_SGM_K=$k"; fi
+    env EVK_SGM_AGG=$agg "$kv" EVK_SGM_LOADS=$loads timeout 150 bench_stereo_sgm \
       --benchmark_filter='BM_sgm_gpu/(64|128|256)/(4|8)/1/' --benchmark_out="$out/tuning/agg${agg}_${loads}_k$k.json" \
       --benchmark_out_format=json > "$W/tune.log" 2>&1
     echo "tuning agg $agg loads $loads K $k: exit $?" >> "$log"
@@ -199,6 +206,7 @@ def load(path):
 
 new = {"synthetic": load(os.path.join(out, "bench_sgm_synthetic.json"))}
 old = {"synthetic": load(os.path.join(out, "bench_sgm_synthetic_agg1.json"))}
+k3 = {"synthetic": load(os.path.join(out, "bench_sgm_synthetic_agg3.json"))}
 for pair in ("Tsukuba", "Venus", "aloe"):
     new[pair] = load(os.path.join(out, "bench_sgm_%s.json" % pair))
 f3 = lambda v: "%.3f" % v if v else "-"
@@ -207,21 +215,23 @@ def ms(res, pair, key):
     bm = res.get(pair, {}).get(key)
     return bm["median_ms"] if bm else None
 
-print("Device-resident, median ms. old = the seed aggregation kernel, new = the policy's (kernel 2);")
+print("Device-resident, median ms. old = the seed aggregation kernel, new = the policy's choice,")
+print("k3 = the third kernel (aggregate_vec.cu, default lanes)")
 print("ratio = libSGM / ours (> 1: we are faster; the target is >= 1.75x at every setting)")
-print("%-10s %4s %5s %-9s %8s %8s %8s %8s %8s %8s %-14s %s" % ("pair", "disp", "paths", "setting", "libSGM", "old", "new",
-      "lib/old", "lib/new", "new/old", "new kernel", "target"))
+print("%-10s %4s %5s %-9s %8s %8s %8s %8s %8s %8s %8s %8s %-14s %s" % ("pair", "disp", "paths", "setting", "libSGM", "old", "new",
+      "k3", "lib/old", "lib/new", "lib/k3", "new/old", "new kernel", "target (best of ours)"))
 keys = sorted(set(lib) | {("synthetic", k[1], k[2], names[k[3]]) for k in new["synthetic"] if k[0] == "BM_sgm_gpu"},
               key=lambda k: (k[0] != "synthetic", k))
 for (pair, d, p, s) in keys:
     key = ("BM_sgm_gpu", d, p, names.index(s))
     l = lib.get((pair, d, p, s), {}).get("median_ms")
-    o, n = ms(old, pair, key), ms(new, pair, key)
+    o, n, t3 = ms(old, pair, key), ms(new, pair, key), ms(k3, pair, key)
     label = new.get(pair, {}).get(key, {}).get("label", "")
     kern = " ".join(w for w in label.split() if w.startswith("agg") or w.startswith("K"))
-    met = "-" if not (l and n) else ("met" if l / n >= 1.75 else "NOT met")
-    print("%-10s %4d %5d %-9s %8s %8s %8s %8s %8s %8s %-14s %s" % (pair, d, p, s, f3(l), f3(o), f3(n), rt(l, o), rt(l, n),
-          rt(o, n), kern, met))
+    best = min(v for v in (n, t3) if v) if (n or t3) else None
+    met = "-" if not (l and best) else ("met" if l / best >= 1.75 else "NOT met")
+    print("%-10s %4d %5d %-9s %8s %8s %8s %8s %8s %8s %8s %8s %-14s %s" % (pair, d, p, s, f3(l), f3(o), f3(n), f3(t3),
+          rt(l, o), rt(l, n), rt(l, t3), rt(o, n), kern, met))
 print()
 print("Host to host, median ms (1920x1080, default setting, 8 paths, new)")
 print("%4s %9s %9s %7s   %9s %9s %7s" % ("disp", "lib page", "ours pg", "ratio", "lib pin", "ours pin", "ratio"))
@@ -235,7 +245,7 @@ print()
 print("Stages, median ms each alone (L2 flushed): census, aggregation (all directions in one launch; then")
 print("each direction alone), wta (+ uniqueness, right map; setting 2 adds the sub-pixel fit), median, LR;")
 print("path-volume traffic in bytes per pixel and disparity (written + read) and GB/s")
-for tag, res in (("new", new["synthetic"]), ("old", old["synthetic"])):
+for tag, res in (("new", new["synthetic"]), ("k3", k3["synthetic"]), ("old", old["synthetic"])):
     for key in sorted(k for k in res if k[0] == "BM_sgm_gpu_stages"):
         bm = res[key]
         _, d, p, s = key
@@ -270,7 +280,10 @@ if sweep:
         best = min(row, key=row.get)
         agg, loads, k = best[3], best.split("_")[1], best.split("_k")[1]
         note = "  (prefetched loads: not a kPolicy column yet)" if loads == "prefetch" else ""
-        print("    {%d, %d, %s, %s, %s},  // %.3f ms%s" % (d, p, agg, k, "true" if loads == "staged" else "false", row[best], note))
+        if agg == "3":  # kernel 3: k is its lanes' K; the layout (wta) K stays the fallback's
+            print("    {%d, %d, 3, %d, false, %s},  // %.3f ms" % (d, p, 8 if d <= 64 else 16, k, row[best]))
+        else:
+            print("    {%d, %d, %s, %s, %s, 0},  // %.3f ms%s" % (d, p, agg, k, "true" if loads == "staged" else "false", row[best], note))
 PY
 column -t -s $'\t' "$acc" > "$out/accuracy.txt" 2> /dev/null || cp "$acc" "$out/accuracy.txt"
 { echo; cat "$out/ratios.txt"; echo; echo "SSD kernels"; grep -E "^BM_gpu" "$out/bench_ssd.log" 2> /dev/null

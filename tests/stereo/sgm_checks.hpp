@@ -57,38 +57,43 @@ inline void census(SgmDevice& dev) {
   std::uint64_t seed = 1;
   for (auto [w, h] : sizes) {
     for (int bits : {8, 16}) {
-      Image16 im = random16(w, h, bits == 8 ? 255 : 4095, seed++);
-      if (bits == 8) {  // few grey levels: many equal pairs (bit 0)
-        for (auto& p : im.pixels) p = static_cast<std::uint16_t>(p % 4);
-      }
-      std::vector<std::uint32_t> ref;
-      const int pitch = w + 7, off = 3;
-      Buf<std::uint32_t> out(dev, static_cast<std::size_t>(pitch) * h);
-      dev.fill(out.p, 0, out.n * 4);  // the padding columns stay 0: the kernel writes only the image
-      int W = w, H = h;
-      if (bits == 8) {
-        Image8 im8{w, h, std::vector<std::uint8_t>(im.pixels.begin(), im.pixels.end())};
-        ref = census_cpu(im8);
-        Buf<std::uint8_t> in(dev, im8.pixels);
-        void* a[] = {&in.p, &W, &H, &out.p, const_cast<int*>(&pitch), const_cast<int*>(&off)};
-        dev.launch("sgm_census_u8", {static_cast<unsigned>((w + 31) / 32), static_cast<unsigned>((h + 7) / 8), 1},
-                   {32, 8, 1}, 0, a);
-      } else {
-        ref = census_cpu(im);
-        Buf<std::uint16_t> in(dev, im.pixels);
-        void* a[] = {&in.p, &W, &H, &out.p, const_cast<int*>(&pitch), const_cast<int*>(&off)};
-        dev.launch("sgm_census_u16", {static_cast<unsigned>((w + 31) / 32), static_cast<unsigned>((h + 7) / 8), 1},
-                   {32, 8, 1}, 0, a);
-      }
-      std::vector<std::uint32_t> got = out.get();
-      long long bad = 0;
-      for (int y = 0; y < h; ++y)
-        for (int x = 0; x < pitch; ++x) {
-          const std::uint32_t g = got[static_cast<std::size_t>(y) * pitch + x];
-          const bool in_image = x >= off && x < off + w;
-          bad += in_image ? g != ref[static_cast<std::size_t>(y) * w + x - off] : g != 0;
+      // copies 1: sgm_census_*; 4: sgm_census4_* (copy q, h pitch words after copy q - 1, shifted by q)
+      for (int copies : {1, 4}) {
+        Image16 im = random16(w, h, bits == 8 ? 255 : 4095, seed++);
+        if (bits == 8) {  // few grey levels: many equal pairs (bit 0)
+          for (auto& p : im.pixels) p = static_cast<std::uint16_t>(p % 4);
         }
-      EXPECT_EQ(bad, 0) << w << "x" << h << " " << bits << " bit";
+        std::vector<std::uint32_t> ref;
+        const int pitch = w + 7 + 4, off = 3;
+        Buf<std::uint32_t> out(dev, static_cast<std::size_t>(pitch) * h * copies);
+        dev.fill(out.p, 0, out.n * 4);  // the padding columns stay 0: the kernel writes only the image
+        int W = w, H = h;
+        const std::string suffix = bits == 8 ? "_u8" : "_u16";
+        const std::string name = (copies == 4 ? "sgm_census4" : "sgm_census") + suffix;
+        const Dim3 grid{static_cast<unsigned>((w + 31) / 32), static_cast<unsigned>((h + 7) / 8), 1};
+        if (bits == 8) {
+          Image8 im8{w, h, std::vector<std::uint8_t>(im.pixels.begin(), im.pixels.end())};
+          ref = census_cpu(im8);
+          Buf<std::uint8_t> in(dev, im8.pixels);
+          void* a[] = {&in.p, &W, &H, &out.p, const_cast<int*>(&pitch), const_cast<int*>(&off)};
+          dev.launch(name, grid, {32, 8, 1}, 0, a);
+        } else {
+          ref = census_cpu(im);
+          Buf<std::uint16_t> in(dev, im.pixels);
+          void* a[] = {&in.p, &W, &H, &out.p, const_cast<int*>(&pitch), const_cast<int*>(&off)};
+          dev.launch(name, grid, {32, 8, 1}, 0, a);
+        }
+        std::vector<std::uint32_t> got = out.get();
+        long long bad = 0;
+        for (int q = 0; q < copies; ++q)
+          for (int y = 0; y < h; ++y)
+            for (int x = 0; x < pitch; ++x) {
+              const std::uint32_t g = got[(static_cast<std::size_t>(q) * h + y) * pitch + x];
+              const bool in_image = x >= off + q && x < off + q + w;
+              bad += in_image ? g != ref[static_cast<std::size_t>(y) * w + x - off - q] : g != 0;
+            }
+        EXPECT_EQ(bad, 0) << w << "x" << h << " " << bits << " bit, " << name;
+      }
     }
   }
 }
@@ -131,14 +136,19 @@ inline void window_cost(SgmDevice& dev) {
 // Runs an aggregation kernel (agg 1: the seed, direct, prefetched direct or staged loads; 2:
 // aggregate_fast.cu) for the given directions; returns the volumes [dir][y][x][Dp].
 inline std::vector<int> aggregate_dev(SgmDevice& dev, const CostVolume& c, const SgmParams& p, const SgmLayout& l,
-                               int dir0, int ndirs, bool staged, int agg = 1, bool prefetch = false) {
+                               int dir0, int ndirs, bool staged, int agg = 1, bool prefetch = false, int k3 = 0) {
   const int W = c.width, H = c.height;
-  std::vector<std::uint32_t> cr(static_cast<std::size_t>(l.right_pitch) * H, 0u);
+  const bool agg3 = agg == 3 && c.kind == CostKind::census;
+  // kernel 3: four copies of the padded rows, copy q shifted right by q words (as sgm_census4_* writes them)
+  const int rpitch = agg3 ? sgm_agg3_copy_pitch(l) : l.right_pitch;
+  std::vector<std::uint32_t> cr(static_cast<std::size_t>(rpitch) * H * (agg3 ? 4 : 1), 0u);
   std::vector<std::uint8_t> vol;
   if (c.kind == CostKind::census) {
-    for (int y = 0; y < H; ++y)
-      for (int x = 0; x < W; ++x)
-        cr[static_cast<std::size_t>(y) * l.right_pitch + l.right_offset + x] = c.census_right[static_cast<std::size_t>(y) * W + x];
+    for (int q = 0; q < (agg3 ? 4 : 1); ++q)
+      for (int y = 0; y < H; ++y)
+        for (int x = 0; x < W; ++x)
+          cr[(static_cast<std::size_t>(q) * H + y) * rpitch + l.right_offset + x + q] =
+              c.census_right[static_cast<std::size_t>(y) * W + x];
   } else {
     vol.assign(static_cast<std::size_t>(W) * H * l.Dp, 0);
     for (std::size_t i = 0; i < static_cast<std::size_t>(W) * H; ++i)
@@ -149,8 +159,8 @@ inline std::vector<int> aggregate_dev(SgmDevice& dev, const CostVolume& c, const
   Buf<std::uint8_t> bvol(dev, vol.empty() ? std::vector<std::uint8_t>(1) : vol);
   const std::size_t n = static_cast<std::size_t>(ndirs) * W * H * l.Dp;
   Buf<std::uint8_t> out(dev, n * (l.store16 ? 2 : 1));
-  int w = W, h = H, dmin = c.min_disparity, D = c.count, Dp = l.Dp, G = l.G, Gs = l.Gs, P1 = p.p1, P2 = p.p2,
-      rp = l.right_pitch, ro = l.right_offset;
+  int w = W, h = H, dmin = c.min_disparity, D = c.count, Dp = l.Dp, G = l.G, Gs = agg3 ? sgm_agg3_lanes(l, k3) : l.Gs,
+      P1 = p.p1, P2 = p.p2, rp = rpitch, ro = l.right_offset;
   void* none = nullptr;
   void* cl = c.kind == CostKind::census ? bcl.p : none;
   void* crp = c.kind == CostKind::census ? bcr.p : none;
@@ -160,11 +170,14 @@ inline std::vector<int> aggregate_dev(SgmDevice& dev, const CostVolume& c, const
   SgmChoice choice;
   choice.agg = census ? agg : 1;
   choice.k = l.K;
+  choice.k3 = k3;
   choice.staged = staged && census && choice.agg == 1;
   choice.prefetch = prefetch && !staged && census && choice.agg == 1;
   const std::string name = sgm_aggregate_kernel(l, choice, census);
   const int lines = SgmLayout::kAggregateThreads / Gs;
   const std::size_t smem = choice.agg == 2 ? sgm_agg2_smem(l) : (choice.staged ? sgm_staged_smem(l) : 0);
+  if (agg3 && name != "sgm_aggregate3_k" + std::to_string(sgm_agg3_k(l, k3)) + "_g" + std::to_string(Gs) + (l.store16 ? "_u16" : "_u8"))
+    ADD_FAILURE() << "kernel 3 entry " << name;
   dev.launch(name, {static_cast<unsigned>((std::max(W, H) + lines - 1) / lines), static_cast<unsigned>(ndirs), 1},
              {SgmLayout::kAggregateThreads, 1, 1}, smem, a);
   std::vector<int> r(n);
@@ -217,13 +230,16 @@ inline void aggregate(SgmDevice& dev) {
     const SgmLayout lay = sgm_layout(cs.w, cs.h, p, cs.k);
     CostVolume c = cost_cpu(l, r, p);
     // modes: the seed with direct loads, the seed staged (or stored costs), the second kernel, the
-    // seed with prefetched direct loads
-    for (int mode = 0; mode < 4; ++mode) {
+    // seed with prefetched direct loads, the third kernel with 4, 8 and 16 disparities per lane
+    // (widened where that needs more than 32 lanes)
+    for (int mode = 0; mode < 7; ++mode) {
     const bool staged = mode == 1;
     if (mode != 1 && cs.kind != CostKind::census) continue;
-    const int agg = mode == 2 ? 2 : 1;
+    const int agg = mode == 2 ? 2 : (mode >= 4 ? 3 : 1);
     const bool prefetch = mode == 3;
-    std::vector<int> got = aggregate_dev(dev, c, p, lay, 0, 8, staged, agg, prefetch);
+    const int k3 = mode >= 4 ? 4 << (mode - 4) : 0;
+    if (agg == 3 && sgm_agg3_lanes(lay, k3) == 0) continue;
+    std::vector<int> got = aggregate_dev(dev, c, p, lay, 0, 8, staged, agg, prefetch, k3);
     for (int dir = 0; dir < 8; ++dir) {
       std::vector<std::uint16_t> ref = aggregate_naive(c, p, dir);
       long long bad = 0;
@@ -238,7 +254,9 @@ inline void aggregate(SgmDevice& dev) {
                       "): " + std::to_string(g) + " vs " + std::to_string(e);
           }
       EXPECT_EQ(bad, 0) << cs.w << "x" << cs.h << " d " << cs.mind << ".." << cs.maxd << " K " << cs.k
-                        << " direction " << dir << (agg == 2 ? " kernel 2" : staged ? " staged" : prefetch ? " prefetch" : " direct")
+                        << " direction " << dir
+                        << (agg == 3 ? " kernel 3 K3 " + std::to_string(sgm_agg3_k(lay, k3))
+                                     : agg == 2 ? " kernel 2" : staged ? " staged" : prefetch ? " prefetch" : " direct")
                         << " first " << first;
     }
     }
@@ -355,7 +373,7 @@ struct PipeCase {
   PostParams post;
   int bits;
   int kernel;  // 0 the seed with direct loads, 1 the seed staged (stored costs: its volume mode), 2 kernel 2,
-               // 3 the seed with prefetched direct loads
+               // 3 the seed with prefetched direct loads, 4 kernel 3
 };
 
 inline void pipeline(SgmDevice& dev) {
@@ -378,10 +396,13 @@ inline void pipeline(SgmDevice& dev) {
       {37, 23, -4, 27, 4, 10, 120, CostKind::census, post(5, Subpixel::parabola, 1, 3, 20, true), 8, 3},
       {37, 23, -4, 27, 4, 10, 120, CostKind::census, post(5, Subpixel::parabola, 1, 3, 20, true), 8, 1},
       {37, 23, -4, 27, 4, 10, 120, CostKind::census, post(5, Subpixel::parabola, 1, 3, 20, true), 8, 2},
+      {37, 23, -4, 27, 4, 10, 120, CostKind::census, post(5, Subpixel::parabola, 1, 3, 20, true), 8, 4},
+      {37, 23, 0, 31, 8, 10, 120, CostKind::census, post(0, Subpixel::none, -1, 0, 0, false), 8, 4},
       {41, 29, 0, 47, 8, 8, 96, CostKind::census, post(10, Subpixel::equiangular, 0, 3, 0, true), 16, 1},
       {41, 29, 0, 47, 8, 8, 96, CostKind::census, post(10, Subpixel::equiangular, 0, 3, 0, true), 16, 0},
       {41, 29, 0, 47, 8, 8, 96, CostKind::census, post(10, Subpixel::equiangular, 0, 3, 0, true), 16, 2},
       {41, 29, 0, 47, 8, 8, 96, CostKind::census, post(10, Subpixel::equiangular, 0, 3, 0, true), 16, 3},
+      {41, 29, 0, 47, 8, 8, 96, CostKind::census, post(10, Subpixel::equiangular, 0, 3, 0, true), 16, 4},
       {23, 19, 0, 36, 8, 6, 60, CostKind::sad, post(0, Subpixel::parabola, 2, 0, 4, false), 8, 1},
       {23, 19, -3, 12, 4, 4, 400, CostKind::ssd, post(3, Subpixel::none, 1, 3, 0, true), 8, 2},  // falls back to the seed
   };
@@ -401,7 +422,7 @@ inline void pipeline(SgmDevice& dev) {
     SgmTuning tune;
     tune.staged = c.kernel == 1;
     tune.prefetch = c.kernel == 3;
-    tune.agg = c.kernel == 2 ? 2 : 1;
+    tune.agg = c.kernel == 2 ? 2 : (c.kernel == 4 ? 3 : 1);
     if (c.bits == 8) {
       ref = sgm_cpu(sp.left, sp.right, p);
       SgmPipeline pl(dev, p, c.w, c.h, 8, tune);

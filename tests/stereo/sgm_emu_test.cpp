@@ -102,6 +102,7 @@ TEST(StereoSgmPolicy, TableFallbackAndOverrides) {
     const SgmChoice c = sgm_choose(p, SgmTuning{});
     EXPECT_EQ(c.agg, t[i].agg) << "row " << i;
     EXPECT_EQ(c.k, t[i].k) << "row " << i;
+    EXPECT_EQ(c.k3, t[i].k3) << "row " << i;
     EXPECT_EQ(c.staged, t[i].agg == 1 && t[i].staged) << "row " << i;
   }
   SgmParams big;
@@ -138,6 +139,39 @@ TEST(StereoSgmPolicy, TableFallbackAndOverrides) {
   two.wta = 1;
   EXPECT_EQ(sgm_choose(p, two).wta, 1);
   SgmTuning bad;
-  bad.agg = 3;
+  bad.agg = 4;
   EXPECT_THROW(sgm_choose(p, bad), evk::InputError);
+  SgmTuning three;
+  three.agg = 3;
+  EXPECT_EQ(sgm_choose(p, three).agg, 3);
+  EXPECT_EQ(sgm_choose(p, three).wta, 2);  // kernel 3 writes the same volumes: kernel 2's wta
+  // 128/8: the policy row's K3 16 (8 lanes); the entry carries K3 and the lanes
+  EXPECT_EQ(sgm_aggregate_kernel(sgm_layout(64, 48, p, 16), sgm_choose(p, three), true), "sgm_aggregate3_k16_g8_u8");
+  // no row (300 disparities, kernel 3 forced): the smallest K3 of 4, 8, 16 with <= 32 lanes
+  SgmParams p300 = p;
+  p300.max_disparity = 299;
+  EXPECT_EQ(sgm_choose(p300, three).k3, 0);
+  EXPECT_EQ(sgm_aggregate_kernel(sgm_layout(64, 48, p300, 16), sgm_choose(p300, three), true), "sgm_aggregate3_k16_g32_u8");
+  EXPECT_EQ(sgm_agg3_k(sgm_layout(64, 48, p, 16), 0), 4);
+  EXPECT_EQ(sgm_agg3_lanes(sgm_layout(64, 48, p, 16), 0), 32);
+  EXPECT_EQ(sgm_agg3_lanes(sgm_layout(64, 48, p, 16), 8), 16);
+  EXPECT_EQ(sgm_agg3_lanes(sgm_layout(64, 48, p, 16), 16), 8);
+  SgmParams p31 = p;
+  p31.max_disparity = 31;
+  EXPECT_EQ(sgm_agg3_lanes(sgm_layout(64, 48, p31, 8), 0), 8);  // 8 lanes needed at most 8: the 8-lane entry
+  SgmParams p511 = p;
+  p511.max_disparity = 511;
+  EXPECT_EQ(sgm_agg3_k(sgm_layout(64, 48, p511, 16), 4), 16);  // 512 entries: widened to 16 per lane
+  EXPECT_EQ(sgm_agg3_lanes(sgm_layout(64, 48, p511, 16), 4), 32);
+  p511.max_disparity = 599;
+  EXPECT_EQ(sgm_choose(p511, three).agg, 2);  // beyond 512: kernel 2
+  EXPECT_EQ(sgm_agg3_lanes(sgm_layout(64, 48, p511, 32), 0), 0);
+  three.k3 = 8;
+  EXPECT_EQ(sgm_choose(p, three).k3, 8);
+  three.k3 = 2;
+  EXPECT_THROW(sgm_choose(p, three), evk::InputError);
+  // four shifted copies of the padded right rows, each row a multiple of 4 words
+  const SgmLayout l = sgm_layout(61, 7, p, 16);
+  EXPECT_EQ(sgm_agg3_copy_pitch(l) % 4, 0);
+  EXPECT_GE(sgm_agg3_copy_pitch(l), l.right_pitch + 3);
 }

@@ -109,6 +109,20 @@ TEST(StereoSgmGpu, EveryLaneWidthBitIdentical) {
       }
 }
 
+// Kernel 3 (aggregate_vec.cu) with each lane width it has, ranges up to 512 disparities.
+TEST(StereoSgmGpu, Kernel3EveryLaneWidthBitIdentical) {
+  EVK_REQUIRE_GPU();
+  std::uint64_t seed = 70;
+  for (int k3 : {4, 8, 16})
+    for (auto [mind, maxd] : {std::pair{0, 63}, std::pair{-10, 90}, std::pair{5, 5}, std::pair{0, 300}, std::pair{-7, 504}}) {
+      SgmTuning t;
+      t.agg = 3;
+      t.k3 = k3;
+      large_case(203, 157, mind, maxd, 8, t, full_post(), seed++);
+      large_case(131, 97, mind, maxd, 4, t, PostParams{}, seed++);
+    }
+}
+
 // Every benchmarked setting (64/128/256 disparities x 4/8 paths), both kernels and the policy's
 // choice, on an odd size whose diagonals wrap inside blocks: bit-identical to sgm_cpu.
 TEST(StereoSgmGpu, EverySettingBothKernelsBitIdentical) {
@@ -116,9 +130,9 @@ TEST(StereoSgmGpu, EverySettingBothKernelsBitIdentical) {
   std::uint64_t seed = 40;
   for (int d : {64, 128, 256})
     for (int paths : {4, 8})
-      for (int agg : {0, 1, 2, 3}) {  // 3: the seed with prefetched direct loads
+      for (int agg : {0, 1, 2, 3, 4}) {  // 3: the seed with prefetched direct loads; 4: kernel 3
         SgmTuning t;
-        t.agg = agg == 3 ? 1 : agg;
+        t.agg = agg == 3 ? 1 : (agg == 4 ? 3 : agg);
         t.prefetch = agg == 3;
         large_case(333, 211, 0, d - 1, paths, t, full_post(), seed++);
         large_case(97, 301, 0, d - 1, paths, t, PostParams{}, seed++);  // taller than wide, dense
@@ -133,6 +147,8 @@ TEST(StereoSgmGpu, FullHdBitIdentical) {
   large_case(1920, 1080, 0, 127, 8, {0, false, false, 1}, PostParams{}, 14);  // the seed kernel, direct census loads
   large_case(1920, 1080, 0, 255, 8, {0, false, false, 2}, PostParams{}, 15);  // kernel 2, 256 disparities
   large_case(1920, 1080, 0, 127, 8, {0, false, false, 1, 0, true}, PostParams{}, 16);  // the seed, prefetched loads
+  large_case(1920, 1080, 0, 127, 8, {0, false, false, 3}, full_post(), 17);            // kernel 3
+  large_case(1920, 1080, 0, 255, 4, {0, false, false, 3}, PostParams{}, 18);           // kernel 3, 256 disparities
 }
 
 namespace {

@@ -92,8 +92,10 @@ bool try_release_warp(int warp_base, int nthreads, int first) {
   }
   std::uint64_t vote = 0;
   bool any = false, all = true;
+  std::uint64_t vmin = ~0ull;
   for (int l = 0; l < 32; ++l)
     if (mask >> l & 1u) {
+      vmin = std::min(vmin, g_fibers[static_cast<std::size_t>(warp_base + l)].value);
       const bool p = g_fibers[static_cast<std::size_t>(warp_base + l)].value != 0;
       vote |= static_cast<std::uint64_t>(p) << l;
       any = any || p;
@@ -127,6 +129,7 @@ bool try_release_warp(int warp_base, int nthreads, int first) {
       case kBallot: f.result = vote; break;
       case kAny: f.result = any; break;
       case kAll: f.result = all; break;
+      case kReduceMin: f.result = vmin; break;
       case kSyncWarp: f.result = 0; break;
     }
   }

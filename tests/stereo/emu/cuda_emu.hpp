@@ -56,7 +56,7 @@ unsigned char* dyn_smem();
 // when a launch is malformed or a kernel breaks the collective rules above. seed: thread order.
 void launch(dim3 grid, dim3 block, std::size_t smem, const std::function<void()>& body, std::uint64_t seed = 1);
 
-enum Collective { kSyncWarp, kShflIdx, kShflUp, kShflDown, kShflXor, kBallot, kAny, kAll };
+enum Collective { kSyncWarp, kShflIdx, kShflUp, kShflDown, kShflXor, kBallot, kAny, kAll, kReduceMin };
 std::uint64_t warp_collective(Collective kind, unsigned mask, std::uint64_t value, int param, int width);
 void syncthreads();
 [[noreturn]] void fail(const std::string& why);  // from kernel code: aborts the launch
@@ -106,6 +106,10 @@ inline unsigned __ballot_sync(unsigned mask, int p) {
   return static_cast<unsigned>(emu::warp_collective(emu::kBallot, mask, p != 0, 0, 32));
 }
 inline int __any_sync(unsigned mask, int p) { return static_cast<int>(emu::warp_collective(emu::kAny, mask, p != 0, 0, 32)); }
+// redux.sync (sm_80+): the minimum of the 32-bit unsigned values of the lanes in mask.
+inline unsigned __reduce_min_sync(unsigned mask, unsigned v) {
+  return static_cast<unsigned>(emu::warp_collective(emu::kReduceMin, mask, v, 0, 32));
+}
 inline int __all_sync(unsigned mask, int p) { return static_cast<int>(emu::warp_collective(emu::kAll, mask, p != 0, 0, 32)); }
 
 // Integer intrinsics (host definitions of the device functions the kernels use).

@@ -20,6 +20,7 @@
 #include "../../../apps/stereo/core/src/sgm/aggregate_variants.cu"
 #include "../../../apps/stereo/core/src/ssd_expert_variants.cu"
 #include "../../../apps/stereo/core/src/sgm/aggregate_fast.cu"
+#include "../../../apps/stereo/core/src/sgm/aggregate_vec.cu"
 
 namespace stereo_test {
 
@@ -53,7 +54,12 @@ const std::map<std::string, std::function<void(void**)>>& emulated_sgm_kernels()
       K(sgm_aggregate_k8_u8_prefetch), K(sgm_aggregate_k16_u8_prefetch), K(sgm_aggregate_k32_u8_prefetch),
       K(sgm_aggregate_k8_u16_prefetch), K(sgm_aggregate_k16_u16_prefetch), K(sgm_aggregate_k32_u16_prefetch),
       K(sgm_aggregate2_k8_u8), K(sgm_aggregate2_k16_u8), K(sgm_aggregate2_k32_u8), K(sgm_aggregate2_k8_u16),
-      K(sgm_aggregate2_k16_u16), K(sgm_aggregate2_k32_u16),
+      K(sgm_aggregate2_k16_u16), K(sgm_aggregate2_k32_u16), K(sgm_aggregate3_k4_g8_u8), K(sgm_aggregate3_k8_g8_u8), K(sgm_aggregate3_k16_g8_u8), K(sgm_aggregate3_k4_g8_u16),
+      K(sgm_aggregate3_k8_g8_u16), K(sgm_aggregate3_k16_g8_u16), K(sgm_aggregate3_k4_g16_u8), K(sgm_aggregate3_k4_g32_u8),
+      K(sgm_aggregate3_k8_g16_u8), K(sgm_aggregate3_k8_g32_u8), K(sgm_aggregate3_k16_g16_u8), K(sgm_aggregate3_k16_g32_u8),
+      K(sgm_aggregate3_k4_g16_u16), K(sgm_aggregate3_k4_g32_u16), K(sgm_aggregate3_k8_g16_u16), K(sgm_aggregate3_k8_g32_u16),
+      K(sgm_aggregate3_k16_g16_u16), K(sgm_aggregate3_k16_g32_u16),
+      K(sgm_census4_u8), K(sgm_census4_u16),
 #undef K
   };
   return k;

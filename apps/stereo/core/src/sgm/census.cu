@@ -2,10 +2,12 @@
 // I(p + o_k) > I(p - o_k) for the 31 offsets o_k of the half window in raster order (dy -3..0,
 // dx -4..4, dy < 0 or dx < 0), reads clamped to the image. Bit-identical to census_cpu().
 // Block 32x8 threads; the 40x14 tile around it is staged in shared memory.
+// sgm_census4_*: the code of (x, y) four times, copy q (H pitch words apart) at x + offset + q of its
+// row: the shifted copies the third aggregation kernel (aggregate_vec.cu) reads as aligned chunks.
 #define CENSUS_BX 32
 #define CENSUS_BY 8
 
-template <class T>
+template <class T, int COPIES>
 __device__ __forceinline__ void census_body(const T* __restrict__ img, const int W, const int H,
                                             unsigned* __restrict__ out, const int pitch, const int offset) {
   __shared__ T tile[CENSUS_BY + 6][CENSUS_BX + 8];
@@ -31,17 +33,30 @@ __device__ __forceinline__ void census_body(const T* __restrict__ img, const int
         ++k;
       }
     }
-  out[(size_t)y * pitch + x + offset] = v;
+#pragma unroll
+  for (int q = 0; q < COPIES; ++q) out[(size_t)q * H * pitch + (size_t)y * pitch + x + offset + q] = v;
 }
 
 extern "C" __global__ void __launch_bounds__(CENSUS_BX * CENSUS_BY)
     sgm_census_u8(const unsigned char* __restrict__ img, const int W, const int H, unsigned* __restrict__ out,
                   const int pitch, const int offset) {
-  census_body(img, W, H, out, pitch, offset);
+  census_body<unsigned char, 1>(img, W, H, out, pitch, offset);
 }
 
 extern "C" __global__ void __launch_bounds__(CENSUS_BX * CENSUS_BY)
     sgm_census_u16(const unsigned short* __restrict__ img, const int W, const int H, unsigned* __restrict__ out,
                    const int pitch, const int offset) {
-  census_body(img, W, H, out, pitch, offset);
+  census_body<unsigned short, 1>(img, W, H, out, pitch, offset);
+}
+
+extern "C" __global__ void __launch_bounds__(CENSUS_BX * CENSUS_BY)
+    sgm_census4_u8(const unsigned char* __restrict__ img, const int W, const int H, unsigned* __restrict__ out,
+                   const int pitch, const int offset) {
+  census_body<unsigned char, 4>(img, W, H, out, pitch, offset);
+}
+
+extern "C" __global__ void __launch_bounds__(CENSUS_BX * CENSUS_BY)
+    sgm_census4_u16(const unsigned short* __restrict__ img, const int W, const int H, unsigned* __restrict__ out,
+                    const int pitch, const int offset) {
+  census_body<unsigned short, 4>(img, W, H, out, pitch, offset);
 }

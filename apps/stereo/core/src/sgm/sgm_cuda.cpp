@@ -14,6 +14,7 @@
 #include "evk/cuda_library.hpp"
 #include "evk/device.hpp"
 #include "evk_kernels/sgm_aggregate_fast_kernels.hpp"
+#include "evk_kernels/sgm_aggregate_vec_kernels.hpp"
 #include "evk_kernels/sgm_aggregate_variants.hpp"
 #include "evk_kernels/sgm_census_kernels.hpp"
 #include "evk_kernels/sgm_cost_kernels.hpp"
@@ -106,7 +107,8 @@ class CudaSgmDevice final : public SgmDevice {
  private:
   cudaKernel_t kernel(const std::string& name) {
     if (auto it = kernels_.find(name); it != kernels_.end()) return it->second;
-    const KernelImage* img = name.rfind("sgm_aggregate2_", 0) == 0 ? &sgm_aggregate_fast_kernels()
+    const KernelImage* img = name.rfind("sgm_aggregate2_", 0) == 0   ? &sgm_aggregate_fast_kernels()
+                             : name.rfind("sgm_aggregate3_", 0) == 0 ? &sgm_aggregate_vec_kernels()
                              : name.rfind("sgm_aggregate", 0) == 0  ? &sgm_aggregate_variants()
                              : name.rfind("sgm_census", 0) == 0   ? &sgm_census_kernels()
                              : name.rfind("sgm_cost", 0) == 0     ? &sgm_cost_kernels()

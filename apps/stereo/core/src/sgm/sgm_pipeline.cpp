@@ -57,6 +57,7 @@ SgmTuning SgmTuning::from_env() {
     t.prefetch = std::string(l) == "prefetch";
   }
   if (const char* a = std::getenv("EVK_SGM_AGG")) t.agg = std::atoi(a);
+  if (const char* k3 = std::getenv("EVK_SGM_K3")) t.k3 = std::atoi(k3);
   if (const char* w = std::getenv("EVK_SGM_WTA")) t.wta = std::atoi(w);
   return t;
 }
@@ -78,10 +79,15 @@ namespace {
 // fastest differed from the table by 2% or less (64/8 kernel 2 K 32 2.023 vs 2.067; 128/8 the
 // seed's prefetched loads 2.925 vs direct 2.980), within what one sweep can tell apart, so those
 // rows stay.
+// Ninth session (H100, kernel 3 = aggregate_vec.cu, its lanes' K swept; side by side in one run each,
+// default setting, median ms): 128/4 kernel 3 K3 8 1.939 vs kernel 2 2.088; 256/4 K3 16 2.936 vs
+// 3.282; 256/8 K3 16 5.223 vs 5.746; 128/8 K3 16 (8 lanes) 2.859 vs the seed 2.973 (before the
+// 8-lane entries: Gs 8 at run time). At 64 disparities kernel 3 is slower (64/4 K3 4 1.485 vs
+// kernel 2 1.409; 64/8 2.220 vs the seed 2.067), so those rows stay.
 const SgmPolicy kPolicy[] = {
-    {64, 4, 2, 16, false},  {64, 8, 1, 8, false},    //
-    {128, 4, 2, 16, false}, {128, 8, 1, 16, false},  //
-    {256, 4, 2, 16, false}, {256, 8, 2, 32, false},  //
+    {64, 4, 2, 16, false, 0},  {64, 8, 1, 8, false, 0},    //
+    {128, 4, 3, 16, false, 8}, {128, 8, 3, 16, false, 16},  //
+    {256, 4, 3, 16, false, 16}, {256, 8, 3, 16, false, 16},  //
 };
 }  // namespace
 
@@ -100,17 +106,24 @@ SgmChoice sgm_choose(const SgmParams& p, const SgmTuning& t) {
     if (count <= row.max_count && p.paths == row.paths) {
       c.agg = row.agg;
       c.k = row.k;
+      c.k3 = row.k3;
       staged = row.staged;
       break;
     }
   if (t.agg != 0) {
-    if (t.agg != 1 && t.agg != 2) input_error("sgm tuning", "aggregation kernel must be 1 or 2");
+    if (t.agg < 1 || t.agg > 3) input_error("sgm tuning", "aggregation kernel must be 1, 2 or 3");
     if (t.agg != c.agg) {  // that kernel's own defaults
       c.k = count <= 64 ? 8 : (count <= 512 ? 16 : 32);
+      c.k3 = 0;
       staged = false;
     }
     c.agg = t.agg;
   }
+  if (t.k3 != 0) {
+    if (t.k3 != 4 && t.k3 != 8 && t.k3 != 16) input_error("sgm tuning", "kernel 3's disparities per lane must be 4, 8 or 16");
+    c.k3 = t.k3;
+  }
+  if (c.agg == 3 && count > 512) c.agg = 2;   // kernel 3 runs up to 512 disparities
   if (p.cost != CostKind::census) c.agg = 1;  // stored sad/ssd costs: the seed's volume mode
   if (t.k != 0) c.k = t.k;
   if (t.staged) staged = true;
@@ -118,9 +131,24 @@ SgmChoice sgm_choose(const SgmParams& p, const SgmTuning& t) {
   c.staged = c.agg == 1 && p.cost == CostKind::census && staged;
   c.prefetch = c.agg == 1 && p.cost == CostKind::census && t.prefetch;
   if (t.wta != 0 && t.wta != 1 && t.wta != 2) input_error("sgm tuning", "wta kernel must be 1 or 2");
-  c.wta = t.wta != 0 ? t.wta : c.agg;
+  c.wta = t.wta != 0 ? t.wta : std::min(c.agg, 2);
   return c;
 }
+
+int sgm_agg3_k(const SgmLayout& l, int k3) {
+  if (k3 == 0) k3 = l.Dp <= 128 ? 4 : (l.Dp <= 256 ? 8 : 16);
+  while (k3 < 16 && (l.Dp + k3 - 1) / k3 > 32) k3 *= 2;
+  return k3;
+}
+
+int sgm_agg3_lanes(const SgmLayout& l, int k3) {
+  if (l.Dp % 4 != 0) return 0;
+  const int k = sgm_agg3_k(l, k3);
+  const int lanes = std::max(8, pow2ceil((l.Dp + k - 1) / k));  // entries for 8, 16 and 32 lanes
+  return lanes <= 32 ? lanes : 0;
+}
+
+int sgm_agg3_copy_pitch(const SgmLayout& l) { return (l.right_pitch + 3 + 3) / 4 * 4; }
 
 std::size_t sgm_staged_smem(const SgmLayout& l) {
   const int seg = l.Dp + SgmLayout::kAggregateThreads / l.Gs - 1;
@@ -132,6 +160,8 @@ std::size_t sgm_agg2_smem(const SgmLayout& l) { return static_cast<std::size_t>(
 
 std::string sgm_aggregate_kernel(const SgmLayout& l, const SgmChoice& c, bool census) {
   const std::string k = std::to_string(l.K), st = l.store16 ? "_u16" : "_u8";
+  if (census && c.agg == 3)
+    return "sgm_aggregate3_k" + std::to_string(sgm_agg3_k(l, c.k3)) + "_g" + std::to_string(sgm_agg3_lanes(l, c.k3)) + st;
   if (census && c.agg == 2) return "sgm_aggregate2_k" + k + st;
   return "sgm_aggregate_k" + k + st + (census ? (c.staged ? "_staged" : (c.prefetch ? "_prefetch" : "_census")) : "_volume");
 }
@@ -144,6 +174,10 @@ SgmPipeline::SgmPipeline(SgmDevice& dev, const SgmParams& p, int W, int H, int b
       tuning_(tuning),
       choice_(sgm_choose(p, tuning)) {
   choice_.k = layout_.K;  // sgm_layout widens K where more than 32 lanes would be needed
+  if (choice_.agg == 3) {
+    if (sgm_agg3_lanes(layout_, choice_.k3) == 0) throw std::logic_error("SgmPipeline: kernel 3 cannot run this layout");
+    choice_.k3 = sgm_agg3_k(layout_, choice_.k3);
+  }
   if (bits != 8 && bits != 16) throw std::logic_error("SgmPipeline: bits must be 8 or 16");
   if (bits == 16 && p.cost != CostKind::census) bits_ = 8;  // sad/ssd run on 8-bit pixels
   const SgmLayout& l = layout_;
@@ -157,7 +191,9 @@ SgmPipeline::SgmPipeline(SgmDevice& dev, const SgmParams& p, int W, int H, int b
     for (int i = 0; i < 2; ++i) img_[i] = grab(npx * (bits_ / 8));
     if (p.cost == CostKind::census) {
       census_[0] = grab(npx * 4);
-      const std::size_t nr = static_cast<std::size_t>(l.right_pitch) * H * 4;
+      // kernel 3 reads four copies of the right census, copy q shifted right by q words
+      const std::size_t nr = choice_.agg == 3 ? static_cast<std::size_t>(sgm_agg3_copy_pitch(l)) * H * 4 * 4
+                                              : static_cast<std::size_t>(l.right_pitch) * H * 4;
       census_[1] = grab(nr);
       dev_.fill(census_[1], 0, nr);  // padding columns stay 0 (census of pixels outside the image)
     } else {
@@ -199,9 +235,10 @@ void SgmPipeline::enqueue_cost() {
     int pitch = W, off = 0;
     void* a0[] = {&img_[0], &W, &H, &census_[0], &pitch, &off};
     dev_.launch(name, grid, block, 0, a0);
-    int rpitch = l.right_pitch, roff = l.right_offset;
+    int rpitch = choice_.agg == 3 ? sgm_agg3_copy_pitch(l) : l.right_pitch, roff = l.right_offset;
     void* a1[] = {&img_[1], &W, &H, &census_[1], &rpitch, &roff};
-    dev_.launch(name, grid, block, 0, a1);
+    const std::string rname = choice_.agg == 3 ? (bits_ == 8 ? "sgm_census4_u8" : "sgm_census4_u16") : name;
+    dev_.launch(rname, grid, block, 0, a1);
   } else {
     int radius = p_.window / 2, squared = p_.cost == CostKind::ssd ? 1 : 0;
     void* a[] = {&img_[0], &img_[1], &cost_, &W, &H, &dmin, &D, &Dp, &radius, &squared};
@@ -219,8 +256,10 @@ void SgmPipeline::enqueue_aggregate(int only) {
   if (only >= p_.paths) throw std::logic_error("enqueue_aggregate: no such direction");
   const bool census = p_.cost == CostKind::census;
   const std::string name = sgm_aggregate_kernel(l, choice_, census);
+  const bool agg3 = census && choice_.agg == 3;
+  if (agg3) Gs = sgm_agg3_lanes(l, choice_.k3);  // kernel 3's own lanes per cell
   const int lines = SgmLayout::kAggregateThreads / Gs;
-  int rpitch = l.right_pitch, roff = l.right_offset, dir0 = only >= 0 ? only : 0;
+  int rpitch = agg3 ? sgm_agg3_copy_pitch(l) : l.right_pitch, roff = l.right_offset, dir0 = only >= 0 ? only : 0;
   void* none = nullptr;
   void* cl = census ? census_[0] : none;
   void* cr = census ? census_[1] : none;
@@ -228,7 +267,8 @@ void SgmPipeline::enqueue_aggregate(int only) {
   void* out = paths_;
   if (only >= 0) out = static_cast<char*>(paths_) + l.volume_bytes(only);
   void* a[] = {&cl, &cr, &rpitch, &roff, &vol, &out, &W, &H, &dmin, &D, &Dp, &G, &Gs, &P1, &P2, &dir0};
-  const std::size_t smem = census && choice_.agg == 2 ? sgm_agg2_smem(l) : (choice_.staged ? sgm_staged_smem(l) : 0);
+  const std::size_t smem =
+      agg3 ? 0 : (census && choice_.agg == 2 ? sgm_agg2_smem(l) : (choice_.staged ? sgm_staged_smem(l) : 0));
   dev_.launch(name, Dim3{ceil_div(std::max(W, H), lines), only >= 0 ? 1u : static_cast<unsigned>(p_.paths), 1},
               Dim3{SgmLayout::kAggregateThreads, 1, 1}, smem, a);
 }

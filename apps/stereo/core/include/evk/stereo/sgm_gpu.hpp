@@ -63,7 +63,8 @@ struct SgmTuning {
   bool staged = false;
   bool direct = false;  // forces the seed's direct loads where the policy would stage them
   // aggregation kernel: 1 the seed (kernels/original/stereo/sgm_aggregate.cu), 2 the second kernel
-  // (core/src/sgm/aggregate_fast.cu, census costs only; sad/ssd always run the seed)
+  // (core/src/sgm/aggregate_fast.cu), 3 the third (core/src/sgm/aggregate_vec.cu, up to 512
+  // disparities); 2 and 3 census costs only (sad/ssd always run the seed)
   int agg = 0;
   // wta kernel: 1 a loop over the paths (sgm_wta_*), 2 the paths unrolled (sgm_wta2_*); 0: the
   // aggregation kernel's number
@@ -71,7 +72,9 @@ struct SgmTuning {
   // the seed's direct loads with the next cell's codes loaded during this cell's step (SGM_PREFETCH 1;
   // implies direct). Not in the policy table until measured against the others.
   bool prefetch = false;
-  static SgmTuning from_env();  // EVK_SGM_K=8|16|32, EVK_SGM_LOADS=staged|direct|prefetch, EVK_SGM_AGG=1|2, EVK_SGM_WTA=1|2
+  int k3 = 0;  // kernel 3's disparities per lane (4, 8, 16; 0: the smallest with <= 32 lanes per cell)
+  // EVK_SGM_K=8|16|32, EVK_SGM_LOADS=staged|direct|prefetch, EVK_SGM_AGG=1|2|3, EVK_SGM_K3=4|8|16, EVK_SGM_WTA=1|2
+  static SgmTuning from_env();
 };
 
 // One row of the tuning policy (CUB-style): the first row whose max_count >= the disparity count
@@ -80,14 +83,16 @@ struct SgmTuning {
 struct SgmPolicy {
   int max_count;
   int paths;
-  int agg;      // 1 or 2
-  int k;        // disparities per lane
+  int agg;      // 1, 2 or 3
+  int k;        // disparities per lane (kernel 3: of the layout, i.e. the wta; its own lanes by k3 below)
   bool staged;  // kernel 1: the staged census loads (else direct)
+  int k3;       // kernel 3: disparities per lane (0: the smallest with <= 32 lanes per cell)
 };
 const SgmPolicy* sgm_policy_table(int* rows);
 // What a pipeline runs: the tuning's explicit choices, the policy's for the rest.
 struct SgmChoice {
   int agg = 2, k = 16;
+  int k3 = 0;  // kernel 3's disparities per lane (SgmPipeline fills it in from the layout)
   bool staged = false;
   bool prefetch = false;  // kernel 1, direct loads, SGM_PREFETCH 1
   int wta = 2;
@@ -97,6 +102,12 @@ SgmChoice sgm_choose(const SgmParams& p, const SgmTuning& t);
 std::size_t sgm_staged_smem(const SgmLayout& l);
 // Bytes of dynamic shared memory the second aggregation kernel needs.
 std::size_t sgm_agg2_smem(const SgmLayout& l);
+// Kernel 3 (aggregate_vec.cu): its disparities per lane for a layout (k3 = 0: the smallest of 4, 8,
+// 16 that needs <= 32 lanes per cell), its lanes per cell, the pitch (words) of one of the four
+// shifted copies of the right census it reads; 0 lanes when it cannot run the layout (Dp > 512).
+int sgm_agg3_k(const SgmLayout& l, int k3);
+int sgm_agg3_lanes(const SgmLayout& l, int k3);
+int sgm_agg3_copy_pitch(const SgmLayout& l);
 // The aggregation kernel's entry name for a layout and a choice (census or stored costs).
 std::string sgm_aggregate_kernel(const SgmLayout& l, const SgmChoice& c, bool census);
 

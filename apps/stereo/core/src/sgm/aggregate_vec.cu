@@ -1,0 +1,272 @@
+// SGM path aggregation, third kernel (support kernel; the evolvable seed stays
+// kernels/original/stereo/sgm_aggregate.cu). Same recurrence and the same output volumes as the
+// seed for every k < Dp, bit for bit:
+//   L_r(p, k) = C(p, k) + min(L_r(p-r, k), L_r(p-r, k±1) + P1, m + P2) - m, m = min_k L_r(p-r, k),
+// out[dir][y][x][k < Dp] (8-bit when cost_max + P2 <= 255, else 16-bit), census costs on the fly.
+//
+// Why a third kernel: at 1920x1080 a direction's lines are few (1080 rows, 1920 columns), so with
+// 16 or 32 disparities per lane a direction alone runs one warp or less per scheduler and each
+// line step costs its whole instruction latency (~800-1200 cycles per step measured on the H100);
+// and the seed's K scalar census loads per lane and step cost ~85 L1 wavefronts per warp step.
+// This kernel spreads a line over more lanes with fewer disparities each (K 4, 8 or 16) and loads
+// a lane's census codes as K/4 aligned 16-byte loads:
+//   - chunk-strided lanes: lane l of a segment of Gs lanes holds the groups of 4 consecutive
+//     disparities k = 4 (l + Gs g) .. + 3, g < K/4. Load g of a segment reads Gs consecutive
+//     16-byte chunks: coalesced.
+//   - aligned copies: the right census is stored four times, copy q shifted right by q words
+//     (sgm_census4_* in census.cu), so the 4 codes of any group start on a 16-byte boundary in the
+//     copy q = -(right_offset + x - dmin - 3) mod 4. Four times the census memory (~35 MB at 1080p).
+//   - a group as two pairs of signed 16-bit values, A = (k, k+2) and B = (k+1, k+3): L(k±1) of A are
+//     (B of the group before, high half; B) and B; of B, A and (A; A of the group after, low half),
+//     so each group needs one shuffle from the lane before and one from the lane after (the group
+//     before lane 0's is lane Gs-1's previous group: a rotation). DPX min-plus as in the seed.
+//   - the line minimum by one redux (__reduce_min_sync) where a segment is the whole warp, else by
+//     log2(Gs) shuffles;
+//   - the next A3_DEPTH cells' codes in flight in a ring of registers (a direction alone is latency
+//     bound: with the codes loaded one step ahead, the H100 took ~1000 cycles per line step, the
+//     latency of a DRAM read); no shared memory, no block barrier (segments whose line is past the
+//     direction's end shadow the last line).
+// Values, padding (BIG = 2^14 for k >= D) and ranges are the seed's: the index space is Gs K
+// disparities with k >= D padded, as the seed's lanes x K; every value stays below 2^15 and
+// t + C - m never carries between the halves of a pair.
+//
+// Entries sgm_aggregate3_k<K>_g<Gs>_<u8|u16> (bottom), the seed's signature, with right_pitch the
+// pitch of one copy (words, a multiple of 4), the copies H right_pitch words apart, right_offset the
+// column origin inside a copy row before its shift, G unused, Gs the lanes per line (8, 16 or 32, the
+// entry's; Gs K >= Dp; Dp a multiple of 4). Launch: grid (ceil(max(W, H) / (128 / Gs)), number of
+// directions), 128 threads, no shared memory.
+#define A3_THREADS 128
+#define A3_BIG 0x4000u
+#define A3_BIG2 0x40004000u
+#define A3_FULL 0xffffffffu
+// cells of a line whose census codes are in flight (registers: (K + 4) / 4 words each)
+#define A3_DEPTH(K) ((K) <= 4 ? 8 : ((K) <= 8 ? 4 : 2))
+
+// Loads the codes of cell (x, y): its left code and the lane's NG chunks. copies_l = copies - 4 lane
+// (the lane's first chunk at the copy row's word a0 + q - 4 lane; chunk g 4 GS words before).
+template <int NG, int GS>
+__device__ __forceinline__ void a3_load(const unsigned* __restrict__ census_left, const unsigned* __restrict__ copies_l,
+                                        const int pitch, const size_t cstride1, const int c0, const int W, const int x,
+                                        const int y, const bool* has, unsigned& cl, uint4* code) {
+  cl = __ldg(census_left + (size_t)y * W + x);
+  // first column of group 0's chunk (k = 3) relative to the copy row origin, and its copy
+  const int a0 = c0 + x;
+  const int q = (-a0) & 3;
+  const unsigned* row = copies_l + (size_t)q * cstride1 + (size_t)y * pitch + a0;
+#pragma unroll
+  for (int g = 0; g < NG; ++g) code[g] = has[g] ? __ldg((const uint4*)(row - 4 * GS * g)) : make_uint4(0u, 0u, 0u, 0u);
+}
+
+// Stores the lane's groups of cell_l = the cell's first entry + 4 lane (group g 4 GS entries further).
+template <int K, int GS, class StoreT>
+__device__ __forceinline__ void a3_store(StoreT* __restrict__ cell_l, const unsigned* A, const unsigned* B, const bool* has);
+template <int K, int GS>
+__device__ __forceinline__ void a3_store(unsigned char* __restrict__ cell_l, const unsigned* A, const unsigned* B,
+                                         const bool* has) {
+#pragma unroll
+  for (int g = 0; g < K / 4; ++g)
+    if (has[g]) __stcs((unsigned*)(cell_l + 4 * GS * g), __byte_perm(A[g], B[g], 0x6240));  // k0, k0+1, k0+2, k0+3
+}
+template <int K, int GS>
+__device__ __forceinline__ void a3_store(unsigned short* __restrict__ cell_l, const unsigned* A, const unsigned* B,
+                                         const bool* has) {
+#pragma unroll
+  for (int g = 0; g < K / 4; ++g)
+    if (has[g])
+      __stcs((uint2*)(cell_l + 4 * GS * g), make_uint2(__byte_perm(A[g], B[g], 0x5410), __byte_perm(A[g], B[g], 0x7632)));
+}
+
+// The cell after (x, y) on a line of direction (DX, DY); diagonal lines wrap around the side.
+template <int DX, int DY>
+__device__ __forceinline__ void a3_advance(int& x, int& y, const int W) {
+  if (DY == 0 || DX != 0) x += DX;
+  y += DY;
+  if (DY != 0 && DX != 0) {
+    if (x < 0) x += W;
+    if (x >= W) x -= W;
+  }
+}
+
+template <int K, int GS, class StoreT, int DX, int DY, int P>
+__device__ __forceinline__ void a3_direction(const unsigned* __restrict__ census_left,
+                                             const unsigned* __restrict__ copies, const int pitch, const int roff,
+                                             StoreT* __restrict__ vol, const int W, const int H, const int dmin,
+                                             const int D, const int Dp, const int P1, const int P2) {
+  constexpr int NG = K / 4;
+  constexpr int Gs = GS;
+  const int lines = A3_THREADS / Gs;
+  const int nlines = DY == 0 ? H : W;
+  const int steps = DY == 0 ? W : H;
+  const int line0 = (int)blockIdx.x * lines;
+  if (line0 >= nlines) return;  // the whole block: whole warps leave, the others stay converged
+  // surplus segments shadow the last line (not stored), so every collective names the full warp:
+  // a constant full mask spares the compiler's convergence checks (MATCH.ANY, REDUX.OR and a
+  // divergence branch per shuffle with a computed mask)
+  const bool valid = line0 + (int)threadIdx.x / Gs < nlines;
+  const int line = valid ? line0 + (int)threadIdx.x / Gs : nlines - 1;
+  const int lane = (int)threadIdx.x % Gs;
+  const size_t cstride1 = (size_t)H * pitch + 1;  // copy q + 1 starts cstride words on, shifted one more
+  const unsigned* copies_l = copies - 4 * lane;
+  const int c0 = roff - dmin - 3;
+  StoreT* vol_l = vol + 4 * lane;
+  unsigned padA[NG], padB[NG];
+  bool has[NG];
+#pragma unroll
+  for (int g = 0; g < NG; ++g) {
+    const int k0 = 4 * (lane + Gs * g);
+    has[g] = k0 < Dp;  // entries >= Dp (idle groups) are neither loaded nor stored
+    padA[g] = (k0 >= D ? A3_BIG : 0u) | (k0 + 2 >= D ? (A3_BIG << 16) : 0u);
+    padB[g] = (k0 + 1 >= D ? A3_BIG : 0u) | (k0 + 3 >= D ? (A3_BIG << 16) : 0u);
+  }
+  const bool padded = 4 * Gs * NG != D;
+  const unsigned p1x2 = (unsigned)P1 * 0x10001u;
+  const int prev = (lane + Gs - 1) & (Gs - 1), next = (lane + 1) & (Gs - 1);
+  int x = DY == 0 ? (DX > 0 ? 0 : W - 1) : line;
+  int y = DY == 0 ? line : (DY > 0 ? 0 : H - 1);
+  // software pipeline: the codes of the next P cells of the line are in flight in a ring of
+  // registers (slot j holds step s0 + j; refilled with step s0 + j + P once used)
+  unsigned cl[P];
+  uint4 code[P][NG];
+  int lx = x, ly = y;  // the next cell to load
+#pragma unroll
+  for (int j = 0; j < P; ++j) {
+    cl[j] = 0u;
+    if (j < steps) a3_load<NG, GS>(census_left, copies_l, pitch, cstride1, c0, W, lx, ly, has, cl[j], code[j]);
+    a3_advance<DX, DY>(lx, ly, W);
+  }
+  unsigned A[NG], B[NG];
+#pragma unroll
+  for (int g = 0; g < NG; ++g) {
+    A[g] = padA[g];
+    B[g] = padB[g];
+  }
+  int m = 0;
+  for (int s0 = 0; s0 < steps; s0 += P) {
+#pragma unroll
+    for (int j = 0; j < P; ++j) {
+      const int s = s0 + j;
+      if (s < steps) {  // the same for every lane of the segment
+        // a diagonal line restarts where p - r leaves the image
+        const bool fresh = DY != 0 && DX != 0 && s > 0 && (DX > 0 ? x == 0 : x == W - 1);
+        if (fresh) {
+#pragma unroll
+          for (int g = 0; g < NG; ++g) {
+            A[g] = padA[g];
+            B[g] = padB[g];
+          }
+          m = 0;
+        }
+        unsigned cA[NG], cB[NG];
+#pragma unroll
+        for (int g = 0; g < NG; ++g) {
+          // chunk words x, y, z, w = disparities k0 + 3, + 2, + 1, k0
+          // (a sum, not an or: one IMAD packs the pair)
+          cA[g] = (unsigned)__popc(cl[j] ^ code[j][g].w) + ((unsigned)__popc(cl[j] ^ code[j][g].y) << 16);
+          cB[g] = (unsigned)__popc(cl[j] ^ code[j][g].z) + ((unsigned)__popc(cl[j] ^ code[j][g].x) << 16);
+          if (padded) {
+            cA[g] += padA[g];
+            cB[g] += padB[g];
+          }
+        }
+        // slot j is free: step s + P's codes
+        if (s + P < steps) a3_load<NG, GS>(census_left, copies_l, pitch, cstride1, c0, W, lx, ly, has, cl[j], code[j]);
+        a3_advance<DX, DY>(lx, ly, W);
+        // neighbours across lanes: B of the group before, A of the group after
+        unsigned Bp[NG], An[NG];
+#pragma unroll
+        for (int g = 0; g < NG; ++g) {
+          Bp[g] = __shfl_sync(A3_FULL, B[g], prev, Gs);
+          An[g] = __shfl_sync(A3_FULL, A[g], next, Gs);
+        }
+        const unsigned thr = (unsigned)(m + P2 - P1) * 0x10001u;
+        const unsigned mm = (unsigned)m * 0x10001u;
+        unsigned lo = 0u, hi = 0u;
+#pragma unroll
+        for (int g = 0; g < NG; ++g) {
+          // lane 0's group before is lane Gs-1's group g-1; lane Gs-1's group after is lane 0's g+1
+          const unsigned bp = lane != 0 ? Bp[g] : (g > 0 ? Bp[g - 1] : A3_BIG2);
+          const unsigned an = lane != Gs - 1 ? An[g] : (g + 1 < NG ? An[g + 1] : A3_BIG2);
+          const unsigned loA = __byte_perm(bp, B[g], 0x5432);    // L(k-1) of (k0, k0+2): (k0-1, k0+1)
+          const unsigned hiB = __byte_perm(A[g], an, 0x5432);    // L(k+1) of (k0+1, k0+3): (k0+2, k0+4)
+          const unsigned uA = __vimin3_s16x2(loA, B[g], thr);    // min(L(k-1), L(k+1), m + P2 - P1)
+          const unsigned uB = __vimin3_s16x2(A[g], hiB, thr);
+          const unsigned tA = __viaddmin_s16x2(uA, p1x2, A[g]);  // min(L(k), that + P1)
+          const unsigned tB = __viaddmin_s16x2(uB, p1x2, B[g]);
+          A[g] = tA + cA[g] - mm;  // per half C + t - m, no carries
+          B[g] = tB + cB[g] - mm;
+          if (g == 0) {
+            lo = A[0];
+            hi = B[0];
+          } else {
+            lo = __vmins2(lo, A[g]);
+            hi = __vmins2(hi, B[g]);
+          }
+        }
+        const unsigned mn = __vmins2(lo, hi);
+        unsigned mi = min(mn & 0xffffu, mn >> 16);
+        if (Gs == 32) {
+          mi = __reduce_min_sync(A3_FULL, mi);  // one redux for the warp's line
+        } else {
+          for (int o = Gs / 2; o > 0; o /= 2) mi = min(mi, __shfl_xor_sync(A3_FULL, mi, o, Gs));
+        }
+        m = (int)mi;
+        if (valid) a3_store<K, GS>(vol_l + ((size_t)y * W + x) * Dp, A, B, has);
+        a3_advance<DX, DY>(x, y, W);
+      }
+    }
+  }
+}
+
+template <int K, int GS, class StoreT>
+__device__ __forceinline__ void a3_body(const unsigned* __restrict__ census_left, const unsigned* __restrict__ copies,
+                                        const int pitch, const int roff, StoreT* __restrict__ out, const int W,
+                                        const int H, const int dmin, const int D, const int Dp, const int P1,
+                                        const int P2, const int dir0) {
+  StoreT* vol = out + (size_t)blockIdx.y * H * W * Dp;
+  constexpr int P = A3_DEPTH(K);
+  switch (dir0 + (int)blockIdx.y) {
+    case 0: a3_direction<K, GS, StoreT, 1, 0, P>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+    case 1: a3_direction<K, GS, StoreT, -1, 0, P>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+    case 2: a3_direction<K, GS, StoreT, 0, 1, P>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+    case 3: a3_direction<K, GS, StoreT, 0, -1, P>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+    case 4: a3_direction<K, GS, StoreT, 1, 1, P>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+    case 5: a3_direction<K, GS, StoreT, -1, 1, P>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+    case 6: a3_direction<K, GS, StoreT, 1, -1, P>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+    default: a3_direction<K, GS, StoreT, -1, -1, P>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+  }
+}
+
+// Entries sgm_aggregate3_k<K>_g<GS>_<u8|u16>: K disparities per lane, GS lanes per line (the Gs
+// argument must equal GS).
+#define SGM_AGG3_ENTRY(NAME, K, GS, STORE)                                                                        \
+  extern "C" __global__ void __launch_bounds__(A3_THREADS, 4)                                                    \
+      NAME(const unsigned* __restrict__ census_left, const unsigned* __restrict__ census_right,                 \
+           const int right_pitch, const int right_offset, const unsigned char* __restrict__ volume,              \
+           STORE* __restrict__ out, const int W, const int H, const int dmin, const int D, const int Dp,         \
+           const int G, const int Gs, const int P1, const int P2, const int dir0) {                              \
+    (void)volume;                                                                                                \
+    (void)G;                                                                                                     \
+    (void)Gs;                                                                                                    \
+    a3_body<K, GS, STORE>(census_left, census_right, right_pitch, right_offset, out, W, H, dmin, D, Dp, P1, P2,  \
+                          dir0);                                                                                 \
+  }
+
+// At most 128 registers (4 blocks of 128 threads per SM): ptxas 13.0 needs 85-116 with the ring, no spills.
+SGM_AGG3_ENTRY(sgm_aggregate3_k4_g8_u8, 4, 8, unsigned char)
+SGM_AGG3_ENTRY(sgm_aggregate3_k4_g16_u8, 4, 16, unsigned char)
+SGM_AGG3_ENTRY(sgm_aggregate3_k4_g32_u8, 4, 32, unsigned char)
+SGM_AGG3_ENTRY(sgm_aggregate3_k8_g8_u8, 8, 8, unsigned char)
+SGM_AGG3_ENTRY(sgm_aggregate3_k8_g16_u8, 8, 16, unsigned char)
+SGM_AGG3_ENTRY(sgm_aggregate3_k8_g32_u8, 8, 32, unsigned char)
+SGM_AGG3_ENTRY(sgm_aggregate3_k16_g8_u8, 16, 8, unsigned char)
+SGM_AGG3_ENTRY(sgm_aggregate3_k16_g16_u8, 16, 16, unsigned char)
+SGM_AGG3_ENTRY(sgm_aggregate3_k16_g32_u8, 16, 32, unsigned char)
+SGM_AGG3_ENTRY(sgm_aggregate3_k4_g8_u16, 4, 8, unsigned short)
+SGM_AGG3_ENTRY(sgm_aggregate3_k4_g16_u16, 4, 16, unsigned short)
+SGM_AGG3_ENTRY(sgm_aggregate3_k4_g32_u16, 4, 32, unsigned short)
+SGM_AGG3_ENTRY(sgm_aggregate3_k8_g8_u16, 8, 8, unsigned short)
+SGM_AGG3_ENTRY(sgm_aggregate3_k8_g16_u16, 8, 16, unsigned short)
+SGM_AGG3_ENTRY(sgm_aggregate3_k8_g32_u16, 8, 32, unsigned short)
+SGM_AGG3_ENTRY(sgm_aggregate3_k16_g8_u16, 16, 8, unsigned short)
+SGM_AGG3_ENTRY(sgm_aggregate3_k16_g16_u16, 16, 16, unsigned short)
+SGM_AGG3_ENTRY(sgm_aggregate3_k16_g32_u16, 16, 32, unsigned short)
