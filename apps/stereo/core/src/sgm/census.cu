@@ -37,26 +37,14 @@ __device__ __forceinline__ void census_body(const T* __restrict__ img, const int
   for (int q = 0; q < COPIES; ++q) out[(size_t)q * H * pitch + (size_t)y * pitch + x + offset + q] = v;
 }
 
-extern "C" __global__ void __launch_bounds__(CENSUS_BX * CENSUS_BY)
-    sgm_census_u8(const unsigned char* __restrict__ img, const int W, const int H, unsigned* __restrict__ out,
-                  const int pitch, const int offset) {
-  census_body<unsigned char, 1>(img, W, H, out, pitch, offset);
-}
+#define SGM_CENSUS_ENTRY(NAME, T, COPIES)                                                                       \
+  extern "C" __global__ void __launch_bounds__(CENSUS_BX * CENSUS_BY)                                            \
+      NAME(const T* __restrict__ img, const int W, const int H, unsigned* __restrict__ out, const int pitch,     \
+           const int offset) {                                                                                   \
+    census_body<T, COPIES>(img, W, H, out, pitch, offset);                                                       \
+  }
 
-extern "C" __global__ void __launch_bounds__(CENSUS_BX * CENSUS_BY)
-    sgm_census_u16(const unsigned short* __restrict__ img, const int W, const int H, unsigned* __restrict__ out,
-                   const int pitch, const int offset) {
-  census_body<unsigned short, 1>(img, W, H, out, pitch, offset);
-}
-
-extern "C" __global__ void __launch_bounds__(CENSUS_BX * CENSUS_BY)
-    sgm_census4_u8(const unsigned char* __restrict__ img, const int W, const int H, unsigned* __restrict__ out,
-                   const int pitch, const int offset) {
-  census_body<unsigned char, 4>(img, W, H, out, pitch, offset);
-}
-
-extern "C" __global__ void __launch_bounds__(CENSUS_BX * CENSUS_BY)
-    sgm_census4_u16(const unsigned short* __restrict__ img, const int W, const int H, unsigned* __restrict__ out,
-                    const int pitch, const int offset) {
-  census_body<unsigned short, 4>(img, W, H, out, pitch, offset);
-}
+SGM_CENSUS_ENTRY(sgm_census_u8, unsigned char, 1)
+SGM_CENSUS_ENTRY(sgm_census_u16, unsigned short, 1)
+SGM_CENSUS_ENTRY(sgm_census4_u8, unsigned char, 4)
+SGM_CENSUS_ENTRY(sgm_census4_u16, unsigned short, 4)
