@@ -145,8 +145,8 @@ TEST(StereoSgmPolicy, TableFallbackAndOverrides) {
   three.agg = 3;
   EXPECT_EQ(sgm_choose(p, three).agg, 3);
   EXPECT_EQ(sgm_choose(p, three).wta, 2);  // kernel 3 writes the same volumes: kernel 2's wta
-  // 128/8: the policy row's K3 16 (8 lanes); the entry carries K3 and the lanes
-  EXPECT_EQ(sgm_aggregate_kernel(sgm_layout(64, 48, p, 16), sgm_choose(p, three), true), "sgm_aggregate3_k16_g8_u8");
+  // 128/8: the policy row's K3 8 (16 lanes); the entry carries K3 and the lanes
+  EXPECT_EQ(sgm_aggregate_kernel(sgm_layout(64, 48, p, 16), sgm_choose(p, three), true), "sgm_aggregate3_k8_g16_u8");
   // no row (300 disparities, kernel 3 forced): the smallest K3 of 4, 8, 16 with <= 32 lanes
   SgmParams p300 = p;
   p300.max_disparity = 299;

@@ -22,9 +22,8 @@
 //     before lane 0's is lane Gs-1's previous group: a rotation). DPX min-plus as in the seed.
 //   - the line minimum by one redux (__reduce_min_sync) where a segment is the whole warp, else by
 //     log2(Gs) shuffles;
-//   - the next A3_DEPTH cells' codes in flight in a ring of registers (a direction alone is latency
-//     bound: with the codes loaded one step ahead, the H100 took ~1000 cycles per line step, the
-//     latency of a DRAM read); no shared memory, no block barrier (segments whose line is past the
+//   - the next A3_DEPTH cells' codes in flight in a ring of registers (1: a deeper ring did not make
+//     the latency-bound line steps faster); no shared memory, no block barrier (segments whose line is past the
 //     direction's end shadow the last line).
 // Values, padding (BIG = 2^14 for k >= D) and ranges are the seed's: the index space is Gs K
 // disparities with k >= D padded, as the seed's lanes x K; every value stays below 2^15 and
@@ -39,8 +38,9 @@
 #define A3_BIG 0x4000u
 #define A3_BIG2 0x40004000u
 #define A3_FULL 0xffffffffu
-// cells of a line whose census codes are in flight (registers: (K + 4) / 4 words each)
-#define A3_DEPTH(K) ((K) <= 4 ? 8 : ((K) <= 8 ? 4 : 2))
+// cells of a line whose census codes are in flight (registers: (K + 4) / 4 words each). Deeper rings
+// (8 cells at K 4, 4 at K 8, 2 at K 16) were no faster on the H100 and cost occupancy.
+#define A3_DEPTH(K) 1
 
 // Loads the codes of cell (x, y): its left code and the lane's NG chunks. copies_l = copies - 4 lane
 // (the lane's first chunk at the copy row's word a0 + q - 4 lane; chunk g 4 GS words before).
@@ -239,7 +239,7 @@ __device__ __forceinline__ void a3_body(const unsigned* __restrict__ census_left
 // Entries sgm_aggregate3_k<K>_g<GS>_<u8|u16>: K disparities per lane, GS lanes per line (the Gs
 // argument must equal GS).
 #define SGM_AGG3_ENTRY(NAME, K, GS, STORE)                                                                        \
-  extern "C" __global__ void __launch_bounds__(A3_THREADS, 4)                                                    \
+  extern "C" __global__ void __launch_bounds__(A3_THREADS, (K) <= 8 ? 8 : 6)                                                    \
       NAME(const unsigned* __restrict__ census_left, const unsigned* __restrict__ census_right,                 \
            const int right_pitch, const int right_offset, const unsigned char* __restrict__ volume,              \
            STORE* __restrict__ out, const int W, const int H, const int dmin, const int D, const int Dp,         \
@@ -251,7 +251,8 @@ __device__ __forceinline__ void a3_body(const unsigned* __restrict__ census_left
                           dir0);                                                                                 \
   }
 
-// At most 128 registers (4 blocks of 128 threads per SM): ptxas 13.0 needs 85-116 with the ring, no spills.
+// K <= 8: at most 64 registers (8 blocks of 128 threads per SM; ptxas 13.0: 50-55); K 16: 80 (6 blocks;
+// one 4-byte spill), so 128/8 at 1080p fits in about one wave.
 SGM_AGG3_ENTRY(sgm_aggregate3_k4_g8_u8, 4, 8, unsigned char)
 SGM_AGG3_ENTRY(sgm_aggregate3_k4_g16_u8, 4, 16, unsigned char)
 SGM_AGG3_ENTRY(sgm_aggregate3_k4_g32_u8, 4, 32, unsigned char)

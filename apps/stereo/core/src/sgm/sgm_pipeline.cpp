@@ -79,15 +79,18 @@ namespace {
 // fastest differed from the table by 2% or less (64/8 kernel 2 K 32 2.023 vs 2.067; 128/8 the
 // seed's prefetched loads 2.925 vs direct 2.980), within what one sweep can tell apart, so those
 // rows stay.
-// Ninth session (H100, kernel 3 = aggregate_vec.cu, its lanes' K swept; side by side in one run each,
-// default setting, median ms): 128/4 kernel 3 K3 8 1.939 vs kernel 2 2.088; 256/4 K3 16 2.936 vs
-// 3.282; 256/8 K3 16 5.223 vs 5.746; 128/8 K3 16 (8 lanes) 2.859 vs the seed 2.973 (before the
-// 8-lane entries: Gs 8 at run time). At 64 disparities kernel 3 is slower (64/4 K3 4 1.485 vs
-// kernel 2 1.409; 64/8 2.220 vs the seed 2.067), so those rows stay.
+// Ninth session (H100, kernel 3 = aggregate_vec.cu with one cell in flight and 8 blocks per SM at
+// K3 <= 8; its lanes' K swept in one run beside kernels 1 and 2, default setting, median ms,
+// bench/gi/runs/h100-2026-11-24-sgm3/h100-final): 64/4 K3 4 1.324 vs kernel 2 1.500 (K 8) / 1.409
+// (K 16); 64/8 K3 8 1.884 vs the seed 2.062; 128/4 K3 8 1.837 vs kernel 2 2.055; 128/8 K3 8 2.830
+// vs the seed 2.971 (K3 16 3.226: 80 registers); 256/4 K3 8 2.845 vs kernel 2 3.283; 256/8 K3 16
+// 5.045 vs kernel 2 5.764. Kernel 3 at every row; kernels 1 and 2 stay for sad/ssd, > 512
+// disparities and explicit tuning. At 64 disparities the layout's K (the wta's) is 16: the wta took
+// 0.253 ms with K 16 (kernel 2's rows) against 0.303 with K 8 at 64/4.
 const SgmPolicy kPolicy[] = {
-    {64, 4, 2, 16, false, 0},  {64, 8, 1, 8, false, 0},    //
-    {128, 4, 3, 16, false, 8}, {128, 8, 3, 16, false, 16},  //
-    {256, 4, 3, 16, false, 16}, {256, 8, 3, 16, false, 16},  //
+    {64, 4, 3, 16, false, 4},   {64, 8, 3, 16, false, 8},   //
+    {128, 4, 3, 16, false, 8},  {128, 8, 3, 16, false, 8},  //
+    {256, 4, 3, 16, false, 8},  {256, 8, 3, 16, false, 16},  //
 };
 }  // namespace
 
