@@ -22,9 +22,10 @@
 //     before lane 0's is lane Gs-1's previous group: a rotation). DPX min-plus as in the seed.
 //   - the line minimum by one redux (__reduce_min_sync) where a segment is the whole warp, else by
 //     log2(Gs) shuffles;
-//   - the next A3_DEPTH cells' codes in flight in a ring of registers (1: a deeper ring did not make
-//     the latency-bound line steps faster); no shared memory, no block barrier (segments whose line is past the
-//     direction's end shadow the last line).
+//   - the next cell's codes loaded during this cell's step (a ring of 2-8 cells in flight was no
+//     faster on the H100: the line steps are latency-bound, not waiting on loads, and it cost
+//     occupancy); no shared memory, no block barrier (segments whose line is past the direction's
+//     end shadow the last line).
 // Values, padding (BIG = 2^14 for k >= D) and ranges are the seed's: the index space is Gs K
 // disparities with k >= D padded, as the seed's lanes x K; every value stays below 2^15 and
 // t + C - m never carries between the halves of a pair.
@@ -38,9 +39,6 @@
 #define A3_BIG 0x4000u
 #define A3_BIG2 0x40004000u
 #define A3_FULL 0xffffffffu
-// cells of a line whose census codes are in flight (registers: (K + 4) / 4 words each). Deeper rings
-// (8 cells at K 4, 4 at K 8, 2 at K 16) were no faster on the H100 and cost occupancy.
-#define A3_DEPTH(K) 1
 
 // Loads the codes of cell (x, y): its left code and the lane's NG chunks. copies_l = copies - 4 lane
 // (the lane's first chunk at the copy row's word a0 + q - 4 lane; chunk g 4 GS words before).
@@ -87,7 +85,7 @@ __device__ __forceinline__ void a3_advance(int& x, int& y, const int W) {
   }
 }
 
-template <int K, int GS, class StoreT, int DX, int DY, int P>
+template <int K, int GS, class StoreT, int DX, int DY>
 __device__ __forceinline__ void a3_direction(const unsigned* __restrict__ census_left,
                                              const unsigned* __restrict__ copies, const int pitch, const int roff,
                                              StoreT* __restrict__ vol, const int W, const int H, const int dmin,
@@ -123,17 +121,10 @@ __device__ __forceinline__ void a3_direction(const unsigned* __restrict__ census
   const int prev = (lane + Gs - 1) & (Gs - 1), next = (lane + 1) & (Gs - 1);
   int x = DY == 0 ? (DX > 0 ? 0 : W - 1) : line;
   int y = DY == 0 ? line : (DY > 0 ? 0 : H - 1);
-  // software pipeline: the codes of the next P cells of the line are in flight in a ring of
-  // registers (slot j holds step s0 + j; refilled with step s0 + j + P once used)
-  unsigned cl[P];
-  uint4 code[P][NG];
-  int lx = x, ly = y;  // the next cell to load
-#pragma unroll
-  for (int j = 0; j < P; ++j) {
-    cl[j] = 0u;
-    if (j < steps) a3_load<NG, GS>(census_left, copies_l, pitch, cstride1, c0, W, lx, ly, has, cl[j], code[j]);
-    a3_advance<DX, DY>(lx, ly, W);
-  }
+  // the codes of the line's current cell; the next cell's are loaded once this cell's costs are made
+  unsigned cl = 0u;
+  uint4 code[NG];
+  a3_load<NG, GS>(census_left, copies_l, pitch, cstride1, c0, W, x, y, has, cl, code);
   unsigned A[NG], B[NG];
 #pragma unroll
   for (int g = 0; g < NG; ++g) {
@@ -141,79 +132,75 @@ __device__ __forceinline__ void a3_direction(const unsigned* __restrict__ census
     B[g] = padB[g];
   }
   int m = 0;
-  for (int s0 = 0; s0 < steps; s0 += P) {
+  for (int s = 0; s < steps; ++s) {
+    // a diagonal line restarts where p - r leaves the image
+    const bool fresh = DY != 0 && DX != 0 && s > 0 && (DX > 0 ? x == 0 : x == W - 1);
+    if (fresh) {
 #pragma unroll
-    for (int j = 0; j < P; ++j) {
-      const int s = s0 + j;
-      if (s < steps) {  // the same for every lane of the segment
-        // a diagonal line restarts where p - r leaves the image
-        const bool fresh = DY != 0 && DX != 0 && s > 0 && (DX > 0 ? x == 0 : x == W - 1);
-        if (fresh) {
+      for (int g = 0; g < NG; ++g) {
+        A[g] = padA[g];
+        B[g] = padB[g];
+      }
+      m = 0;
+    }
+    unsigned cA[NG], cB[NG];
 #pragma unroll
-          for (int g = 0; g < NG; ++g) {
-            A[g] = padA[g];
-            B[g] = padB[g];
-          }
-          m = 0;
-        }
-        unsigned cA[NG], cB[NG];
-#pragma unroll
-        for (int g = 0; g < NG; ++g) {
-          // chunk words x, y, z, w = disparities k0 + 3, + 2, + 1, k0
-          // (a sum, not an or: one IMAD packs the pair)
-          cA[g] = (unsigned)__popc(cl[j] ^ code[j][g].w) + ((unsigned)__popc(cl[j] ^ code[j][g].y) << 16);
-          cB[g] = (unsigned)__popc(cl[j] ^ code[j][g].z) + ((unsigned)__popc(cl[j] ^ code[j][g].x) << 16);
-          if (padded) {
-            cA[g] += padA[g];
-            cB[g] += padB[g];
-          }
-        }
-        // slot j is free: step s + P's codes
-        if (s + P < steps) a3_load<NG, GS>(census_left, copies_l, pitch, cstride1, c0, W, lx, ly, has, cl[j], code[j]);
-        a3_advance<DX, DY>(lx, ly, W);
-        // neighbours across lanes: B of the group before, A of the group after
-        unsigned Bp[NG], An[NG];
-#pragma unroll
-        for (int g = 0; g < NG; ++g) {
-          Bp[g] = __shfl_sync(A3_FULL, B[g], prev, Gs);
-          An[g] = __shfl_sync(A3_FULL, A[g], next, Gs);
-        }
-        const unsigned thr = (unsigned)(m + P2 - P1) * 0x10001u;
-        const unsigned mm = (unsigned)m * 0x10001u;
-        unsigned lo = 0u, hi = 0u;
-#pragma unroll
-        for (int g = 0; g < NG; ++g) {
-          // lane 0's group before is lane Gs-1's group g-1; lane Gs-1's group after is lane 0's g+1
-          const unsigned bp = lane != 0 ? Bp[g] : (g > 0 ? Bp[g - 1] : A3_BIG2);
-          const unsigned an = lane != Gs - 1 ? An[g] : (g + 1 < NG ? An[g + 1] : A3_BIG2);
-          const unsigned loA = __byte_perm(bp, B[g], 0x5432);    // L(k-1) of (k0, k0+2): (k0-1, k0+1)
-          const unsigned hiB = __byte_perm(A[g], an, 0x5432);    // L(k+1) of (k0+1, k0+3): (k0+2, k0+4)
-          const unsigned uA = __vimin3_s16x2(loA, B[g], thr);    // min(L(k-1), L(k+1), m + P2 - P1)
-          const unsigned uB = __vimin3_s16x2(A[g], hiB, thr);
-          const unsigned tA = __viaddmin_s16x2(uA, p1x2, A[g]);  // min(L(k), that + P1)
-          const unsigned tB = __viaddmin_s16x2(uB, p1x2, B[g]);
-          A[g] = tA + cA[g] - mm;  // per half C + t - m, no carries
-          B[g] = tB + cB[g] - mm;
-          if (g == 0) {
-            lo = A[0];
-            hi = B[0];
-          } else {
-            lo = __vmins2(lo, A[g]);
-            hi = __vmins2(hi, B[g]);
-          }
-        }
-        const unsigned mn = __vmins2(lo, hi);
-        unsigned mi = min(mn & 0xffffu, mn >> 16);
-        if (Gs == 32) {
-          mi = __reduce_min_sync(A3_FULL, mi);  // one redux for the warp's line
-        } else {
-          for (int o = Gs / 2; o > 0; o /= 2) mi = min(mi, __shfl_xor_sync(A3_FULL, mi, o, Gs));
-        }
-        m = (int)mi;
-        if (valid) a3_store<K, GS>(vol_l + ((size_t)y * W + x) * Dp, A, B, has);
-        a3_advance<DX, DY>(x, y, W);
+    for (int g = 0; g < NG; ++g) {
+      // chunk words x, y, z, w = disparities k0 + 3, + 2, + 1, k0
+      // (a sum, not an or: one IMAD packs the pair)
+      cA[g] = (unsigned)__popc(cl ^ code[g].w) + ((unsigned)__popc(cl ^ code[g].y) << 16);
+      cB[g] = (unsigned)__popc(cl ^ code[g].z) + ((unsigned)__popc(cl ^ code[g].x) << 16);
+      if (padded) {
+        cA[g] += padA[g];
+        cB[g] += padB[g];
       }
     }
+    int xn = x, yn = y;
+    a3_advance<DX, DY>(xn, yn, W);
+    // the next cell's codes, in flight during the rest of this step
+    if (s + 1 < steps) a3_load<NG, GS>(census_left, copies_l, pitch, cstride1, c0, W, xn, yn, has, cl, code);
+    // neighbours across lanes: B of the group before, A of the group after
+    unsigned Bp[NG], An[NG];
+#pragma unroll
+    for (int g = 0; g < NG; ++g) {
+      Bp[g] = __shfl_sync(A3_FULL, B[g], prev, Gs);
+      An[g] = __shfl_sync(A3_FULL, A[g], next, Gs);
+    }
+    const unsigned thr = (unsigned)(m + P2 - P1) * 0x10001u;
+    const unsigned mm = (unsigned)m * 0x10001u;
+    unsigned lo = 0u, hi = 0u;
+#pragma unroll
+    for (int g = 0; g < NG; ++g) {
+      // lane 0's group before is lane Gs-1's group g-1; lane Gs-1's group after is lane 0's g+1
+      const unsigned bp = lane != 0 ? Bp[g] : (g > 0 ? Bp[g - 1] : A3_BIG2);
+      const unsigned an = lane != Gs - 1 ? An[g] : (g + 1 < NG ? An[g + 1] : A3_BIG2);
+      const unsigned loA = __byte_perm(bp, B[g], 0x5432);    // L(k-1) of (k0, k0+2): (k0-1, k0+1)
+      const unsigned hiB = __byte_perm(A[g], an, 0x5432);    // L(k+1) of (k0+1, k0+3): (k0+2, k0+4)
+      const unsigned uA = __vimin3_s16x2(loA, B[g], thr);    // min(L(k-1), L(k+1), m + P2 - P1)
+      const unsigned uB = __vimin3_s16x2(A[g], hiB, thr);
+      const unsigned tA = __viaddmin_s16x2(uA, p1x2, A[g]);  // min(L(k), that + P1)
+      const unsigned tB = __viaddmin_s16x2(uB, p1x2, B[g]);
+      A[g] = tA + cA[g] - mm;  // per half C + t - m, no carries
+      B[g] = tB + cB[g] - mm;
+      if (g == 0) {
+        lo = A[0];
+        hi = B[0];
+      } else {
+        lo = __vmins2(lo, A[g]);
+        hi = __vmins2(hi, B[g]);
+      }
+    }
+    const unsigned mn = __vmins2(lo, hi);
+    unsigned mi = min(mn & 0xffffu, mn >> 16);
+    if (Gs == 32) {
+      mi = __reduce_min_sync(A3_FULL, mi);  // one redux for the warp's line
+    } else {
+      for (int o = Gs / 2; o > 0; o /= 2) mi = min(mi, __shfl_xor_sync(A3_FULL, mi, o, Gs));
+    }
+    m = (int)mi;
+    if (valid) a3_store<K, GS>(vol_l + ((size_t)y * W + x) * Dp, A, B, has);
+    x = xn;
+    y = yn;
   }
 }
 
@@ -223,16 +210,15 @@ __device__ __forceinline__ void a3_body(const unsigned* __restrict__ census_left
                                         const int H, const int dmin, const int D, const int Dp, const int P1,
                                         const int P2, const int dir0) {
   StoreT* vol = out + (size_t)blockIdx.y * H * W * Dp;
-  constexpr int P = A3_DEPTH(K);
   switch (dir0 + (int)blockIdx.y) {
-    case 0: a3_direction<K, GS, StoreT, 1, 0, P>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
-    case 1: a3_direction<K, GS, StoreT, -1, 0, P>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
-    case 2: a3_direction<K, GS, StoreT, 0, 1, P>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
-    case 3: a3_direction<K, GS, StoreT, 0, -1, P>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
-    case 4: a3_direction<K, GS, StoreT, 1, 1, P>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
-    case 5: a3_direction<K, GS, StoreT, -1, 1, P>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
-    case 6: a3_direction<K, GS, StoreT, 1, -1, P>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
-    default: a3_direction<K, GS, StoreT, -1, -1, P>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+    case 0: a3_direction<K, GS, StoreT, 1, 0>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+    case 1: a3_direction<K, GS, StoreT, -1, 0>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+    case 2: a3_direction<K, GS, StoreT, 0, 1>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+    case 3: a3_direction<K, GS, StoreT, 0, -1>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+    case 4: a3_direction<K, GS, StoreT, 1, 1>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+    case 5: a3_direction<K, GS, StoreT, -1, 1>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+    case 6: a3_direction<K, GS, StoreT, 1, -1>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+    default: a3_direction<K, GS, StoreT, -1, -1>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
   }
 }
 
@@ -251,8 +237,8 @@ __device__ __forceinline__ void a3_body(const unsigned* __restrict__ census_left
                           dir0);                                                                                 \
   }
 
-// K <= 8: at most 64 registers (8 blocks of 128 threads per SM; ptxas 13.0: 50-55); K 16: 80 (6 blocks;
-// one 4-byte spill), so 128/8 at 1080p fits in about one wave.
+// K <= 8: at most 64 registers (8 blocks of 128 threads per SM; ptxas 13.0: 54-56); K 16: 80 (6 blocks),
+// no spills, so 128/8 at 1080p fits in about one wave.
 SGM_AGG3_ENTRY(sgm_aggregate3_k4_g8_u8, 4, 8, unsigned char)
 SGM_AGG3_ENTRY(sgm_aggregate3_k4_g16_u8, 4, 16, unsigned char)
 SGM_AGG3_ENTRY(sgm_aggregate3_k4_g32_u8, 4, 32, unsigned char)
