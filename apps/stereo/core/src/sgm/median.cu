@@ -1,7 +1,17 @@
 // SGM stage median on the GPU (support kernel): a valid pixel becomes the lower median of the
 // valid values of its 3x3 neighbourhood inside the image; invalid pixels stay invalid.
-// Bit-identical to median3_cpu. One thread per pixel.
+// Bit-identical to median3_cpu. One thread per pixel, branch-free: neighbours outside the image or
+// invalid become a key above every value, a sorting network orders the nine keys, and the lower
+// median of the n valid ones is key (n - 1) / 2 (invalid keys sort last). The first version's
+// insertion sort diverged per pixel: 0.155 ms at 1920x1080 on the H100.
 #define INVALID_Q (-32768)
+#define MEDIAN_NONE 0x10000  // above every 16-bit value
+
+__device__ __forceinline__ void med_cx(int& a, int& b) {
+  const int lo = min(a, b), hi = max(a, b);
+  a = lo;
+  b = hi;
+}
 
 extern "C" __global__ void __launch_bounds__(256)
     sgm_median3(const short* __restrict__ in, short* __restrict__ out, const int W, const int H) {
@@ -12,20 +22,30 @@ extern "C" __global__ void __launch_bounds__(256)
     out[(size_t)y * W + x] = c;
     return;
   }
-  short v[9];
+  int v[9];
   int n = 0;
-  for (int j = -1; j <= 1; ++j)
-    for (int i = -1; i <= 1; ++i) {
-      const int xx = x + i, yy = y + j;
-      if (xx < 0 || xx >= W || yy < 0 || yy >= H) continue;
-      const short s = in[(size_t)yy * W + xx];
-      if (s == INVALID_Q) continue;
-      int k = n++;
-      while (k > 0 && v[k - 1] > s) {  // insertion sort
-        v[k] = v[k - 1];
-        --k;
-      }
-      v[k] = s;
+#pragma unroll
+  for (int j = 0; j < 3; ++j)
+#pragma unroll
+    for (int i = 0; i < 3; ++i) {
+      const int xx = x + i - 1, yy = y + j - 1;
+      const bool in_image = xx >= 0 && xx < W && yy >= 0 && yy < H;
+      const int s = in_image ? (int)in[(size_t)yy * W + xx] : INVALID_Q;
+      const bool ok = s != INVALID_Q;
+      v[3 * j + i] = ok ? s : MEDIAN_NONE;
+      n += ok ? 1 : 0;
     }
-  out[(size_t)y * W + x] = v[(n - 1) / 2];
+  // Bose-Nelson style network for 9 keys (25 exchanges), ascending
+  med_cx(v[0], v[1]); med_cx(v[3], v[4]); med_cx(v[6], v[7]);
+  med_cx(v[1], v[2]); med_cx(v[4], v[5]); med_cx(v[7], v[8]);
+  med_cx(v[0], v[1]); med_cx(v[3], v[4]); med_cx(v[6], v[7]);
+  med_cx(v[0], v[3]); med_cx(v[3], v[6]); med_cx(v[0], v[3]);
+  med_cx(v[1], v[4]); med_cx(v[4], v[7]); med_cx(v[1], v[4]);
+  med_cx(v[2], v[5]); med_cx(v[5], v[8]); med_cx(v[2], v[5]);
+  med_cx(v[1], v[3]); med_cx(v[5], v[7]); med_cx(v[2], v[6]);
+  med_cx(v[4], v[6]); med_cx(v[2], v[4]); med_cx(v[2], v[3]);
+  med_cx(v[5], v[6]);
+  const int r = (n - 1) / 2;  // 0..4 (the centre is valid: n >= 1)
+  const int m = r == 0 ? v[0] : (r == 1 ? v[1] : (r == 2 ? v[2] : (r == 3 ? v[3] : v[4])));
+  out[(size_t)y * W + x] = (short)m;
 }
