@@ -133,7 +133,6 @@ bool identical_once(const SgmParams& p, const SgmTuning& tune) {
 std::string choice_label(const SgmPipeline& pl) {
   const SgmChoice& c = pl.choice();
   return "agg" + std::to_string(c.agg) + " K" + std::to_string(pl.layout().K) + (c.agg == 3 ? " K3_" + std::to_string(c.k3) : "") +
-         (pl.sum_entries() ? " K4_" + std::to_string(pl.sum_entries() / 32) : "") +
          (c.staged ? " staged" : "") + (c.prefetch ? " prefetch" : "") + " wta" + std::to_string(c.wta);
 }
 
@@ -189,13 +188,11 @@ void BM_sgm_gpu_stages(benchmark::State& st) {
   pl.compute();
   auto stream = static_cast<cudaStream_t>(cuda_sgm_stream(*dev));
   evk::TimingStats c, a, w, md, lr;
-  // kernel 4 has no per-direction launches: its two passes alone instead
-  const int parts = pl.sum_entries() ? 2 : p.paths;
-  std::vector<evk::TimingStats> dir(static_cast<std::size_t>(parts));
+  std::vector<evk::TimingStats> dir(static_cast<std::size_t>(p.paths));
   for (auto _ : st) {
     c = evk::time_gpu([&](cudaStream_t) { pl.enqueue_cost(); }, stream);
     a = evk::time_gpu([&](cudaStream_t) { pl.enqueue_aggregate(); }, stream);
-    for (int d = 0; d < parts; ++d)
+    for (int d = 0; d < p.paths; ++d)
       dir[static_cast<std::size_t>(d)] = evk::time_gpu([&](cudaStream_t) { pl.enqueue_aggregate(d); }, stream);
     pl.enqueue_aggregate();  // every volume again before the wta
     w = evk::time_gpu([&](cudaStream_t) { pl.enqueue_wta(); }, stream);
@@ -205,19 +202,16 @@ void BM_sgm_gpu_stages(benchmark::State& st) {
   }
   st.counters["census_ms"] = c.median_ms;
   st.counters["aggregate_ms"] = a.median_ms;
-  for (int d = 0; d < parts; ++d) st.counters["agg_dir" + std::to_string(d) + "_ms"] = dir[static_cast<std::size_t>(d)].median_ms;
+  for (int d = 0; d < p.paths; ++d) st.counters["agg_dir" + std::to_string(d) + "_ms"] = dir[static_cast<std::size_t>(d)].median_ms;
   st.counters["wta_ms"] = w.median_ms;
   st.counters["median_ms"] = md.median_ms;
   st.counters["lr_ms"] = lr.median_ms;
   st.counters["post_ms"] = md.median_ms + lr.median_ms;
-  // kernel 4: S (2 bytes per entry) written by pass 1, read and written by pass 2, read by the wta
-  const double vol = pl.sum_entries() ? 2.0 * L.width * L.height * pl.sum_entries()
-                                      : static_cast<double>(pl.layout().volume_bytes(p.paths));
-  const double moved = pl.sum_entries() ? 3 * vol : vol;
+  const double vol = static_cast<double>(pl.layout().volume_bytes(p.paths));
   const double cells = static_cast<double>(L.width) * L.height * D;
-  st.counters["aggregate_GBps"] = moved / (a.median_ms / 1000.0) / 1e9;  // path volumes written (S: 3 ways)
-  st.counters["wta_GBps"] = vol / (w.median_ms / 1000.0) / 1e9;          // path volumes read
-  st.counters["path_bytes_per_px_d"] = (moved + vol) / cells;            // written + read
+  st.counters["aggregate_GBps"] = vol / (a.median_ms / 1000.0) / 1e9;  // path volumes written
+  st.counters["wta_GBps"] = vol / (w.median_ms / 1000.0) / 1e9;        // path volumes read
+  st.counters["path_bytes_per_px_d"] = 2 * vol / cells;                // written + read
   st.counters["agg"] = pl.choice().agg;
   st.counters["K"] = pl.layout().K;
   st.SetLabel(std::string(kSetting[st.range(2)]) + " " + choice_label(pl));

@@ -76,11 +76,6 @@ if want speed; then
     --benchmark_out="$out/bench_sgm_synthetic_agg3.json" --benchmark_out_format=json \
     --benchmark_counters_tabular=true > "$out/bench_sgm_synthetic_agg3.log" 2>&1
   echo "bench_stereo_sgm (synthetic, kernel 3): exit $?" >> "$log"
-  # k4: the fourth kernel (aggregate_raster.cu: two raster passes, S instead of path volumes)
-  EVK_SGM_AGG=4 timeout 200 bench_stereo_sgm --benchmark_filter='BM_sgm_gpu(_stages)?/' \
-    --benchmark_out="$out/bench_sgm_synthetic_agg4.json" --benchmark_out_format=json \
-    --benchmark_counters_tabular=true > "$out/bench_sgm_synthetic_agg4.log" 2>&1
-  echo "bench_stereo_sgm (synthetic, kernel 4): exit $?" >> "$log"
 fi
 
 # ---- tuning sweep: kernel x disparities per lane (x the seed's census loads); same results ----------
@@ -213,7 +208,6 @@ def load(path):
 new = {"synthetic": load(os.path.join(out, "bench_sgm_synthetic.json"))}
 old = {"synthetic": load(os.path.join(out, "bench_sgm_synthetic_agg1.json"))}
 k3 = {"synthetic": load(os.path.join(out, "bench_sgm_synthetic_agg3.json"))}
-k4 = {"synthetic": load(os.path.join(out, "bench_sgm_synthetic_agg4.json"))}
 for pair in ("Tsukuba", "Venus", "aloe"):
     new[pair] = load(os.path.join(out, "bench_sgm_%s.json" % pair))
 f3 = lambda v: "%.3f" % v if v else "-"
@@ -223,22 +217,22 @@ def ms(res, pair, key):
     return bm["median_ms"] if bm else None
 
 print("Device-resident, median ms. old = the seed aggregation kernel, new = the policy's choice,")
-print("k3 = the third kernel (aggregate_vec.cu, default lanes), k4 = the fourth (aggregate_raster.cu)")
+print("k3 = the third kernel (aggregate_vec.cu, default lanes)")
 print("ratio = libSGM / ours (> 1: we are faster; the target is >= 1.75x at every setting)")
-print("%-10s %4s %5s %-9s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %-14s %s" % ("pair", "disp", "paths", "setting", "libSGM", "old",
-      "new", "k3", "k4", "lib/old", "lib/new", "lib/k3", "lib/k4", "new/old", "new kernel", "target (best of ours)"))
+print("%-10s %4s %5s %-9s %8s %8s %8s %8s %8s %8s %8s %8s %-14s %s" % ("pair", "disp", "paths", "setting", "libSGM", "old", "new",
+      "k3", "lib/old", "lib/new", "lib/k3", "new/old", "new kernel", "target (best of ours)"))
 keys = sorted(set(lib) | {("synthetic", k[1], k[2], names[k[3]]) for k in new["synthetic"] if k[0] == "BM_sgm_gpu"},
               key=lambda k: (k[0] != "synthetic", k))
 for (pair, d, p, s) in keys:
     key = ("BM_sgm_gpu", d, p, names.index(s))
     l = lib.get((pair, d, p, s), {}).get("median_ms")
-    o, n, t3, t4 = ms(old, pair, key), ms(new, pair, key), ms(k3, pair, key), ms(k4, pair, key)
+    o, n, t3 = ms(old, pair, key), ms(new, pair, key), ms(k3, pair, key)
     label = new.get(pair, {}).get(key, {}).get("label", "")
     kern = " ".join(w for w in label.split() if w.startswith("agg") or w.startswith("K"))
-    best = min(v for v in (n, t3, t4) if v) if (n or t3 or t4) else None
+    best = min(v for v in (n, t3) if v) if (n or t3) else None
     met = "-" if not (l and best) else ("met" if l / best >= 1.75 else "NOT met")
-    print("%-10s %4d %5d %-9s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %-14s %s" % (pair, d, p, s, f3(l), f3(o), f3(n),
-          f3(t3), f3(t4), rt(l, o), rt(l, n), rt(l, t3), rt(l, t4), rt(o, n), kern, met))
+    print("%-10s %4d %5d %-9s %8s %8s %8s %8s %8s %8s %8s %8s %-14s %s" % (pair, d, p, s, f3(l), f3(o), f3(n), f3(t3),
+          rt(l, o), rt(l, n), rt(l, t3), rt(o, n), kern, met))
 print()
 print("Host to host, median ms (1920x1080, default setting, 8 paths, new)")
 print("%4s %9s %9s %7s   %9s %9s %7s" % ("disp", "lib page", "ours pg", "ratio", "lib pin", "ours pin", "ratio"))
@@ -250,9 +244,9 @@ for d in (64, 128, 256):
     print("%4d %9s %9s %7s   %9s %9s %7s" % (d, f3(lp_), f3(op), rt(lp_, op), f3(lq), f3(oq), rt(lq, oq)))
 print()
 print("Stages, median ms each alone (L2 flushed): census, aggregation (all directions in one launch; then")
-print("each direction alone; kernel 4: each pass alone), wta (+ uniqueness, right map; setting 2 adds the sub-pixel fit), median, LR;")
+print("each direction alone), wta (+ uniqueness, right map; setting 2 adds the sub-pixel fit), median, LR;")
 print("path-volume traffic in bytes per pixel and disparity (written + read) and GB/s")
-for tag, res in (("new", new["synthetic"]), ("k3", k3["synthetic"]), ("k4", k4["synthetic"]), ("old", old["synthetic"])):
+for tag, res in (("new", new["synthetic"]), ("k3", k3["synthetic"]), ("old", old["synthetic"])):
     for key in sorted(k for k in res if k[0] == "BM_sgm_gpu_stages"):
         bm = res[key]
         _, d, p, s = key

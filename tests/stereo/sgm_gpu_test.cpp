@@ -27,10 +27,6 @@ TEST(StereoSgmGpu, AggregateEachDirectionMatchesNaive) {
   EVK_REQUIRE_GPU();
   sgm_checks::aggregate(*gpu());
 }
-TEST(StereoSgmGpu, Kernel4SumMatchesCpu) {
-  EVK_REQUIRE_GPU();
-  sgm_checks::aggregate_sum(*gpu());
-}
 TEST(StereoSgmGpu, WtaMatchesCpu) {
   EVK_REQUIRE_GPU();
   sgm_checks::wta(*gpu());
@@ -127,21 +123,6 @@ TEST(StereoSgmGpu, Kernel3EveryLaneWidthBitIdentical) {
     }
 }
 
-// Kernel 4 (aggregate_raster.cu): every lane width (ranges up to 512 disparities), bands of the
-// default height (one per SM) and of 1, 5 and 12 rows, 4 and 8 paths.
-TEST(StereoSgmGpu, Kernel4EveryLaneWidthBitIdentical) {
-  EVK_REQUIRE_GPU();
-  std::uint64_t seed = 170;
-  for (int rows : {0, 1, 5, 12})
-    for (auto [mind, maxd] : {std::pair{0, 63}, std::pair{-10, 90}, std::pair{5, 5}, std::pair{0, 300}, std::pair{-7, 504}}) {
-      SgmTuning t;
-      t.agg = 4;
-      t.rows4 = rows;
-      large_case(203, 157, mind, maxd, 8, t, full_post(), seed++);
-      large_case(131, 97, mind, maxd, 4, t, PostParams{}, seed++);
-    }
-}
-
 // Every benchmarked setting (64/128/256 disparities x 4/8 paths), both kernels and the policy's
 // choice, on an odd size whose diagonals wrap inside blocks: bit-identical to sgm_cpu.
 TEST(StereoSgmGpu, EverySettingBothKernelsBitIdentical) {
@@ -149,9 +130,9 @@ TEST(StereoSgmGpu, EverySettingBothKernelsBitIdentical) {
   std::uint64_t seed = 40;
   for (int d : {64, 128, 256})
     for (int paths : {4, 8})
-      for (int agg : {0, 1, 2, 3, 4, 5}) {  // 3: the seed with prefetched direct loads; 4: kernel 3; 5: kernel 4
+      for (int agg : {0, 1, 2, 3, 4}) {  // 3: the seed with prefetched direct loads; 4: kernel 3
         SgmTuning t;
-        t.agg = agg == 3 ? 1 : (agg == 4 ? 3 : (agg == 5 ? 4 : agg));
+        t.agg = agg == 3 ? 1 : (agg == 4 ? 3 : agg);
         t.prefetch = agg == 3;
         large_case(333, 211, 0, d - 1, paths, t, full_post(), seed++);
         large_case(97, 301, 0, d - 1, paths, t, PostParams{}, seed++);  // taller than wide, dense
@@ -168,9 +149,6 @@ TEST(StereoSgmGpu, FullHdBitIdentical) {
   large_case(1920, 1080, 0, 127, 8, {0, false, false, 1, 0, true}, PostParams{}, 16);  // the seed, prefetched loads
   large_case(1920, 1080, 0, 127, 8, {0, false, false, 3}, full_post(), 17);            // kernel 3
   large_case(1920, 1080, 0, 255, 4, {0, false, false, 3}, PostParams{}, 18);           // kernel 3, 256 disparities
-  large_case(1920, 1080, 0, 127, 8, {0, false, false, 4}, full_post(), 19);            // kernel 4
-  large_case(1920, 1080, 0, 255, 8, {0, false, false, 4}, PostParams{}, 20);           // kernel 4, 256 disparities
-  large_case(1920, 1080, -32, 31, 4, {0, false, false, 4}, full_post(), 21);           // kernel 4, 4 paths
 }
 
 namespace {

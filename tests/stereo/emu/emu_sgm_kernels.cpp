@@ -21,7 +21,6 @@
 #include "../../../apps/stereo/core/src/ssd_expert_variants.cu"
 #include "../../../apps/stereo/core/src/sgm/aggregate_fast.cu"
 #include "../../../apps/stereo/core/src/sgm/aggregate_vec.cu"
-#include "../../../apps/stereo/core/src/sgm/aggregate_raster.cu"
 
 namespace stereo_test {
 
@@ -61,7 +60,6 @@ const std::map<std::string, std::function<void(void**)>>& emulated_sgm_kernels()
       K(sgm_aggregate3_k4_g16_u16), K(sgm_aggregate3_k4_g32_u16), K(sgm_aggregate3_k8_g16_u16), K(sgm_aggregate3_k8_g32_u16),
       K(sgm_aggregate3_k16_g16_u16), K(sgm_aggregate3_k16_g32_u16),
       K(sgm_census4_u8), K(sgm_census4_u16),
-      K(sgm_aggregate4_k2_p4_fwd), K(sgm_aggregate4_k2_p4_rev), K(sgm_aggregate4_k2_p8_fwd), K(sgm_aggregate4_k2_p8_rev), K(sgm_aggregate4_k4_p4_fwd), K(sgm_aggregate4_k4_p4_rev), K(sgm_aggregate4_k4_p8_fwd), K(sgm_aggregate4_k4_p8_rev), K(sgm_aggregate4_k8_p4_fwd), K(sgm_aggregate4_k8_p4_rev), K(sgm_aggregate4_k8_p8_fwd), K(sgm_aggregate4_k8_p8_rev), K(sgm_aggregate4_k16_p4_fwd), K(sgm_aggregate4_k16_p4_rev), K(sgm_aggregate4_k16_p8_fwd), K(sgm_aggregate4_k16_p8_rev),
 #undef K
   };
   return k;

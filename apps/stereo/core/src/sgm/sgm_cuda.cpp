@@ -14,7 +14,6 @@
 #include "evk/cuda_library.hpp"
 #include "evk/device.hpp"
 #include "evk_kernels/sgm_aggregate_fast_kernels.hpp"
-#include "evk_kernels/sgm_aggregate_raster_kernels.hpp"
 #include "evk_kernels/sgm_aggregate_vec_kernels.hpp"
 #include "evk_kernels/sgm_aggregate_variants.hpp"
 #include "evk_kernels/sgm_census_kernels.hpp"
@@ -103,11 +102,6 @@ class CudaSgmDevice final : public SgmDevice {
     EVK_CUDA_LAST();
   }
   void synchronize() override { EVK_CUDA(cudaStreamSynchronize(stream_)); }
-  int multiprocessors() override {
-    int n = 0;
-    EVK_CUDA(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device_));
-    return n;
-  }
   cudaStream_t stream() const { return stream_; }
 
  private:
@@ -115,7 +109,6 @@ class CudaSgmDevice final : public SgmDevice {
     if (auto it = kernels_.find(name); it != kernels_.end()) return it->second;
     const KernelImage* img = name.rfind("sgm_aggregate2_", 0) == 0   ? &sgm_aggregate_fast_kernels()
                              : name.rfind("sgm_aggregate3_", 0) == 0 ? &sgm_aggregate_vec_kernels()
-                             : name.rfind("sgm_aggregate4_", 0) == 0 ? &sgm_aggregate_raster_kernels()
                              : name.rfind("sgm_aggregate", 0) == 0  ? &sgm_aggregate_variants()
                              : name.rfind("sgm_census", 0) == 0   ? &sgm_census_kernels()
                              : name.rfind("sgm_cost", 0) == 0     ? &sgm_cost_kernels()

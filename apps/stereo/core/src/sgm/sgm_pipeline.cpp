@@ -59,7 +59,6 @@ SgmTuning SgmTuning::from_env() {
   if (const char* a = std::getenv("EVK_SGM_AGG")) t.agg = std::atoi(a);
   if (const char* k3 = std::getenv("EVK_SGM_K3")) t.k3 = std::atoi(k3);
   if (const char* w = std::getenv("EVK_SGM_WTA")) t.wta = std::atoi(w);
-  if (const char* r = std::getenv("EVK_SGM_ROWS4")) t.rows4 = std::atoi(r);
   return t;
 }
 
@@ -115,7 +114,7 @@ SgmChoice sgm_choose(const SgmParams& p, const SgmTuning& t) {
       break;
     }
   if (t.agg != 0) {
-    if (t.agg < 1 || t.agg > 4) input_error("sgm tuning", "aggregation kernel must be 1, 2, 3 or 4");
+    if (t.agg < 1 || t.agg > 3) input_error("sgm tuning", "aggregation kernel must be 1, 2 or 3");
     if (t.agg != c.agg) {  // that kernel's own defaults
       c.k = count <= 64 ? 8 : (count <= 512 ? 16 : 32);
       c.k3 = 0;
@@ -127,7 +126,7 @@ SgmChoice sgm_choose(const SgmParams& p, const SgmTuning& t) {
     if (t.k3 != 4 && t.k3 != 8 && t.k3 != 16) input_error("sgm tuning", "kernel 3's disparities per lane must be 4, 8 or 16");
     c.k3 = t.k3;
   }
-  if (c.agg >= 3 && count > 512) c.agg = 2;   // kernels 3 and 4 run up to 512 disparities
+  if (c.agg == 3 && count > 512) c.agg = 2;   // kernel 3 runs up to 512 disparities
   if (p.cost != CostKind::census) c.agg = 1;  // stored sad/ssd costs: the seed's volume mode
   if (t.k != 0) c.k = t.k;
   if (t.staged) staged = true;
@@ -135,7 +134,6 @@ SgmChoice sgm_choose(const SgmParams& p, const SgmTuning& t) {
   c.staged = c.agg == 1 && p.cost == CostKind::census && staged;
   c.prefetch = c.agg == 1 && p.cost == CostKind::census && t.prefetch;
   if (t.wta != 0 && t.wta != 1 && t.wta != 2) input_error("sgm tuning", "wta kernel must be 1 or 2");
-  if (t.rows4 < 0 || t.rows4 > 12) input_error("sgm tuning", "kernel 4's rows per band must be 1..12");
   c.wta = t.wta != 0 ? t.wta : std::min(c.agg, 2);
   return c;
 }
@@ -155,28 +153,6 @@ int sgm_agg3_lanes(const SgmLayout& l, int k3) {
 
 int sgm_agg3_copy_pitch(const SgmLayout& l) { return (l.right_pitch + 3 + 3) / 4 * 4; }
 
-int sgm_agg4_k(const SgmLayout& l) {
-  for (int k = 2; k <= 16; k *= 2)
-    if (32 * k >= l.count) return k;
-  return 0;
-}
-
-// The layout of aggregate_raster.cu: a ring of 4 slots x directions handed down x (Dp/2 + 4) words
-// per row, the landing ring (LAND slots x directions x (Dp/2 + 2) tagged 8-byte units), and in the
-// reverse pass LAND slots of Dp/2 words per row for S1.
-std::size_t sgm_agg4_smem(int k, int rows, int paths, bool reverse) {
-  const std::size_t hw = 16 * static_cast<std::size_t>(k), nv = paths == 8 ? 3 : 1, land = k >= 16 ? 4 : 8;
-  return rows * 4 * nv * (hw + 4) * 4 + land * nv * (hw + 2) * 8 + (reverse ? rows * land * hw * 4 : 0);
-}
-
-void sgm_agg4_right(const SgmLayout& l, int* pitch, int* offset) {
-  // columns the passes read: x - dmin - k (k < Dp) and the codes fed 32 to 63 columns ahead
-  const int dp = 32 * sgm_agg4_k(l), lo = std::min(0, -l.min_disparity - dp - 63),
-            hi = std::max(l.width - 1, l.width + 63 - l.min_disparity);
-  *offset = -lo;
-  *pitch = (hi - lo + 1 + 3) / 4 * 4;
-}
-
 std::size_t sgm_staged_smem(const SgmLayout& l) {
   const int seg = l.Dp + SgmLayout::kAggregateThreads / l.Gs - 1;
   const int pos = (seg - 1) + 5 * ((seg - 1) >> 5) + 1;  // staged_pos(seg - 1) + 1 of sgm_aggregate.cu
@@ -187,7 +163,6 @@ std::size_t sgm_agg2_smem(const SgmLayout& l) { return static_cast<std::size_t>(
 
 std::string sgm_aggregate_kernel(const SgmLayout& l, const SgmChoice& c, bool census) {
   const std::string k = std::to_string(l.K), st = l.store16 ? "_u16" : "_u8";
-  if (census && c.agg == 4) return "sgm_aggregate4_k" + std::to_string(sgm_agg4_k(l)) + "_p";  // + paths, pass
   if (census && c.agg == 3)
     return "sgm_aggregate3_k" + std::to_string(sgm_agg3_k(l, c.k3)) + "_g" + std::to_string(sgm_agg3_lanes(l, c.k3)) + st;
   if (census && c.agg == 2) return "sgm_aggregate2_k" + k + st;
@@ -206,17 +181,6 @@ SgmPipeline::SgmPipeline(SgmDevice& dev, const SgmParams& p, int W, int H, int b
     if (sgm_agg3_lanes(layout_, choice_.k3) == 0) throw std::logic_error("SgmPipeline: kernel 3 cannot run this layout");
     choice_.k3 = sgm_agg3_k(layout_, choice_.k3);
   }
-  constexpr std::size_t kSmemMax = 227 * 1024 - 1024;  // dynamic shared memory per block (sm_90), static aside
-  if (choice_.agg == 4) {
-    if (sgm_agg4_k(layout_) == 0) throw std::logic_error("SgmPipeline: kernel 4 cannot run this layout");
-    const int sms = dev.multiprocessors();
-    int rows = tuning.rows4 != 0 ? tuning.rows4 : (sms > 0 ? (H + sms - 1) / sms : 8);
-    rows = std::max(1, std::min(rows, 12));
-    while (rows > 1 && sgm_agg4_smem(sgm_agg4_k(layout_), rows, p.paths, true) > kSmemMax) --rows;
-    rows4_ = rows;
-    bands4_ = (H + rows - 1) / rows;
-    if (32 * sgm_agg4_k(layout_) / layout_.K > 32) throw std::logic_error("SgmPipeline: kernel 4's S needs more than 32 wta lanes");
-  }
   if (bits != 8 && bits != 16) throw std::logic_error("SgmPipeline: bits must be 8 or 16");
   if (bits == 16 && p.cost != CostKind::census) bits_ = 8;  // sad/ssd run on 8-bit pixels
   const SgmLayout& l = layout_;
@@ -230,41 +194,25 @@ SgmPipeline::SgmPipeline(SgmDevice& dev, const SgmParams& p, int W, int H, int b
     for (int i = 0; i < 2; ++i) img_[i] = grab(npx * (bits_ / 8));
     if (p.cost == CostKind::census) {
       census_[0] = grab(npx * 4);
-      // kernel 3 reads four copies of the right census, copy q shifted right by q words; kernel 4
-      // rows padded for its own reach
-      int pitch4 = 0, off4 = 0;
-      if (choice_.agg == 4) sgm_agg4_right(l, &pitch4, &off4);
-      const std::size_t nr = choice_.agg == 3   ? static_cast<std::size_t>(sgm_agg3_copy_pitch(l)) * H * 4 * 4
-                             : choice_.agg == 4 ? static_cast<std::size_t>(pitch4) * H * 4
-                                                : static_cast<std::size_t>(l.right_pitch) * H * 4;
+      // kernel 3 reads four copies of the right census, copy q shifted right by q words
+      const std::size_t nr = choice_.agg == 3 ? static_cast<std::size_t>(sgm_agg3_copy_pitch(l)) * H * 4 * 4
+                                              : static_cast<std::size_t>(l.right_pitch) * H * 4;
       census_[1] = grab(nr);
       dev_.fill(census_[1], 0, nr);  // padding columns stay 0 (census of pixels outside the image)
     } else {
       cost_ = grab(npx * l.Dp);
     }
-    if (choice_.agg == 4) {
-      const std::size_t hw = 16 * static_cast<std::size_t>(sgm_agg4_k(l)), nv = p.paths == 8 ? 3 : 1;
-      paths_bytes_ = npx * hw * 4;  // S: 32 K 16-bit entries per pixel
-      const std::size_t nb = static_cast<std::size_t>(bands4_) * W * nv * (hw + 2) * 8;
-      bnd_ = grab(nb);
-      dev_.fill(bnd_, 0, nb);  // tag 0: no epoch
-      tickets_ = grab(8);
-    } else {
-      paths_bytes_ = l.volume_bytes(p.paths);
-    }
-    paths_ = grab(paths_bytes_);
+    paths_ = grab(l.volume_bytes(p.paths));
     for (int i = 0; i < 4; ++i) map_[i] = grab(npx * 2);
   } catch (...) {
-    for (void* q : {img_[0], img_[1], census_[0], census_[1], cost_, paths_, bnd_, tickets_, map_[0], map_[1], map_[2],
-                    map_[3]})
+    for (void* q : {img_[0], img_[1], census_[0], census_[1], cost_, paths_, map_[0], map_[1], map_[2], map_[3]})
       if (q) dev_.release(q);
     throw;
   }
 }
 
 SgmPipeline::~SgmPipeline() {
-  for (void* q : {img_[0], img_[1], census_[0], census_[1], cost_, paths_, bnd_, tickets_, map_[0], map_[1], map_[2],
-                  map_[3]})
+  for (void* q : {img_[0], img_[1], census_[0], census_[1], cost_, paths_, map_[0], map_[1], map_[2], map_[3]})
     if (q) dev_.release(q);
 }
 
@@ -291,7 +239,6 @@ void SgmPipeline::enqueue_cost() {
     void* a0[] = {&img_[0], &W, &H, &census_[0], &pitch, &off};
     dev_.launch(name, grid, block, 0, a0);
     int rpitch = choice_.agg == 3 ? sgm_agg3_copy_pitch(l) : l.right_pitch, roff = l.right_offset;
-    if (choice_.agg == 4) sgm_agg4_right(l, &rpitch, &roff);
     void* a1[] = {&img_[1], &W, &H, &census_[1], &rpitch, &roff};
     const std::string rname = choice_.agg == 3 ? (bits_ == 8 ? "sgm_census4_u8" : "sgm_census4_u16") : name;
     dev_.launch(rname, grid, block, 0, a1);
@@ -312,25 +259,6 @@ void SgmPipeline::enqueue_aggregate(int only) {
   if (only >= p_.paths) throw std::logic_error("enqueue_aggregate: no such direction");
   const bool census = p_.cost == CostKind::census;
   const std::string name = sgm_aggregate_kernel(l, choice_, census);
-  if (census && choice_.agg == 4) {
-    // pass 1 (forward) writes S1, pass 2 (reverse) adds its directions: S. `only` 0 or 1: that
-    // pass alone (timings; pass 2 alone reads whatever S holds).
-    const int k = sgm_agg4_k(l);
-    int pitch = 0, off = 0;
-    sgm_agg4_right(l, &pitch, &off);
-    dev_.fill(tickets_, 0, 8);
-    for (int pass = 0; pass < 2; ++pass) {
-      if (only >= 0 && only != pass) continue;
-      if (++epoch_ == 0) epoch_ = 1;
-      void* ticket = static_cast<char*>(tickets_) + 4 * pass;
-      unsigned epoch = epoch_;
-      void* a[] = {&census_[0], &census_[1], &pitch, &off, &paths_, &bnd_, &ticket, &epoch, &W, &H, &dmin, &D, &P1, &P2};
-      dev_.launch(name + std::to_string(p_.paths) + (pass == 0 ? "_fwd" : "_rev"),
-                  Dim3{static_cast<unsigned>(bands4_), 1, 1}, Dim3{32u * rows4_, 1, 1},
-                  sgm_agg4_smem(k, rows4_, p_.paths, pass == 1), a);
-    }
-    return;
-  }
   const bool agg3 = census && choice_.agg == 3;
   if (agg3) Gs = sgm_agg3_lanes(l, choice_.k3);  // kernel 3's own lanes per cell
   const int lines = SgmLayout::kAggregateThreads / Gs;
@@ -356,15 +284,9 @@ void SgmPipeline::enqueue_wta() {
   right_ = 1;
   {
     const bool want_right = p_.post.needs_right();
-    const bool sum = p_.cost == CostKind::census && choice_.agg == 4;  // one 16-bit volume S
     const std::string name = std::string(choice_.wta == 2 ? "sgm_wta2_k" : "sgm_wta_k") + std::to_string(l.K) +
-                             (l.store16 || sum ? "_u16" : "_u8");
-    int paths = sum ? 1 : p_.paths, uniq = p_.post.uniqueness, sub = static_cast<int>(p_.post.subpixel);
-    if (sum) {
-      Dp = 32 * sgm_agg4_k(l);
-      G = Dp / l.K;
-      Gs = pow2ceil(G);
-    }
+                             (l.store16 ? "_u16" : "_u8");
+    int paths = p_.paths, uniq = p_.post.uniqueness, sub = static_cast<int>(p_.post.subpixel);
     void* none = nullptr;
     void* right = want_right ? map_[right_] : none;
     void* a[] = {&paths_, &paths, &W, &H, &dmin, &D, &Dp, &G, &Gs, &uniq, &sub, &map_[left_], &right};
@@ -412,18 +334,9 @@ void SgmPipeline::download(std::int16_t* left, std::int16_t* right) {
 
 void SgmPipeline::poison() {
   const std::size_t npx = static_cast<std::size_t>(layout_.width) * layout_.height;
-  dev_.fill(paths_, 0xA5, paths_bytes_);
+  dev_.fill(paths_, 0xA5, layout_.volume_bytes(p_.paths));
   for (void* m : map_) dev_.fill(m, 0xA5, npx * 2);
   if (cost_) dev_.fill(cost_, 0xA5, npx * layout_.Dp);
-}
-
-int SgmPipeline::sum_entries() const {
-  return p_.cost == CostKind::census && choice_.agg == 4 ? 32 * sgm_agg4_k(layout_) : 0;
-}
-
-void SgmPipeline::download_sum(std::uint16_t* S) {
-  if (sum_entries() == 0) throw std::logic_error("download_sum: only kernel 4 writes S");
-  dev_.to_host(S, paths_, static_cast<std::size_t>(layout_.width) * layout_.height * sum_entries() * 2);
 }
 
 void SgmPipeline::finish_host(DisparityQ& left) const {

@@ -34,8 +34,6 @@ class SgmDevice {
   // Timing marks on the queue: mark(i) records mark i (0..3); elapsed_ms(a, b) after synchronize().
   virtual void mark(int) {}
   virtual double elapsed_ms(int, int) { return 0; }
-  // Streaming multiprocessors (sizes kernel 4's bands: one block per SM); 0 when unknown.
-  virtual int multiprocessors() { return 0; }
 };
 
 // The work split every SGM kernel agrees on (a pure function of the size and the parameters).
@@ -66,8 +64,7 @@ struct SgmTuning {
   bool direct = false;  // forces the seed's direct loads where the policy would stage them
   // aggregation kernel: 1 the seed (kernels/original/stereo/sgm_aggregate.cu), 2 the second kernel
   // (core/src/sgm/aggregate_fast.cu), 3 the third (core/src/sgm/aggregate_vec.cu, up to 512
-  // disparities), 4 the fourth (core/src/sgm/aggregate_raster.cu: two raster passes that write the
-  // sum S, no path volumes; up to 512 disparities); 2-4 census costs only (sad/ssd run the seed)
+  // disparities); 2 and 3 census costs only (sad/ssd always run the seed)
   int agg = 0;
   // wta kernel: 1 a loop over the paths (sgm_wta_*), 2 the paths unrolled (sgm_wta2_*); 0: the
   // aggregation kernel's number
@@ -76,9 +73,7 @@ struct SgmTuning {
   // implies direct). Not in the policy table until measured against the others.
   bool prefetch = false;
   int k3 = 0;  // kernel 3's disparities per lane (4, 8, 16; 0: the smallest with <= 32 lanes per cell)
-  int rows4 = 0;  // kernel 4's rows per band (1..12; 0: the image's rows over the SMs)
-  // EVK_SGM_K=8|16|32, EVK_SGM_LOADS=staged|direct|prefetch, EVK_SGM_AGG=1|2|3|4, EVK_SGM_K3=4|8|16,
-  // EVK_SGM_WTA=1|2, EVK_SGM_ROWS4=1..12
+  // EVK_SGM_K=8|16|32, EVK_SGM_LOADS=staged|direct|prefetch, EVK_SGM_AGG=1|2|3, EVK_SGM_K3=4|8|16, EVK_SGM_WTA=1|2
   static SgmTuning from_env();
 };
 
@@ -113,12 +108,6 @@ std::size_t sgm_agg2_smem(const SgmLayout& l);
 int sgm_agg3_k(const SgmLayout& l, int k3);
 int sgm_agg3_lanes(const SgmLayout& l, int k3);
 int sgm_agg3_copy_pitch(const SgmLayout& l);
-// Kernel 4 (aggregate_raster.cu): its disparities per lane (2, 4, 8 or 16: 32 lanes per row, the
-// smallest that holds the count; 0 beyond 512), the dynamic shared memory of a band of `rows` rows,
-// and the padded rows of the right census it reads (column c of row y at y * pitch + offset + c).
-int sgm_agg4_k(const SgmLayout& l);
-std::size_t sgm_agg4_smem(int k, int rows, int paths, bool reverse);
-void sgm_agg4_right(const SgmLayout& l, int* pitch, int* offset);
 // The aggregation kernel's entry name for a layout and a choice (census or stored costs).
 std::string sgm_aggregate_kernel(const SgmLayout& l, const SgmChoice& c, bool census);
 
@@ -153,10 +142,6 @@ class SgmPipeline {
   void download(std::int16_t* left, std::int16_t* right);
   // Fills the path volumes and the maps with bytes no stage writes by accident (tests).
   void poison();
-  // Kernel 4 only: entries per pixel of S (32 K; 0 for the other kernels), and the download of S
-  // (width * height * sum_entries() 16-bit values, pixel-major; entries k >= count are padding).
-  int sum_entries() const;
-  void download_sum(std::uint16_t* S);
   // Speckle filter (host side) on a downloaded left map, when the parameters ask for it.
   void finish_host(DisparityQ& left) const;
 
@@ -176,12 +161,7 @@ class SgmPipeline {
   void* img_[2] = {nullptr, nullptr};
   void* census_[2] = {nullptr, nullptr};
   void* cost_ = nullptr;
-  void* paths_ = nullptr;  // path volumes (kernels 1-3) or S (kernel 4)
-  std::size_t paths_bytes_ = 0;
-  void* bnd_ = nullptr;      // kernel 4: the bands' hand-over records
-  void* tickets_ = nullptr;  // kernel 4: band tickets of the two passes
-  unsigned epoch_ = 0;       // kernel 4: tag of the current pass's hand-over records
-  int rows4_ = 0, bands4_ = 0;
+  void* paths_ = nullptr;
   void* map_[4] = {nullptr, nullptr, nullptr, nullptr};  // left, right, scratch, scratch
   int left_ = 0, right_ = 1;                            // which map_ holds the current left/right
 };
