@@ -364,6 +364,18 @@ inline void median_lr(SgmDevice& dev) {
       dev.launch("sgm_lr_check", grid, {256, 1, 1}, 0, b);
       EXPECT_EQ(first_diff(DisparityQ{w, h, out.get()}, lr_check_cpu(l, r, maxd)), "") << "lr " << maxd;
     }
+    // both medians and the LR check on them in one launch
+    Buf<std::int16_t> out_r(dev, r.q.size());
+    for (int maxd : {0, 1, 3}) {
+      int md = maxd;
+      void* b[] = {&bl.p, &br.p, &out.p, &out_r.p, &W, &H, &md};
+      dev.fill(out.p, 0xA5, out.n * 2);
+      dev.fill(out_r.p, 0xA5, out_r.n * 2);
+      dev.launch("sgm_median3_lr", grid, {256, 1, 1}, 0, b);
+      const DisparityQ mr = median3_cpu(r);
+      EXPECT_EQ(first_diff(DisparityQ{w, h, out.get()}, lr_check_cpu(median3_cpu(l), mr, maxd)), "") << "median + lr " << maxd;
+      EXPECT_EQ(first_diff(DisparityQ{w, h, out_r.get()}, mr), "") << "median + lr, right " << maxd;
+    }
   }
 }
 

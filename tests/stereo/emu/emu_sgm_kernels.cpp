@@ -41,7 +41,7 @@ const std::map<std::string, std::function<void(void**)>>& emulated_sgm_kernels()
       K(ssd_expert_v1), K(ssd_expert_v1_r1), K(ssd_expert_v1_r2), K(ssd_expert_v1_r3), K(ssd_expert_v1_r4),
       K(ssd_expert_v1_r5), K(ssd_expert_v1_r6), K(ssd_expert_v1_r7), K(ssd_expert_v1_r8), K(ssd_expert_r1),
       K(ssd_expert_r2), K(ssd_expert_r3), K(ssd_expert_r4), K(ssd_expert_r5), K(ssd_expert_r6), K(ssd_expert_r7),
-      K(ssd_expert_r8), K(sgm_census_u8), K(sgm_census_u16), K(sgm_cost_window), K(sgm_median3), K(sgm_lr_check),
+      K(ssd_expert_r8), K(sgm_census_u8), K(sgm_census_u16), K(sgm_cost_window), K(sgm_median3), K(sgm_median3_lr), K(sgm_lr_check),
       K(sgm_wta_k8_u8), K(sgm_wta_k16_u8), K(sgm_wta_k32_u8), K(sgm_wta_k8_u16), K(sgm_wta_k16_u16),
       K(sgm_wta_k32_u16), K(sgm_wta2_k8_u8), K(sgm_wta2_k16_u8), K(sgm_wta2_k32_u8), K(sgm_wta2_k8_u16),
       K(sgm_wta2_k16_u16), K(sgm_wta2_k32_u16),

@@ -296,6 +296,15 @@ void SgmPipeline::enqueue_wta() {
 }
 
 void SgmPipeline::enqueue_post() {
+  if (p_.post.median == 3 && p_.post.lr_check >= 0) {
+    // both medians and the LR check in one launch (sgm_median3_lr of median.cu)
+    int W = layout_.width, H = layout_.height, maxd = p_.post.lr_check;
+    void* a[] = {&map_[left_], &map_[right_], &map_[2], &map_[3], &W, &H, &maxd};
+    dev_.launch("sgm_median3_lr", Dim3{ceil_div(W, 256), static_cast<unsigned>(H), 1}, Dim3{256, 1, 1}, 0, a);
+    std::swap(map_[left_], map_[2]);
+    std::swap(map_[right_], map_[3]);
+    return;
+  }
   enqueue_median();
   enqueue_lr_check();
 }
