@@ -133,6 +133,7 @@ bool identical_once(const SgmParams& p, const SgmTuning& tune) {
 std::string choice_label(const SgmPipeline& pl) {
   const SgmChoice& c = pl.choice();
   return "agg" + std::to_string(c.agg) + " K" + std::to_string(pl.layout().K) + (c.agg == 3 ? " K3_" + std::to_string(c.k3) : "") +
+         (c.agg == 3 && c.split3 ? " split" : "") +
          (c.staged ? " staged" : "") + (c.prefetch ? " prefetch" : "") + " wta" + std::to_string(c.wta);
 }
 

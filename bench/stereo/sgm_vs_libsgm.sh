@@ -82,14 +82,19 @@ fi
 if want tuning; then
   mkdir -p "$out/tuning"
   for cfg in "1 direct 8" "1 direct 16" "1 direct 32" "1 prefetch 8" "1 prefetch 16" "1 prefetch 32" \
-             "1 staged 8" "1 staged 16" "1 staged 32" "2 - 8" "2 - 16" "2 - 32" "3 - 4" "3 - 8" "3 - 16"; do
+             "1 staged 8" "1 staged 16" "1 staged 32" "2 - 8" "2 - 16" "2 - 32" "3 - 4" "3 - 8" "3 - 16" \
+             "3s - 8" "3s - 16"; do
     read -r agg loads k <<< "$cfg"
-    # kernel 3: k is its lanes' K (EVK_SGM_K3); the layout (wta) keeps its default K
+    # kernel 3: k is its lanes' K (EVK_SGM_K3); the layout (wta) keeps its default K; 3s: kernel 3
+    # with its horizontal directions at K/2 on twice the lanes (EVK_SGM_SPLIT3=1)
+    split=0
+    if [ "$agg" = 3s ]; then agg=3; split=1; fi
     if [ "$agg" = 3 ]; then kv="EVK_SGM_K3=$k"; else kv="EVK_SGM_K=$k"; fi
-    env EVK_SGM_AGG=$agg "$kv" EVK_SGM_LOADS=$loads timeout 150 bench_stereo_sgm \
-      --benchmark_filter='BM_sgm_gpu/(64|128|256)/(4|8)/1/' --benchmark_out="$out/tuning/agg${agg}_${loads}_k$k.json" \
+    tag=agg$agg; [ $split = 1 ] && tag=agg3s
+    env EVK_SGM_AGG=$agg EVK_SGM_SPLIT3=$split "$kv" EVK_SGM_LOADS=$loads timeout 150 bench_stereo_sgm \
+      --benchmark_filter='BM_sgm_gpu/(64|128|256)/(4|8)/1/' --benchmark_out="$out/tuning/${tag}_${loads}_k$k.json" \
       --benchmark_out_format=json > "$W/tune.log" 2>&1
-    echo "tuning agg $agg loads $loads K $k: exit $?" >> "$log"
+    echo "tuning $tag loads $loads K $k: exit $?" >> "$log"
   done
 fi
 
@@ -228,7 +233,7 @@ for (pair, d, p, s) in keys:
     l = lib.get((pair, d, p, s), {}).get("median_ms")
     o, n, t3 = ms(old, pair, key), ms(new, pair, key), ms(k3, pair, key)
     label = new.get(pair, {}).get(key, {}).get("label", "")
-    kern = " ".join(w for w in label.split() if w.startswith("agg") or w.startswith("K"))
+    kern = " ".join(w for w in label.split() if w.startswith("agg") or w.startswith("K") or w == "split")
     best = min(v for v in (n, t3) if v) if (n or t3) else None
     met = "-" if not (l and best) else ("met" if l / best >= 1.75 else "NOT met")
     print("%-10s %4d %5d %-9s %8s %8s %8s %8s %8s %8s %8s %8s %-14s %s" % (pair, d, p, s, f3(l), f3(o), f3(n), f3(t3),
@@ -279,10 +284,10 @@ if sweep:
     for (d, p) in sorted(sweep):
         row = sweep[(d, p)]
         best = min(row, key=row.get)
-        agg, loads, k = best[3], best.split("_")[1], best.split("_k")[1]
+        agg, loads, k = best.split("_")[0][3:], best.split("_")[1], best.split("_k")[1]
         note = "  (prefetched loads: not a kPolicy column yet)" if loads == "prefetch" else ""
-        if agg == "3":  # kernel 3: k is its lanes' K; the layout (wta) K stays the fallback's
-            print("    {%d, %d, 3, %d, false, %s},  // %.3f ms" % (d, p, 8 if d <= 64 else 16, k, row[best]))
+        if agg in ("3", "3s"):  # kernel 3: k is its lanes' K; the layout (wta) K is 16
+            print("    {%d, %d, 3, 16, false, %s, %s},  // %.3f ms" % (d, p, k, "true" if agg == "3s" else "false", row[best]))
         else:
             print("    {%d, %d, %s, %s, %s, 0},  // %.3f ms%s" % (d, p, agg, k, "true" if loads == "staged" else "false", row[best], note))
 PY

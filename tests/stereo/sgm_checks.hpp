@@ -136,7 +136,8 @@ inline void window_cost(SgmDevice& dev) {
 // Runs an aggregation kernel (agg 1: the seed, direct, prefetched direct or staged loads; 2:
 // aggregate_fast.cu) for the given directions; returns the volumes [dir][y][x][Dp].
 inline std::vector<int> aggregate_dev(SgmDevice& dev, const CostVolume& c, const SgmParams& p, const SgmLayout& l,
-                               int dir0, int ndirs, bool staged, int agg = 1, bool prefetch = false, int k3 = 0) {
+                               int dir0, int ndirs, bool staged, int agg = 1, bool prefetch = false, int k3 = 0,
+                               bool split3 = false) {
   const int W = c.width, H = c.height;
   const bool agg3 = agg == 3 && c.kind == CostKind::census;
   // kernel 3: four copies of the padded rows, copy q shifted right by q words (as sgm_census4_* writes them)
@@ -171,15 +172,18 @@ inline std::vector<int> aggregate_dev(SgmDevice& dev, const CostVolume& c, const
   choice.agg = census ? agg : 1;
   choice.k = l.K;
   choice.k3 = k3;
+  choice.split3 = split3;
   choice.staged = staged && census && choice.agg == 1;
   choice.prefetch = prefetch && !staged && census && choice.agg == 1;
   const std::string name = sgm_aggregate_kernel(l, choice, census);
   const int lines = SgmLayout::kAggregateThreads / Gs;
   const std::size_t smem = choice.agg == 2 ? sgm_agg2_smem(l) : (choice.staged ? sgm_staged_smem(l) : 0);
-  if (agg3 && name != "sgm_aggregate3_k" + std::to_string(sgm_agg3_k(l, k3)) + "_g" + std::to_string(Gs) + (l.store16 ? "_u16" : "_u8"))
+  if (agg3 && name != (split3 ? "sgm_aggregate3s_k" : "sgm_aggregate3_k") + std::to_string(sgm_agg3_k(l, k3)) + "_g" +
+                         std::to_string(Gs) + (l.store16 ? "_u16" : "_u8"))
     ADD_FAILURE() << "kernel 3 entry " << name;
-  dev.launch(name, {static_cast<unsigned>((std::max(W, H) + lines - 1) / lines), static_cast<unsigned>(ndirs), 1},
-             {SgmLayout::kAggregateThreads, 1, 1}, smem, a);
+  unsigned gx = static_cast<unsigned>((std::max(W, H) + lines - 1) / lines);
+  if (agg3 && split3) gx = std::max(gx, static_cast<unsigned>((H + lines / 2 - 1) / (lines / 2)));
+  dev.launch(name, {gx, static_cast<unsigned>(ndirs), 1}, {SgmLayout::kAggregateThreads, 1, 1}, smem, a);
   std::vector<int> r(n);
   if (l.store16) {
     std::vector<std::uint16_t> v(n);
@@ -231,15 +235,18 @@ inline void aggregate(SgmDevice& dev) {
     CostVolume c = cost_cpu(l, r, p);
     // modes: the seed with direct loads, the seed staged (or stored costs), the second kernel, the
     // seed with prefetched direct loads, the third kernel with 4, 8 and 16 disparities per lane
-    // (widened where that needs more than 32 lanes)
-    for (int mode = 0; mode < 7; ++mode) {
+    // (widened where that needs more than 32 lanes), then with 8 and 16 and its horizontal
+    // directions split (half the disparities per lane, twice the lanes) where it can
+    for (int mode = 0; mode < 9; ++mode) {
     const bool staged = mode == 1;
     if (mode != 1 && cs.kind != CostKind::census) continue;
     const int agg = mode == 2 ? 2 : (mode >= 4 ? 3 : 1);
     const bool prefetch = mode == 3;
-    const int k3 = mode >= 4 ? 4 << (mode - 4) : 0;
+    const bool split3 = mode >= 7;
+    const int k3 = mode >= 7 ? 8 << (mode - 7) : (mode >= 4 ? 4 << (mode - 4) : 0);
     if (agg == 3 && sgm_agg3_lanes(lay, k3) == 0) continue;
-    std::vector<int> got = aggregate_dev(dev, c, p, lay, 0, 8, staged, agg, prefetch, k3);
+    if (split3 && !sgm_agg3_can_split(lay, k3)) continue;
+    std::vector<int> got = aggregate_dev(dev, c, p, lay, 0, 8, staged, agg, prefetch, k3, split3);
     for (int dir = 0; dir < 8; ++dir) {
       std::vector<std::uint16_t> ref = aggregate_naive(c, p, dir);
       long long bad = 0;
@@ -255,7 +262,7 @@ inline void aggregate(SgmDevice& dev) {
           }
       EXPECT_EQ(bad, 0) << cs.w << "x" << cs.h << " d " << cs.mind << ".." << cs.maxd << " K " << cs.k
                         << " direction " << dir
-                        << (agg == 3 ? " kernel 3 K3 " + std::to_string(sgm_agg3_k(lay, k3))
+                        << (agg == 3 ? std::string(split3 ? " split" : "") + " kernel 3 K3 " + std::to_string(sgm_agg3_k(lay, k3))
                                      : agg == 2 ? " kernel 2" : staged ? " staged" : prefetch ? " prefetch" : " direct")
                         << " first " << first;
     }
@@ -385,7 +392,8 @@ struct PipeCase {
   PostParams post;
   int bits;
   int kernel;  // 0 the seed with direct loads, 1 the seed staged (stored costs: its volume mode), 2 kernel 2,
-               // 3 the seed with prefetched direct loads, 4 kernel 3
+               // 3 the seed with prefetched direct loads, 4 kernel 3, 6 kernel 3 (K3 8) with its horizontal
+               // directions split
 };
 
 inline void pipeline(SgmDevice& dev) {
@@ -415,6 +423,8 @@ inline void pipeline(SgmDevice& dev) {
       {41, 29, 0, 47, 8, 8, 96, CostKind::census, post(10, Subpixel::equiangular, 0, 3, 0, true), 16, 2},
       {41, 29, 0, 47, 8, 8, 96, CostKind::census, post(10, Subpixel::equiangular, 0, 3, 0, true), 16, 3},
       {41, 29, 0, 47, 8, 8, 96, CostKind::census, post(10, Subpixel::equiangular, 0, 3, 0, true), 16, 4},
+      {41, 29, 0, 47, 8, 8, 96, CostKind::census, post(10, Subpixel::equiangular, 0, 3, 0, true), 16, 6},
+      {37, 23, -4, 27, 4, 10, 120, CostKind::census, post(5, Subpixel::parabola, 1, 3, 20, true), 8, 6},
       {23, 19, 0, 36, 8, 6, 60, CostKind::sad, post(0, Subpixel::parabola, 2, 0, 4, false), 8, 1},
       {23, 19, -3, 12, 4, 4, 400, CostKind::ssd, post(3, Subpixel::none, 1, 3, 0, true), 8, 2},  // falls back to the seed
   };
@@ -434,10 +444,15 @@ inline void pipeline(SgmDevice& dev) {
     SgmTuning tune;
     tune.staged = c.kernel == 1;
     tune.prefetch = c.kernel == 3;
-    tune.agg = c.kernel == 2 ? 2 : (c.kernel == 4 ? 3 : 1);
+    tune.agg = c.kernel == 2 ? 2 : (c.kernel == 4 || c.kernel == 6 ? 3 : 1);
+    if (c.kernel == 6) {
+      tune.k3 = 8;
+      tune.split3 = 1;
+    }
     if (c.bits == 8) {
       ref = sgm_cpu(sp.left, sp.right, p);
       SgmPipeline pl(dev, p, c.w, c.h, 8, tune);
+      EXPECT_EQ(pl.choice().split3, c.kernel == 6);
       pl.poison();
       got = pl.run(sp.left, sp.right);
     } else {
@@ -446,6 +461,7 @@ inline void pipeline(SgmDevice& dev) {
         for (int x = 0; x < c.w; ++x) r.pixels[static_cast<std::size_t>(y) * c.w + x] = l.at(std::min(c.w - 1, x + 3), y);
       ref = sgm_cpu(l, r, p);
       SgmPipeline pl(dev, p, c.w, c.h, 16, tune);
+      EXPECT_EQ(pl.choice().split3, c.kernel == 6);
       pl.poison();
       got = pl.run(l, r);
     }

@@ -113,11 +113,12 @@ TEST(StereoSgmGpu, EveryLaneWidthBitIdentical) {
 TEST(StereoSgmGpu, Kernel3EveryLaneWidthBitIdentical) {
   EVK_REQUIRE_GPU();
   std::uint64_t seed = 70;
-  for (int k3 : {4, 8, 16})
+  for (int k3 : {4, 8, 16, 108, 116})  // 1xx: K3 xx with the horizontal directions split
     for (auto [mind, maxd] : {std::pair{0, 63}, std::pair{-10, 90}, std::pair{5, 5}, std::pair{0, 300}, std::pair{-7, 504}}) {
       SgmTuning t;
       t.agg = 3;
-      t.k3 = k3;
+      t.k3 = k3 % 100;
+      t.split3 = k3 > 100 ? 1 : 0;
       large_case(203, 157, mind, maxd, 8, t, full_post(), seed++);
       large_case(131, 97, mind, maxd, 4, t, PostParams{}, seed++);
     }

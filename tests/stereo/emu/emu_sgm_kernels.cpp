@@ -60,6 +60,7 @@ const std::map<std::string, std::function<void(void**)>>& emulated_sgm_kernels()
       K(sgm_aggregate3_k4_g16_u16), K(sgm_aggregate3_k4_g32_u16), K(sgm_aggregate3_k8_g16_u16), K(sgm_aggregate3_k8_g32_u16),
       K(sgm_aggregate3_k16_g16_u16), K(sgm_aggregate3_k16_g32_u16),
       K(sgm_census4_u8), K(sgm_census4_u16),
+      K(sgm_aggregate3s_k8_g8_u8), K(sgm_aggregate3s_k8_g16_u8), K(sgm_aggregate3s_k16_g8_u8), K(sgm_aggregate3s_k16_g16_u8), K(sgm_aggregate3s_k8_g8_u16), K(sgm_aggregate3s_k8_g16_u16), K(sgm_aggregate3s_k16_g8_u16), K(sgm_aggregate3s_k16_g16_u16),
 #undef K
   };
   return k;

@@ -204,15 +204,19 @@ __device__ __forceinline__ void a3_direction(const unsigned* __restrict__ census
   }
 }
 
-template <int K, int GS, class StoreT>
+// SPLIT: the horizontal directions (0, 1) run with half the disparities per lane on twice the lanes
+// (K/2, 2 GS): their lines are the longest (W steps at 1080p against H), and a line step costs about
+// its instruction count at one warp per scheduler, so fewer instructions per lane shorten the
+// launch's critical path; the other directions keep (K, GS).
+template <int K, int GS, class StoreT, bool SPLIT = false>
 __device__ __forceinline__ void a3_body(const unsigned* __restrict__ census_left, const unsigned* __restrict__ copies,
                                         const int pitch, const int roff, StoreT* __restrict__ out, const int W,
                                         const int H, const int dmin, const int D, const int Dp, const int P1,
                                         const int P2, const int dir0) {
   StoreT* vol = out + (size_t)blockIdx.y * H * W * Dp;
   switch (dir0 + (int)blockIdx.y) {
-    case 0: a3_direction<K, GS, StoreT, 1, 0>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
-    case 1: a3_direction<K, GS, StoreT, -1, 0>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+    case 0: a3_direction<SPLIT ? K / 2 : K, SPLIT ? 2 * GS : GS, StoreT, 1, 0>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+    case 1: a3_direction<SPLIT ? K / 2 : K, SPLIT ? 2 * GS : GS, StoreT, -1, 0>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
     case 2: a3_direction<K, GS, StoreT, 0, 1>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
     case 3: a3_direction<K, GS, StoreT, 0, -1>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
     case 4: a3_direction<K, GS, StoreT, 1, 1>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
@@ -224,7 +228,8 @@ __device__ __forceinline__ void a3_body(const unsigned* __restrict__ census_left
 
 // Entries sgm_aggregate3_k<K>_g<GS>_<u8|u16>: K disparities per lane, GS lanes per line (the Gs
 // argument must equal GS).
-#define SGM_AGG3_ENTRY(NAME, K, GS, STORE)                                                                        \
+#define SGM_AGG3_ENTRY(NAME, K, GS, STORE) SGM_AGG3_ENTRY_S(NAME, K, GS, STORE, false)
+#define SGM_AGG3_ENTRY_S(NAME, K, GS, STORE, SPLIT)                                                               \
   extern "C" __global__ void __launch_bounds__(A3_THREADS, (K) <= 8 ? 8 : 6)                                                    \
       NAME(const unsigned* __restrict__ census_left, const unsigned* __restrict__ census_right,                 \
            const int right_pitch, const int right_offset, const unsigned char* __restrict__ volume,              \
@@ -233,8 +238,8 @@ __device__ __forceinline__ void a3_body(const unsigned* __restrict__ census_left
     (void)volume;                                                                                                \
     (void)G;                                                                                                     \
     (void)Gs;                                                                                                    \
-    a3_body<K, GS, STORE>(census_left, census_right, right_pitch, right_offset, out, W, H, dmin, D, Dp, P1, P2,  \
-                          dir0);                                                                                 \
+    a3_body<K, GS, STORE, SPLIT>(census_left, census_right, right_pitch, right_offset, out, W, H, dmin, D, Dp, P1,  \
+                                 P2, dir0);                                                                      \
   }
 
 // K <= 8: at most 64 registers (8 blocks of 128 threads per SM; ptxas 13.0: 54-56); K 16: 80 (6 blocks),
@@ -257,3 +262,14 @@ SGM_AGG3_ENTRY(sgm_aggregate3_k8_g32_u16, 8, 32, unsigned short)
 SGM_AGG3_ENTRY(sgm_aggregate3_k16_g8_u16, 16, 8, unsigned short)
 SGM_AGG3_ENTRY(sgm_aggregate3_k16_g16_u16, 16, 16, unsigned short)
 SGM_AGG3_ENTRY(sgm_aggregate3_k16_g32_u16, 16, 32, unsigned short)
+
+// Entries sgm_aggregate3s_k<K>_g<GS>_*: the horizontal directions at (K/2, 2 GS) (SPLIT above); the
+// grid's x covers ceil(H / (64 / GS)) blocks for them.
+SGM_AGG3_ENTRY_S(sgm_aggregate3s_k8_g8_u8, 8, 8, unsigned char, true)
+SGM_AGG3_ENTRY_S(sgm_aggregate3s_k8_g16_u8, 8, 16, unsigned char, true)
+SGM_AGG3_ENTRY_S(sgm_aggregate3s_k16_g8_u8, 16, 8, unsigned char, true)
+SGM_AGG3_ENTRY_S(sgm_aggregate3s_k16_g16_u8, 16, 16, unsigned char, true)
+SGM_AGG3_ENTRY_S(sgm_aggregate3s_k8_g8_u16, 8, 8, unsigned short, true)
+SGM_AGG3_ENTRY_S(sgm_aggregate3s_k8_g16_u16, 8, 16, unsigned short, true)
+SGM_AGG3_ENTRY_S(sgm_aggregate3s_k16_g8_u16, 16, 8, unsigned short, true)
+SGM_AGG3_ENTRY_S(sgm_aggregate3s_k16_g16_u16, 16, 16, unsigned short, true)

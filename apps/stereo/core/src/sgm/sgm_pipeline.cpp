@@ -58,6 +58,7 @@ SgmTuning SgmTuning::from_env() {
   }
   if (const char* a = std::getenv("EVK_SGM_AGG")) t.agg = std::atoi(a);
   if (const char* k3 = std::getenv("EVK_SGM_K3")) t.k3 = std::atoi(k3);
+  if (const char* s3 = std::getenv("EVK_SGM_SPLIT3")) t.split3 = std::atoi(s3) != 0 ? 1 : 0;
   if (const char* w = std::getenv("EVK_SGM_WTA")) t.wta = std::atoi(w);
   return t;
 }
@@ -110,6 +111,7 @@ SgmChoice sgm_choose(const SgmParams& p, const SgmTuning& t) {
       c.agg = row.agg;
       c.k = row.k;
       c.k3 = row.k3;
+      c.split3 = row.split3;
       staged = row.staged;
       break;
     }
@@ -118,6 +120,7 @@ SgmChoice sgm_choose(const SgmParams& p, const SgmTuning& t) {
     if (t.agg != c.agg) {  // that kernel's own defaults
       c.k = count <= 64 ? 8 : (count <= 512 ? 16 : 32);
       c.k3 = 0;
+      c.split3 = false;
       staged = false;
     }
     c.agg = t.agg;
@@ -126,6 +129,7 @@ SgmChoice sgm_choose(const SgmParams& p, const SgmTuning& t) {
     if (t.k3 != 4 && t.k3 != 8 && t.k3 != 16) input_error("sgm tuning", "kernel 3's disparities per lane must be 4, 8 or 16");
     c.k3 = t.k3;
   }
+  if (t.split3 >= 0) c.split3 = t.split3 == 1;
   if (c.agg == 3 && count > 512) c.agg = 2;   // kernel 3 runs up to 512 disparities
   if (p.cost != CostKind::census) c.agg = 1;  // stored sad/ssd costs: the seed's volume mode
   if (t.k != 0) c.k = t.k;
@@ -151,6 +155,11 @@ int sgm_agg3_lanes(const SgmLayout& l, int k3) {
   return lanes <= 32 ? lanes : 0;
 }
 
+bool sgm_agg3_can_split(const SgmLayout& l, int k3) {
+  const int lanes = sgm_agg3_lanes(l, k3);
+  return lanes != 0 && lanes <= 16 && sgm_agg3_k(l, k3) >= 8;
+}
+
 int sgm_agg3_copy_pitch(const SgmLayout& l) { return (l.right_pitch + 3 + 3) / 4 * 4; }
 
 std::size_t sgm_staged_smem(const SgmLayout& l) {
@@ -164,7 +173,7 @@ std::size_t sgm_agg2_smem(const SgmLayout& l) { return static_cast<std::size_t>(
 std::string sgm_aggregate_kernel(const SgmLayout& l, const SgmChoice& c, bool census) {
   const std::string k = std::to_string(l.K), st = l.store16 ? "_u16" : "_u8";
   if (census && c.agg == 3)
-    return "sgm_aggregate3_k" + std::to_string(sgm_agg3_k(l, c.k3)) + "_g" + std::to_string(sgm_agg3_lanes(l, c.k3)) + st;
+    return std::string(c.split3 ? "sgm_aggregate3s_k" : "sgm_aggregate3_k") + std::to_string(sgm_agg3_k(l, c.k3)) + "_g" + std::to_string(sgm_agg3_lanes(l, c.k3)) + st;
   if (census && c.agg == 2) return "sgm_aggregate2_k" + k + st;
   return "sgm_aggregate_k" + k + st + (census ? (c.staged ? "_staged" : (c.prefetch ? "_prefetch" : "_census")) : "_volume");
 }
@@ -179,6 +188,7 @@ SgmPipeline::SgmPipeline(SgmDevice& dev, const SgmParams& p, int W, int H, int b
   choice_.k = layout_.K;  // sgm_layout widens K where more than 32 lanes would be needed
   if (choice_.agg == 3) {
     if (sgm_agg3_lanes(layout_, choice_.k3) == 0) throw std::logic_error("SgmPipeline: kernel 3 cannot run this layout");
+    choice_.split3 = choice_.split3 && sgm_agg3_can_split(layout_, choice_.k3);
     choice_.k3 = sgm_agg3_k(layout_, choice_.k3);
   }
   if (bits != 8 && bits != 16) throw std::logic_error("SgmPipeline: bits must be 8 or 16");
@@ -272,8 +282,10 @@ void SgmPipeline::enqueue_aggregate(int only) {
   void* a[] = {&cl, &cr, &rpitch, &roff, &vol, &out, &W, &H, &dmin, &D, &Dp, &G, &Gs, &P1, &P2, &dir0};
   const std::size_t smem =
       agg3 ? 0 : (census && choice_.agg == 2 ? sgm_agg2_smem(l) : (choice_.staged ? sgm_staged_smem(l) : 0));
-  dev_.launch(name, Dim3{ceil_div(std::max(W, H), lines), only >= 0 ? 1u : static_cast<unsigned>(p_.paths), 1},
-              Dim3{SgmLayout::kAggregateThreads, 1, 1}, smem, a);
+  unsigned gx = ceil_div(std::max(W, H), lines);
+  if (agg3 && choice_.split3) gx = std::max(gx, ceil_div(H, lines / 2));  // horizontal lines on twice the lanes
+  dev_.launch(name, Dim3{gx, only >= 0 ? 1u : static_cast<unsigned>(p_.paths), 1}, Dim3{SgmLayout::kAggregateThreads, 1, 1},
+              smem, a);
 }
 
 void SgmPipeline::enqueue_wta() {

@@ -73,7 +73,10 @@ struct SgmTuning {
   // implies direct). Not in the policy table until measured against the others.
   bool prefetch = false;
   int k3 = 0;  // kernel 3's disparities per lane (4, 8, 16; 0: the smallest with <= 32 lanes per cell)
-  // EVK_SGM_K=8|16|32, EVK_SGM_LOADS=staged|direct|prefetch, EVK_SGM_AGG=1|2|3, EVK_SGM_K3=4|8|16, EVK_SGM_WTA=1|2
+  // kernel 3's horizontal directions at half its disparities per lane on twice the lanes (where K3 >= 8
+  // and its lanes <= 16): 1 on, 0 off, -1 the policy's choice
+  int split3 = -1;
+  // EVK_SGM_SPLIT3=0|1, EVK_SGM_K=8|16|32, EVK_SGM_LOADS=staged|direct|prefetch, EVK_SGM_AGG=1|2|3, EVK_SGM_K3=4|8|16, EVK_SGM_WTA=1|2
   static SgmTuning from_env();
 };
 
@@ -87,12 +90,14 @@ struct SgmPolicy {
   int k;        // disparities per lane (kernel 3: of the layout, i.e. the wta; its own lanes by k3 below)
   bool staged;  // kernel 1: the staged census loads (else direct)
   int k3;       // kernel 3: disparities per lane (0: the smallest with <= 32 lanes per cell)
+  bool split3;  // kernel 3: its horizontal directions at K3 / 2 on twice the lanes
 };
 const SgmPolicy* sgm_policy_table(int* rows);
 // What a pipeline runs: the tuning's explicit choices, the policy's for the rest.
 struct SgmChoice {
   int agg = 2, k = 16;
   int k3 = 0;  // kernel 3's disparities per lane (SgmPipeline fills it in from the layout)
+  bool split3 = false;  // kernel 3: horizontal directions at K3 / 2 (SgmPipeline clears it where impossible)
   bool staged = false;
   bool prefetch = false;  // kernel 1, direct loads, SGM_PREFETCH 1
   int wta = 2;
@@ -107,6 +112,8 @@ std::size_t sgm_agg2_smem(const SgmLayout& l);
 // shifted copies of the right census it reads; 0 lanes when it cannot run the layout (Dp > 512).
 int sgm_agg3_k(const SgmLayout& l, int k3);
 int sgm_agg3_lanes(const SgmLayout& l, int k3);
+// Whether kernel 3 can run its horizontal directions at K3 / 2 on twice the lanes (K3 >= 8, lanes <= 16).
+bool sgm_agg3_can_split(const SgmLayout& l, int k3);
 int sgm_agg3_copy_pitch(const SgmLayout& l);
 // The aggregation kernel's entry name for a layout and a choice (census or stored costs).
 std::string sgm_aggregate_kernel(const SgmLayout& l, const SgmChoice& c, bool census);
