@@ -108,7 +108,7 @@ class CudaSgmDevice final : public SgmDevice {
   cudaKernel_t kernel(const std::string& name) {
     if (auto it = kernels_.find(name); it != kernels_.end()) return it->second;
     const KernelImage* img = name.rfind("sgm_aggregate2_", 0) == 0   ? &sgm_aggregate_fast_kernels()
-                             : name.rfind("sgm_aggregate3_", 0) == 0 ? &sgm_aggregate_vec_kernels()
+                             : name.rfind("sgm_aggregate3", 0) == 0  ? &sgm_aggregate_vec_kernels()  // 3_ and 3s_
                              : name.rfind("sgm_aggregate", 0) == 0  ? &sgm_aggregate_variants()
                              : name.rfind("sgm_census", 0) == 0   ? &sgm_census_kernels()
                              : name.rfind("sgm_cost", 0) == 0     ? &sgm_cost_kernels()
