@@ -103,6 +103,7 @@ TEST(StereoSgmPolicy, TableFallbackAndOverrides) {
     EXPECT_EQ(c.agg, t[i].agg) << "row " << i;
     EXPECT_EQ(c.k, t[i].k) << "row " << i;
     EXPECT_EQ(c.k3, t[i].k3) << "row " << i;
+    EXPECT_EQ(c.split3, t[i].split3) << "row " << i;
     EXPECT_EQ(c.staged, t[i].agg == 1 && t[i].staged) << "row " << i;
   }
   SgmParams big;
@@ -145,8 +146,15 @@ TEST(StereoSgmPolicy, TableFallbackAndOverrides) {
   three.agg = 3;
   EXPECT_EQ(sgm_choose(p, three).agg, 3);
   EXPECT_EQ(sgm_choose(p, three).wta, 2);  // kernel 3 writes the same volumes: kernel 2's wta
-  // 128/8: the policy row's K3 8 (16 lanes); the entry carries K3 and the lanes
-  EXPECT_EQ(sgm_aggregate_kernel(sgm_layout(64, 48, p, 16), sgm_choose(p, three), true), "sgm_aggregate3_k8_g16_u8");
+  // 128/8: the policy row's K3 16 (8 lanes) with the horizontal directions split; the entry carries
+  // K3 and the lanes; EVK_SGM_SPLIT3=0 (split3 0) turns the split off
+  EXPECT_EQ(sgm_aggregate_kernel(sgm_layout(64, 48, p, 16), sgm_choose(p, three), true), "sgm_aggregate3s_k16_g8_u8");
+  SgmTuning unsplit = three;
+  unsplit.split3 = 0;
+  EXPECT_EQ(sgm_aggregate_kernel(sgm_layout(64, 48, p, 16), sgm_choose(p, unsplit), true), "sgm_aggregate3_k16_g8_u8");
+  unsplit.k3 = 4;  // 32 lanes: no split entry; SgmPipeline clears split3 (sgm_agg3_can_split)
+  EXPECT_FALSE(sgm_agg3_can_split(sgm_layout(64, 48, p, 16), 4));
+  EXPECT_TRUE(sgm_agg3_can_split(sgm_layout(64, 48, p, 16), 16));
   // no row (300 disparities, kernel 3 forced): the smallest K3 of 4, 8, 16 with <= 32 lanes
   SgmParams p300 = p;
   p300.max_disparity = 299;

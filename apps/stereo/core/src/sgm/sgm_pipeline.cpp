@@ -88,10 +88,14 @@ namespace {
 // 5.045 vs kernel 2 5.764. Kernel 3 at every row; kernels 1 and 2 stay for sad/ssd, > 512
 // disparities and explicit tuning. At 64 disparities the layout's K (the wta's) is 16: the wta took
 // 0.253 ms with K 16 (kernel 2's rows) against 0.303 with K 8 at 64/4.
+// Tenth session (H100, same sweep plus kernel 3 with its horizontal directions split, "3s": K3/2 on
+// twice the lanes; bench/gi/runs/h100-2026-11-24-sgm4/tuning): 128/4 3s K3 16 1.566 ms vs 3 K3 8 1.672;
+// 128/8 3s K3 16 2.632 vs 2.680; 256/8 3s K3 16 4.540 vs 3 K3 16 4.675; 256/4 a tie (2.610 / 2.611:
+// the row stays); at 64 disparities the split was slower (64/4 1.180 vs 1.142, 64/8 1.744 vs 1.661).
 const SgmPolicy kPolicy[] = {
-    {64, 4, 3, 16, false, 4},   {64, 8, 3, 16, false, 8},   //
-    {128, 4, 3, 16, false, 8},  {128, 8, 3, 16, false, 8},  //
-    {256, 4, 3, 16, false, 8},  {256, 8, 3, 16, false, 16},  //
+    {64, 4, 3, 16, false, 4, false},   {64, 8, 3, 16, false, 8, false},   //
+    {128, 4, 3, 16, false, 16, true},  {128, 8, 3, 16, false, 16, true},  //
+    {256, 4, 3, 16, false, 8, false},  {256, 8, 3, 16, false, 16, true},  //
 };
 }  // namespace
 
