@@ -320,7 +320,7 @@ inline void check_wta(SgmDevice& dev, const WtaCase& c, std::uint64_t seed) {
     dev.fill(left.p, 0xA5, left.n * 2);
     dev.fill(right.p, 0xA5, right.n * 2);
     dev.launch(kernel + std::to_string(l.K) + (c.store16 ? "_u16" : "_u8"), {static_cast<unsigned>(H), 1, 1},
-               {SgmLayout::kWtaThreads, 1, 1}, c.right ? static_cast<std::size_t>(W) * 4 : 0, a);
+               {SgmLayout::kWtaThreads, 1, 1}, sgm_wta_smem(W, l.K, c.right, c.sub != Subpixel::none), a);
     DisparityQ got_l{W, H, left.get()};
     EXPECT_EQ(first_diff(got_l, ref_l), "") << kernel << " " << W << "x" << H << " d " << c.mind << ".." << c.maxd
                                             << " K " << c.k << " paths " << c.paths;

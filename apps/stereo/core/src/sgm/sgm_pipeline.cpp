@@ -166,6 +166,11 @@ bool sgm_agg3_can_split(const SgmLayout& l, int k3) {
 
 int sgm_agg3_copy_pitch(const SgmLayout& l) { return (l.right_pitch + 3 + 3) / 4 * 4; }
 
+std::size_t sgm_wta_smem(int width, int k, bool right, bool subpixel) {
+  return (right ? static_cast<std::size_t>((width + 3) / 4 * 4) * 4 : 0) +
+         (subpixel ? static_cast<std::size_t>(SgmLayout::kWtaThreads) * (k / 2) * 4 : 0);
+}
+
 std::size_t sgm_staged_smem(const SgmLayout& l) {
   const int seg = l.Dp + SgmLayout::kAggregateThreads / l.Gs - 1;
   const int pos = (seg - 1) + 5 * ((seg - 1) >> 5) + 1;  // staged_pos(seg - 1) + 1 of sgm_aggregate.cu
@@ -307,7 +312,7 @@ void SgmPipeline::enqueue_wta() {
     void* right = want_right ? map_[right_] : none;
     void* a[] = {&paths_, &paths, &W, &H, &dmin, &D, &Dp, &G, &Gs, &uniq, &sub, &map_[left_], &right};
     dev_.launch(name, Dim3{static_cast<unsigned>(H), 1, 1}, Dim3{SgmLayout::kWtaThreads, 1, 1},
-                want_right ? static_cast<std::size_t>(W) * 4 : 0, a);
+                sgm_wta_smem(W, l.K, want_right, sub != 0), a);
   }
 }
 

@@ -103,6 +103,9 @@ struct SgmChoice {
   int wta = 2;
 };
 SgmChoice sgm_choose(const SgmParams& p, const SgmTuning& t);
+// Bytes of dynamic shared memory the wta kernels need (wta.cu): the right map's keys, the sub-pixel
+// fit's cell sums.
+std::size_t sgm_wta_smem(int width, int k, bool right, bool subpixel);
 // Bytes of dynamic shared memory the seed's staged aggregation kernel needs.
 std::size_t sgm_staged_smem(const SgmLayout& l);
 // Bytes of dynamic shared memory the second aggregation kernel needs.
