@@ -4,7 +4,8 @@
 # 64/128/256 disparities x 4/8 paths, the default setting (BM_sgm_gpu/D/P/1, device-resident) and
 # its stage breakdown (BM_sgm_gpu_stages/D/P/1). Rounds alternate A, B, libSGM so clock and thermal
 # drift hit all three alike; per setting the summary gives the median over rounds of each run's
-# median, B/A and libSGM/B.
+# median, B/A and libSGM/B; settings 0 (dense) and 2 (sub-pixel) too where SGM_AB_FILTER runs them
+# (ours only: libSGM is run at its defaults).
 # Usage: sgm_ab.sh BUNDLE_A BUNDLE_B OUTDIR LIBSGM_BENCH [ROUNDS]
 #   SGM_AB_FILTER: the benchmark regex (default the six default settings and their stages)
 #   SGM_AB_ENV_A / SGM_AB_ENV_B: environment assignments for A's / B's runs (e.g. EVK_SGM_K3=8)
@@ -53,7 +54,7 @@ for who in ours:
             print(who, r, "unreadable:", e); continue
         for bm in j["benchmarks"]:
             name = bm["name"].split("/")
-            key = (name[0], int(name[1]), int(name[2]))
+            key = (name[0], int(name[1]), int(name[2]), int(name[3]))
             ours[who].setdefault(key, []).append(bm)
 lib = {}
 for r in range(1, rounds + 1):
@@ -63,8 +64,8 @@ for r in range(1, rounds + 1):
             lib.setdefault((j["d"], j["p"]), []).append(j["r"]["median_ms"])
         except Exception:
             pass
-def med(who, bmname, d, p, field):
-    v = [b[field] for b in ours[who].get((bmname, d, p), []) if field in b]
+def med(who, bmname, d, p, field, s=1):
+    v = [b[field] for b in ours[who].get((bmname, d, p, s), []) if field in b]
     return st.median(v) if v else float("nan")
 print("setting  libSGM_ms  A_ms  B_ms  B/A  lib/A  lib/B | A agg wta  B agg wta (stage medians, ms)")
 for d in (64, 128, 256):
@@ -74,5 +75,12 @@ for d in (64, 128, 256):
         print(f"{d}/{p}  {l:.3f}  {A:.3f}  {B:.3f}  {B/A:.3f}  {l/A:.3f}  {l/B:.3f} | "
               f"{med('A','BM_sgm_gpu_stages',d,p,'aggregate_ms'):.3f} {med('A','BM_sgm_gpu_stages',d,p,'wta_ms'):.3f}  "
               f"{med('B','BM_sgm_gpu_stages',d,p,'aggregate_ms'):.3f} {med('B','BM_sgm_gpu_stages',d,p,'wta_ms'):.3f}")
+for s, sname in ((0, "dense"), (2, "subpixel")):
+    for d in (64, 128, 256):
+        for p in (4, 8):
+            A = med("A", "BM_sgm_gpu", d, p, "median_ms", s); B = med("B", "BM_sgm_gpu", d, p, "median_ms", s)
+            if A == A or B == B:
+                print(f"{sname} {d}/{p}  A {A:.3f}  B {B:.3f}  B/A {B/A:.3f} | wta A {med('A','BM_sgm_gpu_stages',d,p,'wta_ms',s):.3f} "
+                      f"B {med('B','BM_sgm_gpu_stages',d,p,'wta_ms',s):.3f}")
 PY
 cat "$log"

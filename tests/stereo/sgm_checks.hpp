@@ -211,6 +211,7 @@ inline void aggregate(SgmDevice& dev) {
       {21, 17, 0, 47, 16, 5, 250, CostKind::sad},       // stored costs, 16-bit volumes, G 3 of Gs 4
       {17, 19, -2, 20, 8, 3, 40, CostKind::ssd},        // stored costs, 8-bit volumes
       {9, 5, 0, 4, 8, 0, 0, CostKind::census},          // P1 = P2 = 0
+      {13, 21, 0, 63, 16, 0, 50, CostKind::census},     // P1 = 0 on full lane layouts (kernel 3's diagonal restart: -P1 = 0)
       {101, 13, 0, 127, 16, 10, 120, CostKind::census}, // 7 blocks of 16 lines: diagonals wrap inside blocks
       {70, 9, -20, 9, 8, 10, 120, CostKind::census},    // negative range, 30 disparities on K 8
       {11, 45, 0, 63, 8, 10, 120, CostKind::census},    // taller than wide: diagonals wrap several times
@@ -316,11 +317,13 @@ inline void check_wta(SgmDevice& dev, const WtaCase& c, std::uint64_t seed) {
   void* none = nullptr;
   void* rp = c.right ? right.p : none;
   void* a[] = {&vol, &paths, &w, &h, &dmin, &dd, &Dp, &G, &Gs, &uniq, &sub, &left.p, &rp};
-  for (const char* kernel : {"sgm_wta_k", "sgm_wta2_k"}) {  // the paths looped, the paths unrolled
+  // the paths looped, unrolled, unrolled with the minimum by keys
+  for (const char* kernel : {"sgm_wta_k", "sgm_wta2_k", "sgm_wta3_k"}) {
     dev.fill(left.p, 0xA5, left.n * 2);
     dev.fill(right.p, 0xA5, right.n * 2);
     dev.launch(kernel + std::to_string(l.K) + (c.store16 ? "_u16" : "_u8"), {static_cast<unsigned>(H), 1, 1},
-               {SgmLayout::kWtaThreads, 1, 1}, sgm_wta_smem(W, l.K, c.right, c.sub != Subpixel::none), a);
+               {SgmLayout::kWtaThreads, 1, 1},
+               sgm_wta_smem(W, l.K, c.right, c.sub != Subpixel::none), a);
     DisparityQ got_l{W, H, left.get()};
     EXPECT_EQ(first_diff(got_l, ref_l), "") << kernel << " " << W << "x" << H << " d " << c.mind << ".." << c.maxd
                                             << " K " << c.k << " paths " << c.paths;
@@ -343,6 +346,8 @@ inline void wta(SgmDevice& dev) {
       {40, 5, -3, -2, 4, 8, 2, 50, Subpixel::equiangular, true, true},     // two disparities
       {33, 9, 0, 255, 4, 32, 151, 5, Subpixel::parabola, false, true},     // 8 lanes of 32, 4 paths
       {21, 6, -1, 126, 8, 16, 255, 0, Subpixel::parabola, false, true},   // 8-bit volumes at their maximum
+      {97, 9, 0, 63, 8, 16, 151, 5, Subpixel::none, false, true},        // uniqueness alone (cells staged for the rival); right-map fast path
+      {45, 7, 0, 47, 8, 16, 255, 3, Subpixel::none, false, true},         // 8 paths of 255: S up to 2040, the keys' limit
   };
   std::uint64_t seed = 500;
   for (const WtaCase& c : cases) check_wta(dev, c, seed++);

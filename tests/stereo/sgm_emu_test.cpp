@@ -4,8 +4,10 @@
 #include "emu/emu_sgm_device.hpp"
 #include "evk/error.hpp"
 #include "sgm_checks.hpp"
+#include "sgm_math.h"
 
 #include <map>
+#include <random>
 #include <set>
 
 using stereo_test::EmuSgmDevice;
@@ -39,6 +41,25 @@ TEST(StereoSgmEmu, StreamEngineMatchesSgmCpu) {
   std::uint64_t seed = 50;
   sgm_checks::stream_engine([&] { return std::make_unique<EmuSgmDevice>(seed++); });
 }
+// The GPU's 32-bit sub-pixel fit (sums below 2^16) against the CPU's 64-bit one: every s0 < 64 with
+// all neighbours up to 64 above it, and random triples over the whole 16-bit range.
+TEST(StereoSgmMath, SubpixelOffset32MatchesSubpixelOffset) {
+  for (int mode = 0; mode <= 2; ++mode) {
+    for (int s0 = 0; s0 < 64; ++s0)
+      for (int sp = s0 + 1; sp < s0 + 64; ++sp)
+        for (int sn = s0; sn < s0 + 64; ++sn)
+          ASSERT_EQ(sgm_math::subpixel_offset32(sp, s0, sn, mode), sgm_math::subpixel_offset(sp, s0, sn, mode))
+              << sp << " " << s0 << " " << sn << " mode " << mode;
+    std::mt19937 rng(17);
+    for (int t = 0; t < 200000; ++t) {
+      const int s0 = static_cast<int>(rng() % 65535), sp = s0 + 1 + static_cast<int>(rng() % static_cast<unsigned>(65535 - s0)),
+                sn = s0 + static_cast<int>(rng() % static_cast<unsigned>(65536 - s0));
+      ASSERT_EQ(sgm_math::subpixel_offset32(sp, s0, sn, mode), sgm_math::subpixel_offset(sp, s0, sn, mode))
+          << sp << " " << s0 << " " << sn << " mode " << mode;
+    }
+  }
+}
+
 TEST(StereoSsdExpertEmu, MatchesDisparityCpu) {
   EmuSgmDevice d(7);
   sgm_checks::ssd_expert(d);
@@ -104,6 +125,7 @@ TEST(StereoSgmPolicy, TableFallbackAndOverrides) {
     EXPECT_EQ(c.k, t[i].k) << "row " << i;
     EXPECT_EQ(c.k3, t[i].k3) << "row " << i;
     EXPECT_EQ(c.split3, t[i].split3) << "row " << i;
+    EXPECT_EQ(c.wta, t[i].wta) << "row " << i;
     EXPECT_EQ(c.staged, t[i].agg == 1 && t[i].staged) << "row " << i;
   }
   SgmParams big;
@@ -146,6 +168,11 @@ TEST(StereoSgmPolicy, TableFallbackAndOverrides) {
   three.agg = 3;
   EXPECT_EQ(sgm_choose(p, three).agg, 3);
   EXPECT_EQ(sgm_choose(p, three).wta, 2);  // kernel 3 writes the same volumes: kernel 2's wta
+  SgmTuning w3;
+  w3.wta = 3;
+  EXPECT_EQ(sgm_choose(p, w3).wta, 3);
+  w3.wta = 4;
+  EXPECT_THROW(sgm_choose(p, w3), evk::InputError);
   // 128/8: the policy row's K3 16 (8 lanes) with the horizontal directions split; the entry carries
   // K3 and the lanes; EVK_SGM_SPLIT3=0 (split3 0) turns the split off
   EXPECT_EQ(sgm_aggregate_kernel(sgm_layout(64, 48, p, 16), sgm_choose(p, three), true), "sgm_aggregate3s_k16_g8_u8");

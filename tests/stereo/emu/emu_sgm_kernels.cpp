@@ -45,6 +45,8 @@ const std::map<std::string, std::function<void(void**)>>& emulated_sgm_kernels()
       K(sgm_wta_k8_u8), K(sgm_wta_k16_u8), K(sgm_wta_k32_u8), K(sgm_wta_k8_u16), K(sgm_wta_k16_u16),
       K(sgm_wta_k32_u16), K(sgm_wta2_k8_u8), K(sgm_wta2_k16_u8), K(sgm_wta2_k32_u8), K(sgm_wta2_k8_u16),
       K(sgm_wta2_k16_u16), K(sgm_wta2_k32_u16),
+      K(sgm_wta3_k8_u8), K(sgm_wta3_k16_u8), K(sgm_wta3_k32_u8), K(sgm_wta3_k8_u16), K(sgm_wta3_k16_u16),
+      K(sgm_wta3_k32_u16),
       K(sgm_aggregate_k8_u8_census), K(sgm_aggregate_k16_u8_census), K(sgm_aggregate_k32_u8_census),
       K(sgm_aggregate_k8_u16_census), K(sgm_aggregate_k16_u16_census), K(sgm_aggregate_k32_u16_census),
       K(sgm_aggregate_k8_u8_volume), K(sgm_aggregate_k16_u8_volume), K(sgm_aggregate_k32_u8_volume),

@@ -40,37 +40,43 @@
 #define A3_BIG2 0x40004000u
 #define A3_FULL 0xffffffffu
 
-// Loads the codes of cell (x, y): its left code and the lane's NG chunks. copies_l = copies - 4 lane
-// (the lane's first chunk at the copy row's word a0 + q - 4 lane; chunk g 4 GS words before).
-template <int NG, int GS>
-__device__ __forceinline__ void a3_load(const unsigned* __restrict__ census_left, const unsigned* __restrict__ copies_l,
-                                        const int pitch, const size_t cstride1, const int c0, const int W, const int x,
-                                        const int y, const bool* has, unsigned& cl, uint4* code) {
-  cl = __ldg(census_left + (size_t)y * W + x);
-  // first column of group 0's chunk (k = 3) relative to the copy row origin, and its copy
-  const int a0 = c0 + x;
-  const int q = (-a0) & 3;
-  const unsigned* row = copies_l + (size_t)q * cstride1 + (size_t)y * pitch + a0;
+// Loads the codes of a cell: its left code (census_left[lidx]) and the lane's NG chunks, chunk g at
+// row - 4 GS g words, row = copies + off (a3_offset less 4 lane). All chunks of a cell at immediate offsets
+// from one pointer.
+template <int NG, int GS, bool FULL>
+__device__ __forceinline__ void a3_load(const unsigned* __restrict__ census_left, const unsigned* __restrict__ copies,
+                                        const int lidx, const int off, const bool* has, unsigned& cl, uint4* code) {
+  cl = __ldg(census_left + lidx);
+  const unsigned* row = copies + off;
 #pragma unroll
-  for (int g = 0; g < NG; ++g) code[g] = has[g] ? __ldg((const uint4*)(row - 4 * GS * g)) : make_uint4(0u, 0u, 0u, 0u);
+  for (int g = 0; g < NG; ++g)
+    code[g] = (FULL || has[g]) ? __ldg((const uint4*)(row - 4 * GS * g)) : make_uint4(0u, 0u, 0u, 0u);
+}
+
+// The word offset of cell (x, y)'s group-0 chunk (k = 3) inside the copies, as a 32-bit value: the
+// column a0 = c0 + x relative to a copy row's origin lies in copy q = -a0 mod 4, which starts
+// q cstride1 words on (shifted q words). Fits: 4 copies of H x pitch words < 2^31 (checked by the host).
+__device__ __forceinline__ int a3_offset(const int c0, const int pitch, const int cstride1, const int x, const int y) {
+  const int a0 = c0 + x;
+  return ((-a0) & 3) * cstride1 + y * pitch + a0;
 }
 
 // Stores the lane's groups of cell_l = the cell's first entry + 4 lane (group g 4 GS entries further).
-template <int K, int GS, class StoreT>
+template <int K, int GS, bool FULL, class StoreT>
 __device__ __forceinline__ void a3_store(StoreT* __restrict__ cell_l, const unsigned* A, const unsigned* B, const bool* has);
-template <int K, int GS>
+template <int K, int GS, bool FULL>
 __device__ __forceinline__ void a3_store(unsigned char* __restrict__ cell_l, const unsigned* A, const unsigned* B,
                                          const bool* has) {
 #pragma unroll
   for (int g = 0; g < K / 4; ++g)
-    if (has[g]) __stcs((unsigned*)(cell_l + 4 * GS * g), __byte_perm(A[g], B[g], 0x6240));  // k0, k0+1, k0+2, k0+3
+    if (FULL || has[g]) __stcs((unsigned*)(cell_l + 4 * GS * g), __byte_perm(A[g], B[g], 0x6240));  // k0, k0+1, k0+2, k0+3
 }
-template <int K, int GS>
+template <int K, int GS, bool FULL>
 __device__ __forceinline__ void a3_store(unsigned short* __restrict__ cell_l, const unsigned* A, const unsigned* B,
                                          const bool* has) {
 #pragma unroll
   for (int g = 0; g < K / 4; ++g)
-    if (has[g])
+    if (FULL || has[g])
       __stcs((uint2*)(cell_l + 4 * GS * g), make_uint2(__byte_perm(A[g], B[g], 0x5410), __byte_perm(A[g], B[g], 0x7632)));
 }
 
@@ -85,7 +91,9 @@ __device__ __forceinline__ void a3_advance(int& x, int& y, const int W) {
   }
 }
 
-template <int K, int GS, class StoreT, int DX, int DY>
+// FULL: every group holds real disparities (4 GS K/4 == D == Dp): no idle groups, no padding, so no
+// per-group predicates in the loop.
+template <int K, int GS, class StoreT, int DX, int DY, bool FULL>
 __device__ __forceinline__ void a3_direction(const unsigned* __restrict__ census_left,
                                              const unsigned* __restrict__ copies, const int pitch, const int roff,
                                              StoreT* __restrict__ vol, const int W, const int H, const int dmin,
@@ -103,20 +111,19 @@ __device__ __forceinline__ void a3_direction(const unsigned* __restrict__ census
   const bool valid = line0 + (int)threadIdx.x / Gs < nlines;
   const int line = valid ? line0 + (int)threadIdx.x / Gs : nlines - 1;
   const int lane = (int)threadIdx.x % Gs;
-  const size_t cstride1 = (size_t)H * pitch + 1;  // copy q + 1 starts cstride words on, shifted one more
-  const unsigned* copies_l = copies - 4 * lane;
-  const int c0 = roff - dmin - 3;
+  const int cstride1 = H * pitch + 1;  // copy q + 1 starts cstride words on, shifted one more
+  const int c0 = roff - dmin - 3 - 4 * lane;  // the lane's first chunk 4 lane words before group 0's
   StoreT* vol_l = vol + 4 * lane;
   unsigned padA[NG], padB[NG];
   bool has[NG];
 #pragma unroll
   for (int g = 0; g < NG; ++g) {
     const int k0 = 4 * (lane + Gs * g);
-    has[g] = k0 < Dp;  // entries >= Dp (idle groups) are neither loaded nor stored
-    padA[g] = (k0 >= D ? A3_BIG : 0u) | (k0 + 2 >= D ? (A3_BIG << 16) : 0u);
-    padB[g] = (k0 + 1 >= D ? A3_BIG : 0u) | (k0 + 3 >= D ? (A3_BIG << 16) : 0u);
+    has[g] = FULL || k0 < Dp;  // entries >= Dp (idle groups) are neither loaded nor stored
+    padA[g] = FULL ? 0u : (k0 >= D ? A3_BIG : 0u) | (k0 + 2 >= D ? (A3_BIG << 16) : 0u);
+    padB[g] = FULL ? 0u : (k0 + 1 >= D ? A3_BIG : 0u) | (k0 + 3 >= D ? (A3_BIG << 16) : 0u);
   }
-  const bool padded = 4 * Gs * NG != D;
+  const bool padded = !FULL && 4 * Gs * NG != D;
   const unsigned p1x2 = (unsigned)P1 * 0x10001u;
   const int prev = (lane + Gs - 1) & (Gs - 1), next = (lane + 1) & (Gs - 1);
   int x = DY == 0 ? (DX > 0 ? 0 : W - 1) : line;
@@ -124,32 +131,37 @@ __device__ __forceinline__ void a3_direction(const unsigned* __restrict__ census
   // the codes of the line's current cell; the next cell's are loaded once this cell's costs are made
   unsigned cl = 0u;
   uint4 code[NG];
-  a3_load<NG, GS>(census_left, copies_l, pitch, cstride1, c0, W, x, y, has, cl, code);
+  a3_load<NG, GS, FULL>(census_left, copies, y * W + x, a3_offset(c0, pitch, cstride1, x, y), has, cl, code);
   unsigned A[NG], B[NG];
 #pragma unroll
   for (int g = 0; g < NG; ++g) {
     A[g] = padA[g];
     B[g] = padB[g];
   }
-  int m = 0;
+  // mm: the previous cell's line minimum m in both halves (m * 0x10001)
+  unsigned mm = 0u;
+  const unsigned dpx2 = (unsigned)(P2 - P1) * 0x10001u;
+  const unsigned np1x2 = (unsigned)((0x10000 - P1) & 0xffff) * 0x10001u;  // -P1 per half
   for (int s = 0; s < steps; ++s) {
     // a diagonal line restarts where p - r leaves the image
+    // (FULL: no padding, so instead of resetting A, B the step runs with m = 0 and m + P2 - P1 = -P1:
+    // then min(L(k±1), m + P2 - P1) = -P1 and t = min(L(k), -P1 + P1) = 0 whatever the previous
+    // line left in A, B (all >= 0), so L = C, as at a line's first cell; two selects instead of 2 NG)
     const bool fresh = DY != 0 && DX != 0 && s > 0 && (DX > 0 ? x == 0 : x == W - 1);
-    if (fresh) {
+    if (!FULL && fresh) {
 #pragma unroll
       for (int g = 0; g < NG; ++g) {
         A[g] = padA[g];
         B[g] = padB[g];
       }
-      m = 0;
+      mm = 0u;
     }
     unsigned cA[NG], cB[NG];
 #pragma unroll
     for (int g = 0; g < NG; ++g) {
-      // chunk words x, y, z, w = disparities k0 + 3, + 2, + 1, k0
-      // (a sum, not an or: one IMAD packs the pair)
-      cA[g] = (unsigned)__popc(cl ^ code[g].w) + ((unsigned)__popc(cl ^ code[g].y) << 16);
-      cB[g] = (unsigned)__popc(cl ^ code[g].z) + ((unsigned)__popc(cl ^ code[g].x) << 16);
+      // chunk words x, y, z, w = disparities k0 + 3, + 2, + 1, k0; one PRMT packs a pair
+      cA[g] = __byte_perm((unsigned)__popc(cl ^ code[g].w), (unsigned)__popc(cl ^ code[g].y), 0x5410);
+      cB[g] = __byte_perm((unsigned)__popc(cl ^ code[g].z), (unsigned)__popc(cl ^ code[g].x), 0x5410);
       if (padded) {
         cA[g] += padA[g];
         cB[g] += padB[g];
@@ -158,7 +170,13 @@ __device__ __forceinline__ void a3_direction(const unsigned* __restrict__ census
     int xn = x, yn = y;
     a3_advance<DX, DY>(xn, yn, W);
     // the next cell's codes, in flight during the rest of this step
-    if (s + 1 < steps) a3_load<NG, GS>(census_left, copies_l, pitch, cstride1, c0, W, xn, yn, has, cl, code);
+    // unconditional (the last step reloads a cell of the line: no phi, so the loads land in the
+    // registers this step's costs were read from, with no copies at the end of the step)
+    {
+      const int xl = DY == 0 ? min(max(xn, 0), W - 1) : xn;
+      const int yl = DY != 0 ? min(max(yn, 0), H - 1) : yn;
+      a3_load<NG, GS, FULL>(census_left, copies, yl * W + xl, a3_offset(c0, pitch, cstride1, xl, yl), has, cl, code);
+    }
     // neighbours across lanes: B of the group before, A of the group after
     unsigned Bp[NG], An[NG];
 #pragma unroll
@@ -166,8 +184,8 @@ __device__ __forceinline__ void a3_direction(const unsigned* __restrict__ census
       Bp[g] = __shfl_sync(A3_FULL, B[g], prev, Gs);
       An[g] = __shfl_sync(A3_FULL, A[g], next, Gs);
     }
-    const unsigned thr = (unsigned)(m + P2 - P1) * 0x10001u;
-    const unsigned mm = (unsigned)m * 0x10001u;
+    const unsigned thr = FULL && fresh ? np1x2 : mm + dpx2;  // m + P2 - P1 per half
+    const unsigned mmu = FULL && fresh ? 0u : mm;
     unsigned lo = 0u, hi = 0u;
 #pragma unroll
     for (int g = 0; g < NG; ++g) {
@@ -180,8 +198,8 @@ __device__ __forceinline__ void a3_direction(const unsigned* __restrict__ census
       const unsigned uB = __vimin3_s16x2(A[g], hiB, thr);
       const unsigned tA = __viaddmin_s16x2(uA, p1x2, A[g]);  // min(L(k), that + P1)
       const unsigned tB = __viaddmin_s16x2(uB, p1x2, B[g]);
-      A[g] = tA + cA[g] - mm;  // per half C + t - m, no carries
-      B[g] = tB + cB[g] - mm;
+      A[g] = tA + cA[g] - mmu;  // per half C + t - m, no carries (one IADD3)
+      B[g] = tB + cB[g] - mmu;
       if (g == 0) {
         lo = A[0];
         hi = B[0];
@@ -190,15 +208,17 @@ __device__ __forceinline__ void a3_direction(const unsigned* __restrict__ census
         hi = __vmins2(hi, B[g]);
       }
     }
-    const unsigned mn = __vmins2(lo, hi);
-    unsigned mi = min(mn & 0xffffu, mn >> 16);
+    // the line minimum, both halves: min over the lane's pairs, over the line's lanes (halves
+    // apart), then of the two halves (swapped by a PRMT), so mm is m * 0x10001 with no multiply
+    unsigned mn = __vmins2(lo, hi);
     if (Gs == 32) {
-      mi = __reduce_min_sync(A3_FULL, mi);  // one redux for the warp's line
+      const unsigned mi = __reduce_min_sync(A3_FULL, min(mn & 0xffffu, mn >> 16));  // one redux for the warp's line
+      mm = __byte_perm(mi, 0u, 0x1010);
     } else {
-      for (int o = Gs / 2; o > 0; o /= 2) mi = min(mi, __shfl_xor_sync(A3_FULL, mi, o, Gs));
+      for (int o = Gs / 2; o > 0; o /= 2) mn = __vmins2(mn, __shfl_xor_sync(A3_FULL, mn, o, Gs));
+      mm = __vmins2(mn, __byte_perm(mn, 0u, 0x1032));
     }
-    m = (int)mi;
-    if (valid) a3_store<K, GS>(vol_l + ((size_t)y * W + x) * Dp, A, B, has);
+    if (valid) a3_store<K, GS, FULL>(vol_l + (size_t)(unsigned)(y * W + x) * (unsigned)Dp, A, B, has);
     x = xn;
     y = yn;
   }
@@ -208,22 +228,40 @@ __device__ __forceinline__ void a3_direction(const unsigned* __restrict__ census
 // (K/2, 2 GS): their lines are the longest (W steps at 1080p against H), and a line step costs about
 // its instruction count at one warp per scheduler, so fewer instructions per lane shorten the
 // launch's critical path; the other directions keep (K, GS).
+template <int K, int GS, class StoreT, bool SPLIT, bool FULL>
+__device__ __forceinline__ void a3_dirs(const unsigned* __restrict__ census_left, const unsigned* __restrict__ copies,
+                                        const int pitch, const int roff, StoreT* __restrict__ vol, const int W,
+                                        const int H, const int dmin, const int D, const int Dp, const int P1,
+                                        const int P2, const int dir) {
+  constexpr int KH = SPLIT ? K / 2 : K, GH = SPLIT ? 2 * GS : GS;
+  switch (dir) {
+    case 0: a3_direction<KH, GH, StoreT, 1, 0, FULL>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+    case 1: a3_direction<KH, GH, StoreT, -1, 0, FULL>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+    case 2: a3_direction<K, GS, StoreT, 0, 1, FULL>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+    case 3: a3_direction<K, GS, StoreT, 0, -1, FULL>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+    case 4: a3_direction<K, GS, StoreT, 1, 1, FULL>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+    case 5: a3_direction<K, GS, StoreT, -1, 1, FULL>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+    case 6: a3_direction<K, GS, StoreT, 1, -1, FULL>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+    default: a3_direction<K, GS, StoreT, -1, -1, FULL>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
+  }
+}
+
+// SPLIT: the horizontal directions (0, 1) run with half the disparities per lane on twice the lanes
+// (K/2, 2 GS): their lines are the longest (W steps at 1080p against H), and a line step costs about
+// its instruction count at one warp per scheduler, so fewer instructions per lane shorten the
+// launch's critical path; the other directions keep (K, GS). The lane layout covers 4 GS K/4
+// disparities either way, so FULL (a uniform branch here) holds for all directions or none.
 template <int K, int GS, class StoreT, bool SPLIT = false>
 __device__ __forceinline__ void a3_body(const unsigned* __restrict__ census_left, const unsigned* __restrict__ copies,
                                         const int pitch, const int roff, StoreT* __restrict__ out, const int W,
                                         const int H, const int dmin, const int D, const int Dp, const int P1,
                                         const int P2, const int dir0) {
   StoreT* vol = out + (size_t)blockIdx.y * H * W * Dp;
-  switch (dir0 + (int)blockIdx.y) {
-    case 0: a3_direction<SPLIT ? K / 2 : K, SPLIT ? 2 * GS : GS, StoreT, 1, 0>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
-    case 1: a3_direction<SPLIT ? K / 2 : K, SPLIT ? 2 * GS : GS, StoreT, -1, 0>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
-    case 2: a3_direction<K, GS, StoreT, 0, 1>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
-    case 3: a3_direction<K, GS, StoreT, 0, -1>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
-    case 4: a3_direction<K, GS, StoreT, 1, 1>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
-    case 5: a3_direction<K, GS, StoreT, -1, 1>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
-    case 6: a3_direction<K, GS, StoreT, 1, -1>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
-    default: a3_direction<K, GS, StoreT, -1, -1>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2); break;
-  }
+  const int dir = dir0 + (int)blockIdx.y;
+  if (D == GS * K && Dp == D)
+    a3_dirs<K, GS, StoreT, SPLIT, true>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2, dir);
+  else
+    a3_dirs<K, GS, StoreT, SPLIT, false>(census_left, copies, pitch, roff, vol, W, H, dmin, D, Dp, P1, P2, dir);
 }
 
 // Entries sgm_aggregate3_k<K>_g<GS>_<u8|u16>: K disparities per lane, GS lanes per line (the Gs

@@ -39,6 +39,24 @@ SGM_HD int subpixel_offset(long long s_prev, long long s0, long long s_next, int
   return q < -8 ? -8 : (q > 8 ? 8 : (int)q);
 }
 
+// subpixel_offset for sums below 2^16 (the GPU's 8- and 16-bit volumes), in 32-bit arithmetic: the
+// same value (32 n + den < 2^23, every step exact).
+SGM_HD int subpixel_offset32(int s_prev, int s0, int s_next, int mode) {
+  const int n = s_prev - s_next;
+  int den;
+  if (mode == kSubParabola) {
+    den = 2 * (s_prev - 2 * s0 + s_next);
+  } else if (mode == kSubEquiangular) {
+    den = 2 * ((s_prev > s_next ? s_prev : s_next) - s0);
+  } else {
+    return 0;
+  }
+  if (den <= 0) return 0;
+  const int a = 32 * n + den, b = 2 * den;
+  const int q = a / b - ((a % b != 0 && a < 0) ? 1 : 0);  // floor
+  return q < -8 ? -8 : (q > 8 ? 8 : q);
+}
+
 // Largest r with r * r <= v.
 SGM_HD unsigned isqrt(unsigned v) {
   unsigned r = 0;

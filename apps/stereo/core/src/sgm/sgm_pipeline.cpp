@@ -92,10 +92,16 @@ namespace {
 // twice the lanes; bench/gi/runs/h100-2026-11-24-sgm4/tuning): 128/4 3s K3 16 1.566 ms vs 3 K3 8 1.672;
 // 128/8 3s K3 16 2.632 vs 2.680; 256/8 3s K3 16 4.540 vs 3 K3 16 4.675; 256/4 a tie (2.610 / 2.611:
 // the row stays); at 64 disparities the split was slower (64/4 1.180 vs 1.142, 64/8 1.744 vs 1.661).
+// Eleventh session (kernel 3 without per-group predicates where the lanes hold exactly D, and no
+// register copies per step; bench/gi/runs/h100-2026-11-24-sgm5/): 256/4 K3 16 2.319 ms vs K3 8
+// 2.491 (so that row moved to 16); the other rows held (64/4 K3 4 0.902, 64/8 K3 8 1.416, 128/4
+// K3 16 split 1.419, 128/8 K3 16 split 2.355, 256/8 K3 16 split 4.076). The wta column: the wta
+// stage at the default setting, same H100, wta 2 / the keys' wta 3: 64/4 0.219 / 0.243, 64/8 0.377
+// / 0.390, 128/4 0.439 / 0.459, 128/8 0.747 / 0.806, 256/4 1.020 / 0.844, 256/8 1.502 / 1.642.
 const SgmPolicy kPolicy[] = {
-    {64, 4, 3, 16, false, 4, false},   {64, 8, 3, 16, false, 8, false},   //
-    {128, 4, 3, 16, false, 16, true},  {128, 8, 3, 16, false, 16, true},  //
-    {256, 4, 3, 16, false, 8, false},  {256, 8, 3, 16, false, 16, true},  //
+    {64, 4, 3, 16, false, 4, false, 2},   {64, 8, 3, 16, false, 8, false, 2},   //
+    {128, 4, 3, 16, false, 16, true, 2},  {128, 8, 3, 16, false, 16, true, 2},  //
+    {256, 4, 3, 16, false, 16, false, 3}, {256, 8, 3, 16, false, 16, true, 2},  //
 };
 }  // namespace
 
@@ -110,6 +116,7 @@ SgmChoice sgm_choose(const SgmParams& p, const SgmTuning& t) {
   c.agg = 2;
   c.k = count <= 64 ? 8 : (count <= 512 ? 16 : 32);  // the fallback
   bool staged = false;
+  int wta = 2;
   for (const SgmPolicy& row : kPolicy)
     if (count <= row.max_count && p.paths == row.paths) {
       c.agg = row.agg;
@@ -117,6 +124,7 @@ SgmChoice sgm_choose(const SgmParams& p, const SgmTuning& t) {
       c.k3 = row.k3;
       c.split3 = row.split3;
       staged = row.staged;
+      wta = row.wta;
       break;
     }
   if (t.agg != 0) {
@@ -141,8 +149,8 @@ SgmChoice sgm_choose(const SgmParams& p, const SgmTuning& t) {
   if (t.direct || t.prefetch) staged = false;
   c.staged = c.agg == 1 && p.cost == CostKind::census && staged;
   c.prefetch = c.agg == 1 && p.cost == CostKind::census && t.prefetch;
-  if (t.wta != 0 && t.wta != 1 && t.wta != 2) input_error("sgm tuning", "wta kernel must be 1 or 2");
-  c.wta = t.wta != 0 ? t.wta : std::min(c.agg, 2);
+  if (t.wta < 0 || t.wta > 3) input_error("sgm tuning", "wta kernel must be 1, 2 or 3");
+  c.wta = t.wta != 0 ? t.wta : (c.agg == 1 ? 1 : wta);
   return c;
 }
 
@@ -199,6 +207,12 @@ SgmPipeline::SgmPipeline(SgmDevice& dev, const SgmParams& p, int W, int H, int b
     if (sgm_agg3_lanes(layout_, choice_.k3) == 0) throw std::logic_error("SgmPipeline: kernel 3 cannot run this layout");
     choice_.split3 = choice_.split3 && sgm_agg3_can_split(layout_, choice_.k3);
     choice_.k3 = sgm_agg3_k(layout_, choice_.k3);
+    // kernel 3 indexes pixels and its census copies with 32-bit offsets
+    const double words = 4.0 * sgm_agg3_copy_pitch(layout_) * H + 4.0;
+    if (words >= 2147483647.0 || static_cast<double>(W) * H >= 2147483647.0) {
+      choice_.agg = 2;
+      choice_.split3 = false;
+    }
   }
   if (bits != 8 && bits != 16) throw std::logic_error("SgmPipeline: bits must be 8 or 16");
   if (bits == 16 && p.cost != CostKind::census) bits_ = 8;  // sad/ssd run on 8-bit pixels
@@ -305,7 +319,7 @@ void SgmPipeline::enqueue_wta() {
   right_ = 1;
   {
     const bool want_right = p_.post.needs_right();
-    const std::string name = std::string(choice_.wta == 2 ? "sgm_wta2_k" : "sgm_wta_k") + std::to_string(l.K) +
+    const std::string name = (choice_.wta == 1 ? std::string("sgm_wta_k") : "sgm_wta" + std::to_string(choice_.wta) + "_k") + std::to_string(l.K) +
                              (l.store16 ? "_u16" : "_u8");
     int paths = p_.paths, uniq = p_.post.uniqueness, sub = static_cast<int>(p_.post.subpixel);
     void* none = nullptr;

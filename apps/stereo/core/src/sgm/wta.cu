@@ -10,6 +10,16 @@
 // `right`, then with sub-pixel WTA_THREADS x K/2 words where each cell's sums are stored, so the
 // lane owning best reads S(best - 1) and S(best + 1) directly (was: a select chain over every pair
 // of every lane, twice: 41% more instructions at 128/4).
+// The right map's keys (S << 16 | k) by one PRMT each, with no range checks, where all of a lane's
+// indices are real and their xr inside the row (eleventh session, H100, wta stage at the default
+// setting: 64/4 0.257 -> 0.219 ms, 128/4 0.515 -> 0.439, 256/4 1.054 -> 1.020, 128/8 0.781 -> 0.747).
+// sgm_wta3_* (8-bit volumes): the minimum and its smallest index from one minimum over 16-bit keys
+// S << 5 | (index in the lane) (S < 2^11: at most 8 paths of values <= 255), then one butterfly
+// over S << 10 | k. Faster where the wta is instruction-bound with many lanes per cell (256/4:
+// 0.844 ms against sgm_wta2's 1.020), slower where it reads at DRAM speed (8 paths: 128/8 0.806
+// against 0.747), so the policy's wta column picks it at 256/4 only. (Also tried: the uniqueness
+// rival from the cell sums staged in shared memory with best - 1 .. best + 1 overwritten; never the
+// fastest, taken out.)
 #include "sgm_math.h"
 
 #define WTA_THREADS 256
@@ -82,12 +92,14 @@ __device__ __forceinline__ void add_paths(unsigned* S, const StoreT* __restrict_
   for (int p = 0; p < P; ++p) add_line<K, StoreT>(S, src + p * plane);
 }
 
-template <int K, class StoreT, bool UNROLL>
+// V: 0 the sgm_wta / sgm_wta2 logic; 1 (sgm_wta3) on 8-bit volumes the minimum and its index by keys.
+template <int K, class StoreT, bool UNROLL, int V>
 __device__ __forceinline__ void wta_body(const StoreT* __restrict__ vol, const int paths, const int W, const int H,
                                          const int dmin, const int D, const int Dp, const int G, const int Gs,
                                          const int uniqueness, const int subpixel, short* __restrict__ left,
                                          short* __restrict__ right) {
   EVK_DYN_SMEM(unsigned, rkey);
+  constexpr bool KEYS = V != 0 && sizeof(StoreT) == 1;
   unsigned* spx = rkey + (right != 0 ? ((W + 3) & ~3) : 0);  // sub-pixel: the cells' sums
   const int y = blockIdx.x;
   const int lane = threadIdx.x % Gs;
@@ -123,24 +135,60 @@ __device__ __forceinline__ void wta_body(const StoreT* __restrict__ vol, const i
     } else {
       for (int p = 0; p < paths; ++p) add_line<K, StoreT>(S, src + p * plane);
     }
-    if (padded) {
+    int smin, best;
+    if (KEYS) {
+      // 8-bit volumes: S < 2^11 (at most 8 paths of values <= 255), so one min over 16-bit keys
+      // S << 5 | (index in the lane) per half gives the minimum and its smallest index at once
+      // (padding: keys 0xffff); then the lane's key as S << 10 | k (k < 1024), one butterfly
+      unsigned mk = 0xffffffffu;
 #pragma unroll
-      for (int i = 0; i < K / 2; ++i) S[i] |= padm[i];
+      for (int i = 0; i < K / 2; ++i) {
+        unsigned key = S[i] * 32u + (unsigned)(((2 * i + 1) << 16) | (2 * i));
+        if (padded) key |= padm[i];
+        mk = __vminu2(mk, key);
+      }
+      const unsigned lk = min(mk & 0xffffu, mk >> 16);
+      int gk = (int)((lk >> 5) << 10) + lane * K + (int)(lk & 31u);
+      for (int o = Gs / 2; o > 0; o /= 2) gk = min(gk, __shfl_xor_sync(FULL_MASK, gk, o, Gs));
+      smin = gk >> 10;
+      best = gk & 1023;
+      if (padded) {
+#pragma unroll
+        for (int i = 0; i < K / 2; ++i) S[i] |= padm[i];
+      }
+    } else {
+      if (padded) {
+#pragma unroll
+        for (int i = 0; i < K / 2; ++i) S[i] |= padm[i];
+      }
+      // minimum, then its smallest index
+      unsigned mn2 = S[0];
+#pragma unroll
+      for (int i = 1; i < K / 2; ++i) mn2 = __vminu2(mn2, S[i]);
+      smin = min((int)(mn2 & 0xffffu), (int)(mn2 >> 16));
+      for (int o = Gs / 2; o > 0; o /= 2) smin = min(smin, __shfl_xor_sync(FULL_MASK, smin, o, Gs));
+      int local = 1 << 20;
+#pragma unroll
+      for (int i = K / 2 - 1; i >= 0; --i) {
+        if ((int)(S[i] >> 16) == smin) local = 2 * i + 1;
+        if ((int)(S[i] & 0xffffu) == smin) local = 2 * i;
+      }
+      best = lane * K + local;
+      for (int o = Gs / 2; o > 0; o /= 2) best = min(best, __shfl_xor_sync(FULL_MASK, best, o, Gs));
     }
-    // minimum, then its smallest index
-    unsigned mn2 = S[0];
+    int off = 0;
+    if (subpixel != sgm_math::kSubNone) {
+      // the cell's Gs K halves in k order (a segment lies inside one warp)
+      unsigned* cell = spx + ((int)threadIdx.x / Gs) * Gs * (K / 2);
 #pragma unroll
-    for (int i = 1; i < K / 2; ++i) mn2 = __vminu2(mn2, S[i]);
-    int smin = min((int)(mn2 & 0xffffu), (int)(mn2 >> 16));
-    for (int o = Gs / 2; o > 0; o /= 2) smin = min(smin, __shfl_xor_sync(FULL_MASK, smin, o, Gs));
-    int local = 1 << 20;
-#pragma unroll
-    for (int i = K / 2 - 1; i >= 0; --i) {
-      if ((int)(S[i] >> 16) == smin) local = 2 * i + 1;
-      if ((int)(S[i] & 0xffffu) == smin) local = 2 * i;
+      for (int i = 0; i < K / 2; i += 2) *(uint2*)(cell + lane * (K / 2) + i) = make_uint2(S[i], S[i + 1]);
+      __syncwarp();
+      const unsigned short* h = (const unsigned short*)cell;
+      const int kp = best > 0 ? best - 1 : best, kn = best + 1 < D ? best + 1 : best;
+      const int sp = h[kp], sn = h[kn];
+      if (best > 0 && best + 1 < D) off = sgm_math::subpixel_offset32(sp, smin, sn, subpixel);
+      __syncwarp();  // read before the next cell's sums overwrite them
     }
-    int best = lane * K + local;
-    for (int o = Gs / 2; o > 0; o /= 2) best = min(best, __shfl_xor_sync(FULL_MASK, best, o, Gs));
     // uniqueness: the smallest S with |k - best| > 1 (0xffff: none)
     bool valid = true;
     if (uniqueness > 0) {
@@ -154,28 +202,29 @@ __device__ __forceinline__ void wta_body(const StoreT* __restrict__ vol, const i
       for (int o = Gs / 2; o > 0; o /= 2) second = min(second, __shfl_xor_sync(FULL_MASK, second, o, Gs));
       valid = !(second != 0xffff && second * 100 < smin * (100 + uniqueness));
     }
-    int off = 0;
-    if (subpixel != sgm_math::kSubNone) {
-      // the cell's Gs K halves in k order (a segment lies inside one warp)
-      unsigned* cell = spx + ((int)threadIdx.x / Gs) * Gs * (K / 2);
-#pragma unroll
-      for (int i = 0; i < K / 2; i += 2) *(uint2*)(cell + lane * (K / 2) + i) = make_uint2(S[i], S[i + 1]);
-      __syncwarp();
-      const unsigned short* h = (const unsigned short*)cell;
-      const int kp = best > 0 ? best - 1 : best, kn = best + 1 < D ? best + 1 : best;
-      const int sp = h[kp], sn = h[kn];
-      if (best > 0 && best + 1 < D) off = sgm_math::subpixel_offset(sp, smin, sn, subpixel);
-      __syncwarp();  // read before the next cell's sums overwrite them
-    }
     if (inside && lane == 0) left[(size_t)y * W + x] = valid ? (short)((dmin + best) * 16 + off) : (short)INVALID_Q;
     if (want_right && inside && lane < G) {
+      const int k0 = lane * K;
+      const int xr0 = x - dmin - k0;  // xr of the lane's index j: xr0 - j
+      if (k0 + K <= D && xr0 - (K - 1) >= 0 && xr0 < W) {
+        // the lane's K indices all real and all inside: keys (S << 16 | k) by one PRMT each
+        unsigned* kr = rkey + xr0;
+        const unsigned kk0 = ((unsigned)(k0 + 1) << 16) | (unsigned)k0;
 #pragma unroll
-      for (int i = 0; i < K / 2; ++i) {
+        for (int i = 0; i < K / 2; ++i) {
+          const unsigned kk = kk0 + (unsigned)i * 0x20002u;
+          atomicMin(kr - 2 * i, __byte_perm(S[i], kk, 0x1054));
+          atomicMin(kr - 2 * i - 1, __byte_perm(S[i], kk, 0x3276));
+        }
+      } else {
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int k = lane * K + 2 * i + h;
-          const int xr = x - dmin - k;
-          if (k < D && xr >= 0 && xr < W) atomicMin(&rkey[xr], ((h ? S[i] >> 16 : S[i] & 0xffffu) << 16) | (unsigned)k);
+        for (int i = 0; i < K / 2; ++i) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int k = k0 + 2 * i + h;
+            const int xr = x - dmin - k;
+            if (k < D && xr >= 0 && xr < W) atomicMin(&rkey[xr], ((h ? S[i] >> 16 : S[i] & 0xffffu) << 16) | (unsigned)k);
+          }
         }
       }
     }
@@ -189,23 +238,22 @@ __device__ __forceinline__ void wta_body(const StoreT* __restrict__ vol, const i
   }
 }
 
-#define SGM_WTA_ENTRY(NAME, K, STORE, UNROLL)                                                                    \
+#define SGM_WTA_ENTRY(NAME, K, STORE, UNROLL, V)                                                                 \
   extern "C" __global__ void __launch_bounds__(WTA_THREADS)                                                     \
       NAME(const STORE* __restrict__ vol, const int paths, const int W, const int H, const int dmin, const int D, \
            const int Dp, const int G, const int Gs, const int uniqueness, const int subpixel,                    \
            short* __restrict__ left, short* __restrict__ right) {                                               \
-    wta_body<K, STORE, UNROLL>(vol, paths, W, H, dmin, D, Dp, G, Gs, uniqueness, subpixel, left, right);        \
+    wta_body<K, STORE, UNROLL, V>(vol, paths, W, H, dmin, D, Dp, G, Gs, uniqueness, subpixel, left, right);     \
   }
 
-SGM_WTA_ENTRY(sgm_wta_k8_u8, 8, unsigned char, false)
-SGM_WTA_ENTRY(sgm_wta_k16_u8, 16, unsigned char, false)
-SGM_WTA_ENTRY(sgm_wta_k32_u8, 32, unsigned char, false)
-SGM_WTA_ENTRY(sgm_wta_k8_u16, 8, unsigned short, false)
-SGM_WTA_ENTRY(sgm_wta_k16_u16, 16, unsigned short, false)
-SGM_WTA_ENTRY(sgm_wta_k32_u16, 32, unsigned short, false)
-SGM_WTA_ENTRY(sgm_wta2_k8_u8, 8, unsigned char, true)
-SGM_WTA_ENTRY(sgm_wta2_k16_u8, 16, unsigned char, true)
-SGM_WTA_ENTRY(sgm_wta2_k32_u8, 32, unsigned char, true)
-SGM_WTA_ENTRY(sgm_wta2_k8_u16, 8, unsigned short, true)
-SGM_WTA_ENTRY(sgm_wta2_k16_u16, 16, unsigned short, true)
-SGM_WTA_ENTRY(sgm_wta2_k32_u16, 32, unsigned short, true)
+#define SGM_WTA_ENTRIES(PREFIX, UNROLL, V)                              \
+  SGM_WTA_ENTRY(PREFIX##_k8_u8, 8, unsigned char, UNROLL, V)            \
+  SGM_WTA_ENTRY(PREFIX##_k16_u8, 16, unsigned char, UNROLL, V)          \
+  SGM_WTA_ENTRY(PREFIX##_k32_u8, 32, unsigned char, UNROLL, V)          \
+  SGM_WTA_ENTRY(PREFIX##_k8_u16, 8, unsigned short, UNROLL, V)          \
+  SGM_WTA_ENTRY(PREFIX##_k16_u16, 16, unsigned short, UNROLL, V)        \
+  SGM_WTA_ENTRY(PREFIX##_k32_u16, 32, unsigned short, UNROLL, V)
+
+SGM_WTA_ENTRIES(sgm_wta, false, 0)
+SGM_WTA_ENTRIES(sgm_wta2, true, 0)
+SGM_WTA_ENTRIES(sgm_wta3, true, 1)

@@ -66,8 +66,9 @@ struct SgmTuning {
   // (core/src/sgm/aggregate_fast.cu), 3 the third (core/src/sgm/aggregate_vec.cu, up to 512
   // disparities); 2 and 3 census costs only (sad/ssd always run the seed)
   int agg = 0;
-  // wta kernel: 1 a loop over the paths (sgm_wta_*), 2 the paths unrolled (sgm_wta2_*); 0: the
-  // aggregation kernel's number
+  // wta kernel: 1 a loop over the paths (sgm_wta_*), 2 the paths unrolled (sgm_wta2_*), 3 unrolled
+  // with the minimum and its index by keys (sgm_wta3_*, 8-bit volumes; on 16-bit ones sgm_wta2's
+  // logic); 0: the policy's (1 for the seed)
   int wta = 0;
   // the seed's direct loads with the next cell's codes loaded during this cell's step (SGM_PREFETCH 1;
   // implies direct). Not in the policy table until measured against the others.
@@ -76,7 +77,7 @@ struct SgmTuning {
   // kernel 3's horizontal directions at half its disparities per lane on twice the lanes (where K3 >= 8
   // and its lanes <= 16): 1 on, 0 off, -1 the policy's choice
   int split3 = -1;
-  // EVK_SGM_SPLIT3=0|1, EVK_SGM_K=8|16|32, EVK_SGM_LOADS=staged|direct|prefetch, EVK_SGM_AGG=1|2|3, EVK_SGM_K3=4|8|16, EVK_SGM_WTA=1|2
+  // EVK_SGM_SPLIT3=0|1, EVK_SGM_K=8|16|32, EVK_SGM_LOADS=staged|direct|prefetch, EVK_SGM_AGG=1|2|3, EVK_SGM_K3=4|8|16, EVK_SGM_WTA=1|2|3
   static SgmTuning from_env();
 };
 
@@ -91,6 +92,7 @@ struct SgmPolicy {
   bool staged;  // kernel 1: the staged census loads (else direct)
   int k3;       // kernel 3: disparities per lane (0: the smallest with <= 32 lanes per cell)
   bool split3;  // kernel 3: its horizontal directions at K3 / 2 on twice the lanes
+  int wta;      // the wta kernel (SgmTuning::wta)
 };
 const SgmPolicy* sgm_policy_table(int* rows);
 // What a pipeline runs: the tuning's explicit choices, the policy's for the rest.
