@@ -157,7 +157,7 @@ TEST(StereoSgmPolicy, TableFallbackAndOverrides) {
   EXPECT_EQ(sgm_aggregate_kernel(sgm_layout(64, 48, p, 16), sgm_choose(p, two), false), "sgm_aggregate_k16_u16_volume");
   EXPECT_EQ(sgm_choose(p, two).wta, 1);  // sad: kernel 1, its wta
   p.cost = CostKind::census;
-  EXPECT_EQ(sgm_choose(p, two).wta, 2);
+  EXPECT_EQ(sgm_choose(p, two).wta, 3);  // the row's wta
   EXPECT_EQ(sgm_choose(p, seed).wta, 1);
   two.wta = 1;
   EXPECT_EQ(sgm_choose(p, two).wta, 1);
@@ -167,8 +167,10 @@ TEST(StereoSgmPolicy, TableFallbackAndOverrides) {
   SgmTuning three;
   three.agg = 3;
   EXPECT_EQ(sgm_choose(p, three).agg, 3);
-  EXPECT_EQ(sgm_choose(p, three).wta, 2);  // kernel 3 writes the same volumes: kernel 2's wta
+  EXPECT_EQ(sgm_choose(p, three).wta, 3);  // the row's wta (kernels 2 and 3 write the same volumes)
   SgmTuning w3;
+  w3.wta = 2;
+  EXPECT_EQ(sgm_choose(p, w3).wta, 2);
   w3.wta = 3;
   EXPECT_EQ(sgm_choose(p, w3).wta, 3);
   w3.wta = 4;

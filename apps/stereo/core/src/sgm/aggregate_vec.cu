@@ -268,7 +268,7 @@ __device__ __forceinline__ void a3_body(const unsigned* __restrict__ census_left
 // argument must equal GS).
 #define SGM_AGG3_ENTRY(NAME, K, GS, STORE) SGM_AGG3_ENTRY_S(NAME, K, GS, STORE, false)
 #define SGM_AGG3_ENTRY_S(NAME, K, GS, STORE, SPLIT)                                                               \
-  extern "C" __global__ void __launch_bounds__(A3_THREADS, (K) <= 8 ? 8 : 6)                                                    \
+  extern "C" __global__ void __launch_bounds__(A3_THREADS, (K) <= 8 || ((SPLIT) && sizeof(STORE) == 1) ? 8 : 6)              \
       NAME(const unsigned* __restrict__ census_left, const unsigned* __restrict__ census_right,                 \
            const int right_pitch, const int right_offset, const unsigned char* __restrict__ volume,              \
            STORE* __restrict__ out, const int W, const int H, const int dmin, const int D, const int Dp,         \
@@ -280,8 +280,14 @@ __device__ __forceinline__ void a3_body(const unsigned* __restrict__ census_left
                                  P2, dir0);                                                                      \
   }
 
-// K <= 8: at most 64 registers (8 blocks of 128 threads per SM; ptxas 13.0: 54-56); K 16: 80 (6 blocks),
-// no spills, so 128/8 at 1080p fits in about one wave.
+// Launch bounds: K <= 8 at most 64 registers (8 blocks of 128 threads per SM; ptxas 13.0: 54-56). K 16:
+// 80 (6 blocks), except the split entries on 8-bit volumes at 64 (8 blocks; no spills since the
+// eleventh session's changes). Measured on the H100 (1920x1080, stage medians): 8 blocks took the
+// aggregation at 128/8 (split, 990 blocks with work: one wave of 132 x 8 instead of 1.25 of 132 x 6)
+// from 1.462 to 1.250 ms and at 256/8 from 2.425 to 2.283, but the unsplit K 16 entry at 256/4 from
+// 1.148 to 1.343 (64 registers cost it more than the occupancy gained; limiting that entry to 6
+// blocks by dynamic shared memory instead did not bring it back: the shared carveout took the L1
+// that the census loads use), so only the split entries get 8.
 SGM_AGG3_ENTRY(sgm_aggregate3_k4_g8_u8, 4, 8, unsigned char)
 SGM_AGG3_ENTRY(sgm_aggregate3_k4_g16_u8, 4, 16, unsigned char)
 SGM_AGG3_ENTRY(sgm_aggregate3_k4_g32_u8, 4, 32, unsigned char)

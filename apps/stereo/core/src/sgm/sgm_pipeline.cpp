@@ -96,12 +96,13 @@ namespace {
 // register copies per step; bench/gi/runs/h100-2026-11-24-sgm5/): 256/4 K3 16 2.319 ms vs K3 8
 // 2.491 (so that row moved to 16); the other rows held (64/4 K3 4 0.902, 64/8 K3 8 1.416, 128/4
 // K3 16 split 1.419, 128/8 K3 16 split 2.355, 256/8 K3 16 split 4.076). The wta column: the wta
-// stage at the default setting, same H100, wta 2 / the keys' wta 3: 64/4 0.219 / 0.243, 64/8 0.377
-// / 0.390, 128/4 0.439 / 0.459, 128/8 0.747 / 0.806, 256/4 1.020 / 0.844, 256/8 1.502 / 1.642.
+// stage at the default setting, same H100, wta 2 / the keys' wta 3, once both had launch bounds and
+// 4 paths their next cell's loads ahead: 64/4 0.213 / 0.210, 64/8 0.407 / 0.375, 128/4 0.408 /
+// 0.399, 128/8 0.799 / 0.732, 256/4 0.869 / 0.803, 256/8 1.637 / 1.453 (sub-pixel alike).
 const SgmPolicy kPolicy[] = {
-    {64, 4, 3, 16, false, 4, false, 2},   {64, 8, 3, 16, false, 8, false, 2},   //
-    {128, 4, 3, 16, false, 16, true, 2},  {128, 8, 3, 16, false, 16, true, 2},  //
-    {256, 4, 3, 16, false, 16, false, 3}, {256, 8, 3, 16, false, 16, true, 2},  //
+    {64, 4, 3, 16, false, 4, false, 3},   {64, 8, 3, 16, false, 8, false, 3},   //
+    {128, 4, 3, 16, false, 16, true, 3},  {128, 8, 3, 16, false, 16, true, 3},  //
+    {256, 4, 3, 16, false, 16, false, 3}, {256, 8, 3, 16, false, 16, true, 3},  //
 };
 }  // namespace
 

@@ -15,11 +15,12 @@
 // setting: 64/4 0.257 -> 0.219 ms, 128/4 0.515 -> 0.439, 256/4 1.054 -> 1.020, 128/8 0.781 -> 0.747).
 // sgm_wta3_* (8-bit volumes): the minimum and its smallest index from one minimum over 16-bit keys
 // S << 5 | (index in the lane) (S < 2^11: at most 8 paths of values <= 255), then one butterfly
-// over S << 10 | k. Faster where the wta is instruction-bound with many lanes per cell (256/4:
-// 0.844 ms against sgm_wta2's 1.020), slower where it reads at DRAM speed (8 paths: 128/8 0.806
-// against 0.747), so the policy's wta column picks it at 256/4 only. (Also tried: the uniqueness
-// rival from the cell sums staged in shared memory with best - 1 .. best + 1 overwritten; never the
-// fastest, taken out.)
+// over S << 10 | k. With 4 paths (sgm_wta2/3) the next cell's entries are loaded while this cell is
+// reduced. With launch bounds (below) wta 3 was the fastest at every benchmarked setting on the
+// H100 (default setting, wta 2 / 3: 128/4 0.408 / 0.399 ms, 128/8 0.799 / 0.732, 256/4 0.869 /
+// 0.803, 256/8 1.637 / 1.453; 8 paths at 2.9 TB/s, the DRAM's pace), so the policy takes it.
+// (Also tried: the uniqueness rival from the cell sums staged in shared memory with best - 1 ..
+// best + 1 overwritten; never the fastest, taken out.)
 #include "sgm_math.h"
 
 #define WTA_THREADS 256
@@ -86,6 +87,40 @@ __device__ __forceinline__ void add_line<32, unsigned short>(unsigned* S, const 
   add_words<32>(S, src);
 }
 
+// One cell's K entries of one path as raw words, loaded ahead (sgm_wta2/3 with 4 paths).
+template <int K, class StoreT>
+struct WtaRaw {
+  static constexpr int kBytes = K * (int)sizeof(StoreT);
+  uint4 v[(kBytes + 15) / 16];
+};
+template <int K, class StoreT>
+__device__ __forceinline__ void load_raw(WtaRaw<K, StoreT>& r, const StoreT* __restrict__ src) {
+  if (WtaRaw<K, StoreT>::kBytes == 8) {
+    const uint2 t = __ldg((const uint2*)src);
+    r.v[0] = make_uint4(t.x, t.y, 0u, 0u);
+  } else {
+#pragma unroll
+    for (int i = 0; i < WtaRaw<K, StoreT>::kBytes / 16; ++i) r.v[i] = __ldg((const uint4*)src + i);
+  }
+}
+template <int K, class StoreT>
+__device__ __forceinline__ void add_raw(unsigned* S, const WtaRaw<K, StoreT>& r) {
+  if (sizeof(StoreT) == 1) {
+    unsigned w[K / 4];
+#pragma unroll
+    for (int i = 0; i < K / 4; ++i) w[i] = i % 4 == 0 ? r.v[i / 4].x : (i % 4 == 1 ? r.v[i / 4].y : (i % 4 == 2 ? r.v[i / 4].z : r.v[i / 4].w));
+    add_bytes<K>(S, w);
+  } else {
+#pragma unroll
+    for (int i = 0; i < K / 8; ++i) {
+      S[4 * i] += r.v[i].x;
+      S[4 * i + 1] += r.v[i].y;
+      S[4 * i + 2] += r.v[i].z;
+      S[4 * i + 3] += r.v[i].w;
+    }
+  }
+}
+
 template <int K, class StoreT, int P>
 __device__ __forceinline__ void add_paths(unsigned* S, const StoreT* __restrict__ src, const size_t plane) {
 #pragma unroll
@@ -118,6 +153,16 @@ __device__ __forceinline__ void wta_body(const StoreT* __restrict__ vol, const i
   const bool padded = Dp != D || G != Gs;
   const int data_lane = lane < G ? lane : G - 1;
   const size_t plane = (size_t)H * W * Dp;
+  // 4 paths unrolled: the next cell's entries are loaded while this cell is reduced (8 paths: no,
+  // those registers cost more occupancy than the overlap gains)
+  const bool ahead = UNROLL && paths == 4;
+  WtaRaw<K, StoreT> raw[4];
+  if (ahead) {
+    const int xf = min((int)threadIdx.x / Gs, W - 1);
+    const StoreT* s0 = vol + ((size_t)y * W + xf) * Dp + data_lane * K;
+#pragma unroll
+    for (int p = 0; p < 4; ++p) load_raw<K, StoreT>(raw[p], s0 + p * plane);
+  }
   for (int x0 = 0; x0 < W; x0 += cells) {
     const int xq = x0 + (int)threadIdx.x / Gs;
     const bool inside = xq < W;
@@ -130,8 +175,13 @@ __device__ __forceinline__ void wta_body(const StoreT* __restrict__ vol, const i
     // sgm_wta_*: a loop bounded by `paths` (fewer registers: more blocks per SM)
     if (UNROLL && paths == 8) {
       add_paths<K, StoreT, 8>(S, src, plane);
-    } else if (UNROLL && paths == 4) {
-      add_paths<K, StoreT, 4>(S, src, plane);
+    } else if (ahead) {
+#pragma unroll
+      for (int p = 0; p < 4; ++p) add_raw<K, StoreT>(S, raw[p]);
+      // the next cell of this lane (clamped: the last iteration reloads one it had)
+      const StoreT* s1 = vol + ((size_t)y * W + min(xq + cells, W - 1)) * Dp + data_lane * K;
+#pragma unroll
+      for (int p = 0; p < 4; ++p) load_raw<K, StoreT>(raw[p], s1 + p * plane);
     } else {
       for (int p = 0; p < paths; ++p) add_line<K, StoreT>(S, src + p * plane);
     }
@@ -238,8 +288,11 @@ __device__ __forceinline__ void wta_body(const StoreT* __restrict__ vol, const i
   }
 }
 
+// Launch bounds: 8-bit volumes 4 blocks of 256 threads per SM (2 at K 32), 16-bit ones 3, 2 or 1 (K 8,
+// 16, 32): without a minimum ptxas 13.0 gave sgm_wta3_k16_u8 48 registers and 28 bytes of spills
+// once the next cell's loads were held ahead; with these none spills.
 #define SGM_WTA_ENTRY(NAME, K, STORE, UNROLL, V)                                                                 \
-  extern "C" __global__ void __launch_bounds__(WTA_THREADS)                                                     \
+  extern "C" __global__ void __launch_bounds__(WTA_THREADS, sizeof(STORE) == 1 ? ((K) >= 32 ? 2 : 4) : ((K) >= 32 ? 1 : ((K) >= 16 ? 2 : 3))) \
       NAME(const STORE* __restrict__ vol, const int paths, const int W, const int H, const int dmin, const int D, \
            const int Dp, const int G, const int Gs, const int uniqueness, const int subpixel,                    \
            short* __restrict__ left, short* __restrict__ right) {                                               \
