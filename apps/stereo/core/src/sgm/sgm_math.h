@@ -13,20 +13,24 @@ namespace sgm_math {
 // Sub-pixel modes (values of evk::stereo::Subpixel).
 enum { kSubNone = 0, kSubParabola = 1, kSubEquiangular = 2 };
 
-// floor(a / b) for b > 0 (C++ division truncates towards zero).
-SGM_HD long long floor_div(long long a, long long b) {
-  const long long q = a / b;
+// floor(a / b) for b > 0 (C++ division truncates towards zero), in I (int or long long).
+template <class I>
+SGM_HD I floor_div_t(I a, I b) {
+  const I q = a / b;
   return (a % b != 0 && a < 0) ? q - 1 : q;
 }
+SGM_HD long long floor_div(long long a, long long b) { return floor_div_t<long long>(a, b); }
 
 // Offset of the minimum in 1/16 pixel, floor(16 n / den + 1/2), in -8..8:
 //   parabola     n = s_prev - s_next, den = 2 (s_prev - 2 s0 + s_next)
 //   equiangular  n = s_prev - s_next, den = 2 (max(s_prev, s_next) - s0)
-// s0 is the first minimum, so s_prev > s0 and s_next >= s0: den >= 2. 64-bit intermediates: SSD
-// costs reach 2^31.
-SGM_HD int subpixel_offset(long long s_prev, long long s0, long long s_next, int mode) {
-  const long long n = s_prev - s_next;
-  long long den;
+// s0 is the first minimum, so s_prev > s0 and s_next >= s0: den >= 2. In I: long long for the CPU
+// (SSD costs reach 2^31), int for sums below 2^16 (the GPU's 8- and 16-bit volumes: 32 n + den <
+// 2^23, every step exact, the same value).
+template <class I>
+SGM_HD int subpixel_offset_t(I s_prev, I s0, I s_next, int mode) {
+  const I n = s_prev - s_next;
+  I den;
   if (mode == kSubParabola) {
     den = 2 * (s_prev - 2 * s0 + s_next);
   } else if (mode == kSubEquiangular) {
@@ -35,26 +39,14 @@ SGM_HD int subpixel_offset(long long s_prev, long long s0, long long s_next, int
     return 0;
   }
   if (den <= 0) return 0;
-  const long long q = floor_div(32 * n + den, 2 * den);
+  const I q = floor_div_t<I>(32 * n + den, 2 * den);
   return q < -8 ? -8 : (q > 8 ? 8 : (int)q);
 }
-
-// subpixel_offset for sums below 2^16 (the GPU's 8- and 16-bit volumes), in 32-bit arithmetic: the
-// same value (32 n + den < 2^23, every step exact).
+SGM_HD int subpixel_offset(long long s_prev, long long s0, long long s_next, int mode) {
+  return subpixel_offset_t<long long>(s_prev, s0, s_next, mode);
+}
 SGM_HD int subpixel_offset32(int s_prev, int s0, int s_next, int mode) {
-  const int n = s_prev - s_next;
-  int den;
-  if (mode == kSubParabola) {
-    den = 2 * (s_prev - 2 * s0 + s_next);
-  } else if (mode == kSubEquiangular) {
-    den = 2 * ((s_prev > s_next ? s_prev : s_next) - s0);
-  } else {
-    return 0;
-  }
-  if (den <= 0) return 0;
-  const int a = 32 * n + den, b = 2 * den;
-  const int q = a / b - ((a % b != 0 && a < 0) ? 1 : 0);  // floor
-  return q < -8 ? -8 : (q > 8 ? 8 : q);
+  return subpixel_offset_t<int>(s_prev, s0, s_next, mode);
 }
 
 // Largest r with r * r <= v.
