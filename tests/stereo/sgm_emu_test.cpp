@@ -210,5 +210,9 @@ TEST(StereoSgmPolicy, TableFallbackAndOverrides) {
   // four shifted copies of the padded right rows, each row a multiple of 4 words
   const SgmLayout l = sgm_layout(61, 7, p, 16);
   EXPECT_EQ(sgm_agg3_copy_pitch(l) % 4, 0);
+  // 32-bit offsets: 1080p fits; 16384 x 40000 (the four copies over 2^31 words) does not
+  EXPECT_TRUE(sgm_agg3_offsets_fit(sgm_layout(1920, 1080, p, 16)));
+  EXPECT_FALSE(sgm_agg3_offsets_fit(sgm_layout(16384, 40000, p, 16)));
+  EXPECT_FALSE(sgm_agg3_offsets_fit(sgm_layout(50000, 50000, p, 16)));
   EXPECT_GE(sgm_agg3_copy_pitch(l), l.right_pitch + 3);
 }

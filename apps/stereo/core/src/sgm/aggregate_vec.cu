@@ -224,10 +224,8 @@ __device__ __forceinline__ void a3_direction(const unsigned* __restrict__ census
   }
 }
 
-// SPLIT: the horizontal directions (0, 1) run with half the disparities per lane on twice the lanes
-// (K/2, 2 GS): their lines are the longest (W steps at 1080p against H), and a line step costs about
-// its instruction count at one warp per scheduler, so fewer instructions per lane shorten the
-// launch's critical path; the other directions keep (K, GS).
+// Direction dir of the launch, with the lane layout (K, GS), or (K/2, 2 GS) for the horizontal
+// directions under SPLIT (a3_body).
 template <int K, int GS, class StoreT, bool SPLIT, bool FULL>
 __device__ __forceinline__ void a3_dirs(const unsigned* __restrict__ census_left, const unsigned* __restrict__ copies,
                                         const int pitch, const int roff, StoreT* __restrict__ vol, const int W,

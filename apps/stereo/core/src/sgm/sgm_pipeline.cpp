@@ -175,6 +175,11 @@ bool sgm_agg3_can_split(const SgmLayout& l, int k3) {
 
 int sgm_agg3_copy_pitch(const SgmLayout& l) { return (l.right_pitch + 3 + 3) / 4 * 4; }
 
+bool sgm_agg3_offsets_fit(const SgmLayout& l) {
+  const long long words = 4LL * sgm_agg3_copy_pitch(l) * l.height + 4;  // the four copies
+  return words < 2147483647LL && static_cast<long long>(l.width) * l.height < 2147483647LL;
+}
+
 std::size_t sgm_wta_smem(int width, int k, bool right, bool subpixel) {
   return (right ? static_cast<std::size_t>((width + 3) / 4 * 4) * 4 : 0) +
          (subpixel ? static_cast<std::size_t>(SgmLayout::kWtaThreads) * (k / 2) * 4 : 0);
@@ -208,9 +213,7 @@ SgmPipeline::SgmPipeline(SgmDevice& dev, const SgmParams& p, int W, int H, int b
     if (sgm_agg3_lanes(layout_, choice_.k3) == 0) throw std::logic_error("SgmPipeline: kernel 3 cannot run this layout");
     choice_.split3 = choice_.split3 && sgm_agg3_can_split(layout_, choice_.k3);
     choice_.k3 = sgm_agg3_k(layout_, choice_.k3);
-    // kernel 3 indexes pixels and its census copies with 32-bit offsets
-    const double words = 4.0 * sgm_agg3_copy_pitch(layout_) * H + 4.0;
-    if (words >= 2147483647.0 || static_cast<double>(W) * H >= 2147483647.0) {
+    if (!sgm_agg3_offsets_fit(layout_)) {
       choice_.agg = 2;
       choice_.split3 = false;
     }

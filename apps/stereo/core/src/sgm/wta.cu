@@ -31,9 +31,6 @@
 #define EVK_DYN_SMEM(type, name) extern __shared__ type name[]
 #endif
 
-template <int K, class StoreT>
-__device__ __forceinline__ void add_line(unsigned* S, const StoreT* __restrict__ src);
-
 template <int K>
 __device__ __forceinline__ void add_bytes(unsigned* S, const unsigned* w) {
 #pragma unroll
@@ -43,51 +40,7 @@ __device__ __forceinline__ void add_bytes(unsigned* S, const unsigned* w) {
   }
 }
 
-template <>
-__device__ __forceinline__ void add_line<8, unsigned char>(unsigned* S, const unsigned char* __restrict__ src) {
-  const uint2 v = __ldg((const uint2*)src);
-  const unsigned w[2] = {v.x, v.y};
-  add_bytes<8>(S, w);
-}
-template <>
-__device__ __forceinline__ void add_line<16, unsigned char>(unsigned* S, const unsigned char* __restrict__ src) {
-  const uint4 v = __ldg((const uint4*)src);
-  const unsigned w[4] = {v.x, v.y, v.z, v.w};
-  add_bytes<16>(S, w);
-}
-template <>
-__device__ __forceinline__ void add_line<32, unsigned char>(unsigned* S, const unsigned char* __restrict__ src) {
-  const uint4 a = __ldg((const uint4*)src), b = __ldg((const uint4*)src + 1);
-  const unsigned w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-  add_bytes<32>(S, w);
-}
-template <int K>
-__device__ __forceinline__ void add_words(unsigned* S, const unsigned short* __restrict__ src) {
-  // A padded half may overflow its 16 bits; padding sits above the real indices, so the carry
-  // leaves the word and never reaches a real half. Padded halves are overwritten afterwards.
-#pragma unroll
-  for (int i = 0; i < K / 8; ++i) {
-    const uint4 v = __ldg((const uint4*)src + i);
-    S[4 * i] += v.x;
-    S[4 * i + 1] += v.y;
-    S[4 * i + 2] += v.z;
-    S[4 * i + 3] += v.w;
-  }
-}
-template <>
-__device__ __forceinline__ void add_line<8, unsigned short>(unsigned* S, const unsigned short* __restrict__ src) {
-  add_words<8>(S, src);
-}
-template <>
-__device__ __forceinline__ void add_line<16, unsigned short>(unsigned* S, const unsigned short* __restrict__ src) {
-  add_words<16>(S, src);
-}
-template <>
-__device__ __forceinline__ void add_line<32, unsigned short>(unsigned* S, const unsigned short* __restrict__ src) {
-  add_words<32>(S, src);
-}
-
-// One cell's K entries of one path as raw words, loaded ahead (sgm_wta2/3 with 4 paths).
+// One cell's K entries of one path as raw words (16-byte loads; 8 bytes at K 8 on 8-bit volumes).
 template <int K, class StoreT>
 struct WtaRaw {
   static constexpr int kBytes = K * (int)sizeof(StoreT);
@@ -103,22 +56,29 @@ __device__ __forceinline__ void load_raw(WtaRaw<K, StoreT>& r, const StoreT* __r
     for (int i = 0; i < WtaRaw<K, StoreT>::kBytes / 16; ++i) r.v[i] = __ldg((const uint4*)src + i);
   }
 }
+__device__ __forceinline__ unsigned raw_word(const uint4& v, int c) {
+  return c == 0 ? v.x : (c == 1 ? v.y : (c == 2 ? v.z : v.w));
+}
+// S (pairs of 16-bit sums, k order) += the entries. 16-bit volumes: a padded half may overflow its
+// 16 bits; padding sits above the real indices, so the carry leaves the word and never reaches a
+// real half. Padded halves are overwritten afterwards.
 template <int K, class StoreT>
 __device__ __forceinline__ void add_raw(unsigned* S, const WtaRaw<K, StoreT>& r) {
   if (sizeof(StoreT) == 1) {
     unsigned w[K / 4];
 #pragma unroll
-    for (int i = 0; i < K / 4; ++i) w[i] = i % 4 == 0 ? r.v[i / 4].x : (i % 4 == 1 ? r.v[i / 4].y : (i % 4 == 2 ? r.v[i / 4].z : r.v[i / 4].w));
+    for (int i = 0; i < K / 4; ++i) w[i] = raw_word(r.v[i / 4], i % 4);
     add_bytes<K>(S, w);
   } else {
 #pragma unroll
-    for (int i = 0; i < K / 8; ++i) {
-      S[4 * i] += r.v[i].x;
-      S[4 * i + 1] += r.v[i].y;
-      S[4 * i + 2] += r.v[i].z;
-      S[4 * i + 3] += r.v[i].w;
-    }
+    for (int i = 0; i < K / 2; ++i) S[i] += raw_word(r.v[i / 4], i % 4);
   }
+}
+template <int K, class StoreT>
+__device__ __forceinline__ void add_line(unsigned* S, const StoreT* __restrict__ src) {
+  WtaRaw<K, StoreT> r;
+  load_raw<K, StoreT>(r, src);
+  add_raw<K, StoreT>(S, r);
 }
 
 template <int K, class StoreT, int P>

@@ -120,6 +120,9 @@ int sgm_agg3_lanes(const SgmLayout& l, int k3);
 // Whether kernel 3 can run its horizontal directions at K3 / 2 on twice the lanes (K3 >= 8, lanes <= 16).
 bool sgm_agg3_can_split(const SgmLayout& l, int k3);
 int sgm_agg3_copy_pitch(const SgmLayout& l);
+// Kernel 3 indexes pixels and its census copies with 32-bit offsets: whether this layout fits them
+// (else the pipeline runs kernel 2).
+bool sgm_agg3_offsets_fit(const SgmLayout& l);
 // The aggregation kernel's entry name for a layout and a choice (census or stored costs).
 std::string sgm_aggregate_kernel(const SgmLayout& l, const SgmChoice& c, bool census);
 
