@@ -15,7 +15,7 @@
 #include "io/read_batch.hpp"
 #include "io/record_scan.hpp"
 #include "io/sequences.hpp"
-#include "io/task_pool.hpp"
+#include "evk/task_pool.hpp"
 #include "io/text_input.hpp"
 
 namespace bc = evk::barracuda_exact;
@@ -49,7 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     serial.error = e.what();
   }
   try {
-    static bc::TaskPool pool(1);  // one worker for the whole run (no thread churn per input)
+    static evk::TaskPool pool(1);  // one worker for the whole run (no thread churn per input)
     bc::TextInput in(path, pool, 1 + size % 61);  // small chunks: records cross them
     bc::RecordScanner scan(in);
     bc::ScanBatch sb;

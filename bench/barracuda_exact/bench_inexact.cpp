@@ -27,7 +27,7 @@
 #include "core/samse.hpp"
 #include "io/aln_run.hpp"
 #include "io/aln_sam.hpp"
-#include "io/task_pool.hpp"
+#include "evk/task_pool.hpp"
 #include "io/index_files.hpp"
 #include "io/sequences.hpp"
 #include "core/aln_gpu.hpp"
@@ -306,7 +306,7 @@ void BM_InexactSamseStage(benchmark::State& state, const std::string& genome, bo
     for (std::size_t i = 0; i < x.rc.codes.size(); ++i) x.seq += "ACGTN"[x.rc.codes[i]];
     batches.push_back(std::move(x));
   }
-  bc::TaskPool pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) - 1);
+  evk::TaskPool pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) - 1);
   auto cpu_s = [] {
     rusage u{};
     getrusage(RUSAGE_SELF, &u);

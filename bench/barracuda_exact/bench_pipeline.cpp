@@ -31,7 +31,7 @@
 #include "io/read_batch.hpp"
 #include "io/record_scan.hpp"
 #include "io/sam_writer.hpp"
-#include "io/task_pool.hpp"
+#include "evk/task_pool.hpp"
 #include "io/text_input.hpp"
 
 namespace bc = evk::barracuda_exact;
@@ -228,7 +228,7 @@ struct StageData {
   std::unique_ptr<bc::ExactMapper> mapper;  // the mapped batches point to its record options
   std::vector<bc::FormattedBatch> formatted;
   std::unique_ptr<bc::BwtIndex> idx;
-  std::unique_ptr<bc::TaskPool> pool;
+  std::unique_ptr<evk::TaskPool> pool;
   std::unique_ptr<bc::TextInput> input;  // owns the chunks the scanned spans point into
   std::size_t reads = 0;
 };
@@ -243,7 +243,7 @@ void BM_Inflate(benchmark::State& state, bool bgzf) {
   double wall = 0, cpu = 0;
   std::size_t bytes = 0;
   for (auto _ : state) {
-    bc::TaskPool pool(threads());
+    evk::TaskPool pool(threads());
     const double c0 = cpu_seconds();
     const auto t = Clock::now();
     bc::TextInput in((bgzf ? d->bgzf : d->gz).string(), pool);
@@ -264,7 +264,7 @@ void BM_Scan(benchmark::State& state) {
   double busy = 0;
   for (auto _ : state) {
     s = StageData{};
-    s.pool = std::make_unique<bc::TaskPool>(threads());
+    s.pool = std::make_unique<evk::TaskPool>(threads());
     s.input = std::make_unique<bc::TextInput>(d->plain.string(), *s.pool);
     bc::RecordScanner scan(*s.input);
     bc::ScanBatch b;

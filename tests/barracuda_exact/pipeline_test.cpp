@@ -24,7 +24,7 @@
 #include "io/read_batch.hpp"
 #include "io/record_scan.hpp"
 #include "io/sequences.hpp"
-#include "io/task_pool.hpp"
+#include "evk/task_pool.hpp"
 #include "io/text_input.hpp"
 #include "pipeline_inputs.hpp"
 #include "test_util.hpp"
@@ -62,7 +62,7 @@ Reads read_serial(const fs::path& p) {
 }
 
 Reads read_streaming(const fs::path& p, std::size_t chunk, int workers, std::size_t batch = 1009) {
-  bc::TaskPool pool(workers);
+  evk::TaskPool pool(workers);
   bc::TextInput in(p.string(), pool, chunk);
   bc::RecordScanner scan(in);
   bc::ScanBatch sb;
@@ -128,7 +128,7 @@ Outputs map_files(const std::string& ref, const fs::path& reads, const TempDir& 
 
 TEST(BarracudaPipeline, TaskPoolRunsEveryChunkOnceAndRethrows) {
   for (int workers : {0, 1, 3}) {
-    bc::TaskPool pool(workers);
+    evk::TaskPool pool(workers);
     std::vector<std::atomic<int>> hits(10007);
     pool.parallel_for(hits.size(), 64, [&](std::size_t b, std::size_t e) {
       EXPECT_LE(e - b, 64u);

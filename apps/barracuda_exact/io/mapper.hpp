@@ -18,7 +18,7 @@
 #include <string>
 
 #include "io/read_batch.hpp"
-#include "io/task_pool.hpp"
+#include "evk/task_pool.hpp"
 
 namespace evk::barracuda_exact {
 

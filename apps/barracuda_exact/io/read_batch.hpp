@@ -11,7 +11,7 @@
 
 #include "core/match.hpp"
 #include "io/record_scan.hpp"
-#include "io/task_pool.hpp"
+#include "evk/task_pool.hpp"
 
 namespace evk::barracuda_exact {
 

@@ -15,7 +15,7 @@
 #include "core/index.hpp"
 #include "io/mapper.hpp"
 #include "io/read_batch.hpp"
-#include "io/task_pool.hpp"
+#include "evk/task_pool.hpp"
 
 namespace evk::barracuda_exact {
 

@@ -11,7 +11,7 @@
 #include "evk/parallel.hpp"
 #include "io/read_batch.hpp"
 #include "io/record_scan.hpp"
-#include "io/task_pool.hpp"
+#include "evk/task_pool.hpp"
 #include "io/text_input.hpp"
 
 namespace evk::barracuda_exact {

@@ -15,7 +15,7 @@
 #include <memory>
 #include <string>
 
-#include "io/task_pool.hpp"
+#include "evk/task_pool.hpp"
 
 namespace evk::barracuda_exact {
 

@@ -1,5 +1,6 @@
-// One pool of worker threads shared by every parallel stage of `map` (BGZF inflation, record
-// parsing, matching on the CPU, hit resolution, record formatting). A stage thread calls
+// One pool of worker threads shared by every parallel stage of a tool (barracuda `map`: BGZF
+// inflation, record parsing, matching on the CPU, hit resolution, record formatting; stereo SGM:
+// staging copies between pageable and pinned host memory). A stage thread calls
 // parallel_for and works on its own loop too, so a loop never waits for a task that has not started
 // (no deadlock when several stages share the pool, or with zero workers).
 #pragma once
@@ -11,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-namespace evk::barracuda_exact {
+namespace evk {
 
 class TaskPool {
  public:
@@ -36,4 +37,4 @@ class TaskPool {
   std::vector<std::thread> threads_;
 };
 
-}  // namespace evk::barracuda_exact
+}  // namespace evk

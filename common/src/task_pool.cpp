@@ -1,11 +1,11 @@
-#include "io/task_pool.hpp"
+#include "evk/task_pool.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <exception>
 #include <memory>
 
-namespace evk::barracuda_exact {
+namespace evk {
 
 TaskPool::TaskPool(int workers) {
   for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
@@ -101,4 +101,4 @@ void TaskPool::parallel_for(std::size_t n, std::size_t grain, const std::functio
   if (loop->err) std::rethrow_exception(loop->err);
 }
 
-}  // namespace evk::barracuda_exact
+}  // namespace evk
