@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "evk/stereo/sgm.hpp"
 #include "evk/stereo/reference.hpp"
@@ -316,14 +319,19 @@ inline void check_wta(SgmDevice& dev, const WtaCase& c, std::uint64_t seed) {
       sub = static_cast<int>(c.sub);
   void* none = nullptr;
   void* rp = c.right ? right.p : none;
-  void* a[] = {&vol, &paths, &w, &h, &dmin, &dd, &Dp, &G, &Gs, &uniq, &sub, &left.p, &rp};
-  // the paths looped, unrolled, unrolled with the minimum by keys
+  int first = 0;
+  void* a[] = {&vol, &paths, &w, &h, &dmin, &dd, &Dp, &G, &Gs, &uniq, &sub, &left.p, &rp, &first};
+  // the paths looped, unrolled, unrolled with the minimum by keys; in two row bands (y0 = 0 and
+  // y0 = H / 3), as SgmPipeline::process launches them
   for (const char* kernel : {"sgm_wta_k", "sgm_wta2_k", "sgm_wta3_k"}) {
     dev.fill(left.p, 0xA5, left.n * 2);
     dev.fill(right.p, 0xA5, right.n * 2);
-    dev.launch(kernel + std::to_string(l.K) + (c.store16 ? "_u16" : "_u8"), {static_cast<unsigned>(H), 1, 1},
-               {SgmLayout::kWtaThreads, 1, 1},
-               sgm_wta_smem(W, l.K, c.right, c.sub != Subpixel::none), a);
+    for (auto [y0, rows] : {std::pair{0, H / 3}, std::pair{H / 3, H - H / 3}}) {
+      if (rows == 0) continue;
+      first = y0;
+      dev.launch(kernel + std::to_string(l.K) + (c.store16 ? "_u16" : "_u8"), {static_cast<unsigned>(rows), 1, 1},
+                 {SgmLayout::kWtaThreads, 1, 1}, sgm_wta_smem(W, l.K, c.right, c.sub != Subpixel::none), a);
+    }
     DisparityQ got_l{W, H, left.get()};
     EXPECT_EQ(first_diff(got_l, ref_l), "") << kernel << " " << W << "x" << H << " d " << c.mind << ".." << c.maxd
                                             << " K " << c.k << " paths " << c.paths;
@@ -363,27 +371,35 @@ inline void median_lr(SgmDevice& dev) {
     };
     DisparityQ l = rand_map(400), r = rand_map(400);
     Buf<std::int16_t> bl(dev, l.q), br(dev, r.q), out(dev, l.q.size());
-    int W = w, H = h;
-    const Dim3 grid{static_cast<unsigned>((w + 255) / 256), static_cast<unsigned>(h), 1};
-    void* a[] = {&bl.p, &out.p, &W, &H};
+    int W = w, H = h, first = 0;
+    // every launch in two row bands (y0 = 0 and y0 = h / 2), as SgmPipeline::process runs them
+    auto banded = [&](const char* kernel, void** args) {
+      for (auto [y0, rows] : {std::pair{0, h / 2}, std::pair{h / 2, h - h / 2}}) {
+        if (rows == 0) continue;
+        first = y0;
+        dev.launch(kernel, Dim3{static_cast<unsigned>((w + 255) / 256), static_cast<unsigned>(rows), 1}, {256, 1, 1}, 0,
+                   args);
+      }
+    };
+    void* a[] = {&bl.p, &out.p, &W, &H, &first};
     dev.fill(out.p, 0xA5, out.n * 2);
-    dev.launch("sgm_median3", grid, {256, 1, 1}, 0, a);
+    banded("sgm_median3", a);
     EXPECT_EQ(first_diff(DisparityQ{w, h, out.get()}, median3_cpu(l)), "") << "median " << w << "x" << h;
     for (int maxd : {0, 1, 3}) {
       int md = maxd;
-      void* b[] = {&bl.p, &br.p, &out.p, &W, &H, &md};
+      void* b[] = {&bl.p, &br.p, &out.p, &W, &H, &md, &first};
       dev.fill(out.p, 0xA5, out.n * 2);
-      dev.launch("sgm_lr_check", grid, {256, 1, 1}, 0, b);
+      banded("sgm_lr_check", b);
       EXPECT_EQ(first_diff(DisparityQ{w, h, out.get()}, lr_check_cpu(l, r, maxd)), "") << "lr " << maxd;
     }
     // both medians and the LR check on them in one launch
     Buf<std::int16_t> out_r(dev, r.q.size());
     for (int maxd : {0, 1, 3}) {
       int md = maxd;
-      void* b[] = {&bl.p, &br.p, &out.p, &out_r.p, &W, &H, &md};
+      void* b[] = {&bl.p, &br.p, &out.p, &out_r.p, &W, &H, &md, &first};
       dev.fill(out.p, 0xA5, out.n * 2);
       dev.fill(out_r.p, 0xA5, out_r.n * 2);
-      dev.launch("sgm_median3_lr", grid, {256, 1, 1}, 0, b);
+      banded("sgm_median3_lr", b);
       const DisparityQ mr = median3_cpu(r);
       EXPECT_EQ(first_diff(DisparityQ{w, h, out.get()}, lr_check_cpu(median3_cpu(l), mr, maxd)), "") << "median + lr " << maxd;
       EXPECT_EQ(first_diff(DisparityQ{w, h, out_r.get()}, mr), "") << "median + lr, right " << maxd;
@@ -478,6 +494,88 @@ inline void pipeline(SgmDevice& dev) {
     }
     const long long valid = std::count_if(ref.left.q.begin(), ref.left.q.end(), [](std::int16_t q) { return q != kInvalidQ; });
     EXPECT_GT(valid, static_cast<long long>(ref.left.q.size()) / 4) << "degenerate case";
+  }
+}
+
+// SgmPipeline::process, host to host, with the wta in row bands whose post-processing and downloads
+// run on the side queue: every band count given (0: the device's waves, expect_default_bands of
+// them where > 0), each post-processing
+// (both medians + LR check in one launch, median alone, LR check alone, none), with and without the
+// right map, 8- and 16-bit pixels, host buffers pinned (dev.alloc_host) or not. The maps equal
+// sgm_cpu's; the host outputs are poisoned first; bands() covers every row once.
+inline void process_bands(const std::function<std::unique_ptr<SgmDevice>()>& make, int w, int h, int maxd, int paths,
+                          const std::vector<int>& band_counts, bool pinned_host, int expect_default_bands = 0) {
+  struct PostCase {
+    int median, lr, uniq;
+    Subpixel sub;
+    bool right;
+  } posts[] = {{3, 1, 5, Subpixel::parabola, true},   {3, 1, 0, Subpixel::none, false}, {3, -1, 0, Subpixel::none, true},
+               {3, -1, 5, Subpixel::equiangular, false}, {0, 2, 0, Subpixel::none, true},  {0, -1, 0, Subpixel::parabola, false}};
+  SyntheticPair sp = make_synthetic_pair(w, h, std::max(1, maxd / 2), 4242);
+  for (const PostCase& pc : posts) {
+    SgmParams p;
+    p.max_disparity = maxd;
+    p.paths = paths;
+    p.post.median = pc.median;
+    p.post.lr_check = pc.lr;
+    p.post.uniqueness = pc.uniq;
+    p.post.subpixel = pc.sub;
+    p.post.right = pc.right;
+    const StereoResult ref = sgm_cpu(sp.left, sp.right, p);
+    for (int bits : {8, 16}) {
+      if (bits == 16 && &pc != &posts[0] && &pc != &posts[4]) continue;  // 16-bit pixels on two post cases
+      for (int bands : band_counts) {
+        auto dev = make();
+        SgmTuning t;
+        t.bands = bands;
+        SgmPipeline pl(*dev, p, w, h, bits, t);
+        const std::vector<int> b = pl.bands();
+        const int n = static_cast<int>(b.size()) - 1;
+        EXPECT_EQ(n, bands > 0 ? std::min(bands, h) : (expect_default_bands > 0 ? expect_default_bands : n)) << bands;
+        EXPECT_EQ(b.front(), 0);
+        EXPECT_EQ(b.back(), h);
+        for (int i = 0; i < n; ++i) EXPECT_LT(b[i], b[i + 1]) << "band " << i;
+        const std::size_t npx = static_cast<std::size_t>(w) * h, in = npx * (bits / 8), out = npx * 2;
+        std::vector<std::uint16_t> l16(npx), r16(npx);
+        for (std::size_t i = 0; i < npx; ++i) {
+          l16[i] = sp.left.pixels[i];
+          r16[i] = sp.right.pixels[i];
+        }
+        const void* srcl = bits == 8 ? static_cast<const void*>(sp.left.pixels.data()) : l16.data();
+        const void* srcr = bits == 8 ? static_cast<const void*>(sp.right.pixels.data()) : r16.data();
+        void* hl = pinned_host ? dev->alloc_host(in) : nullptr;
+        void* hr = pinned_host ? dev->alloc_host(in) : nullptr;
+        auto* ol = static_cast<std::int16_t*>(pinned_host ? dev->alloc_host(out) : ::operator new(out));
+        auto* orr = static_cast<std::int16_t*>(pinned_host ? dev->alloc_host(out) : ::operator new(out));
+        if (pinned_host) {
+          std::memcpy(hl, srcl, in);
+          std::memcpy(hr, srcr, in);
+        }
+        std::fill(ol, ol + npx, static_cast<std::int16_t>(0x5A5A));
+        std::fill(orr, orr + npx, static_cast<std::int16_t>(0x5A5A));
+        for (int rep = 0; rep < 2; ++rep) {  // twice: staging buffers and events reused
+          pl.poison();
+          pl.process(pinned_host ? hl : srcl, pinned_host ? hr : srcr, ol, pc.right ? orr : nullptr);
+          const std::string what = std::to_string(w) + "x" + std::to_string(h) + " bands " + std::to_string(bands) + " (" +
+                                   std::to_string(n) + ") median " + std::to_string(pc.median) + " lr " +
+                                   std::to_string(pc.lr) + " bits " + std::to_string(bits) + " rep " + std::to_string(rep);
+          EXPECT_EQ(first_diff(DisparityQ{w, h, std::vector<std::int16_t>(ol, ol + npx)}, ref.left), "") << what;
+          if (pc.right) {
+            EXPECT_EQ(first_diff(DisparityQ{w, h, std::vector<std::int16_t>(orr, orr + npx)}, ref.right), "")
+                << what << " right map";
+          } else {
+            EXPECT_EQ(std::count(orr, orr + npx, static_cast<std::int16_t>(0x5A5A)), static_cast<long>(npx))
+                << what << ": right map written without a request";
+          }
+        }
+        if (pinned_host) {
+          for (void* q : {hl, hr, static_cast<void*>(ol), static_cast<void*>(orr)}) dev->release_host(q);
+        } else {
+          ::operator delete(ol);
+          ::operator delete(orr);
+        }
+      }
+    }
   }
 }
 

@@ -37,6 +37,23 @@ TEST(StereoSgmEmu, WholePipelineMatchesSgmCpu) {
   sgm_checks::pipeline(d);
 }
 
+// process() with its row bands on two emulated queues, run as early (side first) and as late (main
+// first) as the events allow, host buffers staged or taken as pinned; 13 rows: 1, 2, 5 and 13 bands
+// and the device's waves (4 rows per wave: 3 bands).
+TEST(StereoSgmEmu, ProcessInBandsMatchesSgmCpu) {
+  for (auto order : {stereo_test::EmuOrder::side_first, stereo_test::EmuOrder::main_first})
+    for (bool pinned : {false, true}) {
+      std::uint64_t seed = 60;
+      sgm_checks::process_bands([&] { return std::make_unique<EmuSgmDevice>(seed++, order, pinned, 4); }, 29, 13, 15, 4,
+                                {1, 2, 5, 13, 0}, pinned, 3);
+    }
+}
+// The same through the device's one queue in issue order (the default emulator).
+TEST(StereoSgmEmu, ProcessInIssueOrderMatchesSgmCpu) {
+  std::uint64_t seed = 70;
+  sgm_checks::process_bands([&] { return std::make_unique<EmuSgmDevice>(seed++); }, 23, 9, 20, 8, {1, 3, 0}, false, 1);
+}
+
 TEST(StereoSgmEmu, StreamEngineMatchesSgmCpu) {
   std::uint64_t seed = 50;
   sgm_checks::stream_engine([&] { return std::make_unique<EmuSgmDevice>(seed++); });

@@ -58,6 +58,15 @@ TEST(StereoSsdExpertGpu, FullHdBitIdentical) {
   }
 }
 
+// process() on the GPU's two streams: the wta in row bands (the device's waves, none, 3 and 7),
+// post-processing and downloads on the side stream, host buffers pageable (staged) and pinned.
+// 1100 rows: two waves of wta blocks or more on an H100/H200.
+TEST(StereoSgmGpu, ProcessInBandsMatchesSgmCpu) {
+  EVK_REQUIRE_GPU();
+  for (bool pinned : {false, true})
+    sgm_checks::process_bands([] { return cuda_sgm_device(0); }, 301, 1100, 63, 8, {0, 1, 3, 7}, pinned);
+}
+
 TEST(StereoSgmGpu, StreamEngineMatchesSgmCpu) {
   EVK_REQUIRE_GPU();
   sgm_checks::stream_engine([] { return cuda_sgm_device(0); });

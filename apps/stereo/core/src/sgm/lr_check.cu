@@ -7,8 +7,8 @@
 
 extern "C" __global__ void __launch_bounds__(256)
     sgm_lr_check(const short* __restrict__ left, const short* __restrict__ right, short* __restrict__ out,
-                 const int W, const int H, const int max_diff) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
+                 const int W, const int H, const int max_diff, const int y0) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y + y0;  // rows from y0
   if (x >= W || y >= H) return;
   const int q = left[(size_t)y * W + x];
   short r = (short)INVALID_Q;

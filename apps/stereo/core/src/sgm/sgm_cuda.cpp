@@ -2,6 +2,8 @@
 // aggregate, wta, median, lr_check fatbins), every call checked.
 #include <algorithm>
 #include <map>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "evk/error.hpp"
@@ -37,14 +39,40 @@ class CudaSgmDevice final : public SgmDevice {
       input_error("--device", "no CUDA device " + std::to_string(device));
     EVK_CUDA(cudaSetDevice(device));
     EVK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    cur_ = stream_;
   }
   ~CudaSgmDevice() override {
-    if (stream_) {
-      cudaStreamSynchronize(stream_);
-      cudaStreamDestroy(stream_);
-    }
+    for (cudaStream_t s : {stream_, side_})
+      if (s) {
+        cudaStreamSynchronize(s);
+        cudaStreamDestroy(s);
+      }
     for (cudaEvent_t e : ev_)
       if (e) cudaEventDestroy(e);
+    for (cudaEvent_t e : sync_)
+      if (e) cudaEventDestroy(e);
+  }
+  void select(int q) override {
+    if (q != 0 && !side_) EVK_CUDA(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
+    cur_ = q == 0 ? stream_ : side_;
+  }
+  void record(int e) override { EVK_CUDA(cudaEventRecord(event(e), cur_)); }
+  void wait(int e) override { EVK_CUDA(cudaStreamWaitEvent(cur_, event(e), 0)); }
+  void host_wait(int e) override { EVK_CUDA(cudaEventSynchronize(event(e))); }
+  bool pinned(const void* p) const override {
+    cudaPointerAttributes a{};
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    return a.type == cudaMemoryTypeHost;
+  }
+  int resident_blocks(const std::string& name, Dim3 block, std::size_t smem) override {
+    int per_sm = 0, sms = 0;
+    EVK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(kernel(name)),
+                                                           static_cast<int>(block.x * block.y * block.z), smem));
+    EVK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
+    return per_sm * sms;
   }
   void* alloc_host(std::size_t n) override {
     void* p = nullptr;
@@ -84,24 +112,28 @@ class CudaSgmDevice final : public SgmDevice {
   }
   void release(void* p) override {
     cudaStreamSynchronize(stream_);  // work issued earlier may still use it
+    if (side_) cudaStreamSynchronize(side_);
     cudaFree(p);
   }
   void to_device(void* dst, const void* src, std::size_t n) override {
-    EVK_CUDA(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, stream_));
+    EVK_CUDA(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, cur_));
   }
   void to_host(void* dst, const void* src, std::size_t n) override {
-    EVK_CUDA(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, stream_));
+    EVK_CUDA(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, cur_));
   }
-  void fill(void* dst, int byte, std::size_t n) override { EVK_CUDA(cudaMemsetAsync(dst, byte, n, stream_)); }
+  void fill(void* dst, int byte, std::size_t n) override { EVK_CUDA(cudaMemsetAsync(dst, byte, n, cur_)); }
   void launch(const std::string& name, Dim3 grid, Dim3 block, std::size_t smem, void** args) override {
     cudaKernel_t k = kernel(name);
     if (smem > 48 * 1024)
       EVK_CUDA(cudaFuncSetAttribute(reinterpret_cast<const void*>(k), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(smem)));
-    evk::launch(k, dim3(grid.x, grid.y, grid.z), dim3(block.x, block.y, block.z), args, smem, stream_);
+    evk::launch(k, dim3(grid.x, grid.y, grid.z), dim3(block.x, block.y, block.z), args, smem, cur_);
     EVK_CUDA_LAST();
   }
-  void synchronize() override { EVK_CUDA(cudaStreamSynchronize(stream_)); }
+  void synchronize() override {
+    EVK_CUDA(cudaStreamSynchronize(stream_));
+    if (side_) EVK_CUDA(cudaStreamSynchronize(side_));
+  }
   cudaStream_t stream() const { return stream_; }
 
  private:
@@ -122,8 +154,16 @@ class CudaSgmDevice final : public SgmDevice {
     if (lit == libs_.end()) lit = libs_.emplace(img->symbol, CudaLibrary(img->fatbin)).first;
     return kernels_[name] = lit->second.kernel(name.c_str());
   }
+  cudaEvent_t event(int e) {
+    if (e < 0 || e >= kEvents) throw std::logic_error("CudaSgmDevice: no event " + std::to_string(e));
+    if (!sync_[e]) EVK_CUDA(cudaEventCreateWithFlags(&sync_[e], cudaEventDisableTiming));
+    return sync_[e];
+  }
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
+  cudaStream_t side_ = nullptr;  // made on the first select(1)
+  cudaStream_t cur_ = nullptr;   // where copies, fills and launches go
+  cudaEvent_t sync_[kEvents] = {};
   cudaEvent_t ev_[4] = {nullptr, nullptr, nullptr, nullptr};
   std::vector<void*> pinned_;
   std::map<std::string, CudaLibrary> libs_;

@@ -1,10 +1,13 @@
 // The SGM pipeline on an SgmDevice: buffers, launch geometry and the order of the stages.
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #include "evk/error.hpp"
 #include "evk/stereo/sgm_gpu.hpp"
+#include "evk/task_pool.hpp"
 #include "sgm_agg2.h"
 
 namespace evk::stereo {
@@ -60,6 +63,9 @@ SgmTuning SgmTuning::from_env() {
   if (const char* k3 = std::getenv("EVK_SGM_K3")) t.k3 = std::atoi(k3);
   if (const char* s3 = std::getenv("EVK_SGM_SPLIT3")) t.split3 = std::atoi(s3) != 0 ? 1 : 0;
   if (const char* w = std::getenv("EVK_SGM_WTA")) t.wta = std::atoi(w);
+  if (const char* b = std::getenv("EVK_SGM_BANDS")) t.bands = std::atoi(b);
+  if (const char* c = std::getenv("EVK_SGM_COPY_THREADS")) t.copy_threads = std::atoi(c);
+  if (const char* c = std::getenv("EVK_SGM_COPY_CHUNK")) t.copy_chunk_kib = std::atoi(c);
   return t;
 }
 
@@ -251,6 +257,8 @@ SgmPipeline::SgmPipeline(SgmDevice& dev, const SgmParams& p, int W, int H, int b
 SgmPipeline::~SgmPipeline() {
   for (void* q : {img_[0], img_[1], census_[0], census_[1], cost_, paths_, map_[0], map_[1], map_[2], map_[3]})
     if (q) dev_.release(q);
+  for (void* h : stage_)
+    if (h) dev_.release_host(h);
 }
 
 void SgmPipeline::upload(const void* left, const void* right) {
@@ -270,21 +278,32 @@ void SgmPipeline::enqueue_cost() {
   const SgmLayout& l = layout_;
   int W = l.width, H = l.height, dmin = l.min_disparity, D = l.count, Dp = l.Dp;
   if (p_.cost == CostKind::census) {
-    const char* name = bits_ == 8 ? "sgm_census_u8" : "sgm_census_u16";
-    const Dim3 grid{ceil_div(W, 32), ceil_div(H, 8), 1}, block{32, 8, 1};
-    int pitch = W, off = 0;
-    void* a0[] = {&img_[0], &W, &H, &census_[0], &pitch, &off};
-    dev_.launch(name, grid, block, 0, a0);
-    int rpitch = choice_.agg == 3 ? sgm_agg3_copy_pitch(l) : l.right_pitch, roff = l.right_offset;
-    void* a1[] = {&img_[1], &W, &H, &census_[1], &rpitch, &roff};
-    const std::string rname = choice_.agg == 3 ? (bits_ == 8 ? "sgm_census4_u8" : "sgm_census4_u16") : name;
-    dev_.launch(rname, grid, block, 0, a1);
+    census(0);
+    census(1);
   } else {
     int radius = p_.window / 2, squared = p_.cost == CostKind::ssd ? 1 : 0;
     void* a[] = {&img_[0], &img_[1], &cost_, &W, &H, &dmin, &D, &Dp, &radius, &squared};
     dev_.launch("sgm_cost_window", Dim3{ceil_div(static_cast<long long>(W) * Dp, 256), static_cast<unsigned>(H), 1},
                 Dim3{256, 1, 1}, 0, a);
   }
+}
+
+void SgmPipeline::census(int i) {
+  // the left codes once; the right ones in their padded rows (kernel 3: four shifted copies)
+  const SgmLayout& l = layout_;
+  int W = l.width, H = l.height;
+  const char* name = bits_ == 8 ? "sgm_census_u8" : "sgm_census_u16";
+  const Dim3 grid{ceil_div(W, 32), ceil_div(H, 8), 1}, block{32, 8, 1};
+  if (i == 0) {
+    int pitch = W, off = 0;
+    void* a0[] = {&img_[0], &W, &H, &census_[0], &pitch, &off};
+    dev_.launch(name, grid, block, 0, a0);
+    return;
+  }
+  int rpitch = choice_.agg == 3 ? sgm_agg3_copy_pitch(l) : l.right_pitch, roff = l.right_offset;
+  void* a1[] = {&img_[1], &W, &H, &census_[1], &rpitch, &roff};
+  const std::string rname = choice_.agg == 3 ? (bits_ == 8 ? "sgm_census4_u8" : "sgm_census4_u16") : name;
+  dev_.launch(rname, grid, block, 0, a1);
 }
 
 void SgmPipeline::enqueue_aggregate(int only) {
@@ -315,48 +334,89 @@ void SgmPipeline::enqueue_aggregate(int only) {
               smem, a);
 }
 
-void SgmPipeline::enqueue_wta() {
-  // wta + uniqueness + sub-pixel (+ the right map)
+namespace {
+std::string wta_kernel(const SgmLayout& l, const SgmChoice& c) {
+  return (c.wta == 1 ? std::string("sgm_wta_k") : "sgm_wta" + std::to_string(c.wta) + "_k") + std::to_string(l.K) +
+         (l.store16 ? "_u16" : "_u8");
+}
+// The post-processing the parameters ask for: both medians and the LR check in one launch
+// (sgm_median3_lr of median.cu), the median alone, the LR check alone, or none.
+enum class Post { none, median_lr, median, lr };
+Post post_kind(const PostParams& q) {
+  if (q.median == 3 && q.lr_check >= 0) return Post::median_lr;
+  if (q.median == 3) return Post::median;
+  return q.lr_check >= 0 ? Post::lr : Post::none;
+}
+}  // namespace
+
+void SgmPipeline::enqueue_wta() { wta_rows(0, layout_.height); }
+
+void SgmPipeline::wta_rows(int y0, int rows) {
+  // wta + uniqueness + sub-pixel (+ the right map), one block per row
   const SgmLayout& l = layout_;
-  int W = l.width, H = l.height, dmin = l.min_disparity, D = l.count, Dp = l.Dp, G = l.G, Gs = l.Gs;
+  int W = l.width, H = l.height, dmin = l.min_disparity, D = l.count, Dp = l.Dp, G = l.G, Gs = l.Gs, first = y0;
   left_ = 0;
   right_ = 1;
-  {
-    const bool want_right = p_.post.needs_right();
-    const std::string name = (choice_.wta == 1 ? std::string("sgm_wta_k") : "sgm_wta" + std::to_string(choice_.wta) + "_k") + std::to_string(l.K) +
-                             (l.store16 ? "_u16" : "_u8");
-    int paths = p_.paths, uniq = p_.post.uniqueness, sub = static_cast<int>(p_.post.subpixel);
-    void* none = nullptr;
-    void* right = want_right ? map_[right_] : none;
-    void* a[] = {&paths_, &paths, &W, &H, &dmin, &D, &Dp, &G, &Gs, &uniq, &sub, &map_[left_], &right};
-    dev_.launch(name, Dim3{static_cast<unsigned>(H), 1, 1}, Dim3{SgmLayout::kWtaThreads, 1, 1},
-                sgm_wta_smem(W, l.K, want_right, sub != 0), a);
-  }
+  const bool want_right = p_.post.needs_right();
+  int paths = p_.paths, uniq = p_.post.uniqueness, sub = static_cast<int>(p_.post.subpixel);
+  void* none = nullptr;
+  void* right = want_right ? map_[right_] : none;
+  void* a[] = {&paths_, &paths, &W, &H, &dmin, &D, &Dp, &G, &Gs, &uniq, &sub, &map_[left_], &right, &first};
+  dev_.launch(wta_kernel(l, choice_), Dim3{static_cast<unsigned>(rows), 1, 1}, Dim3{SgmLayout::kWtaThreads, 1, 1},
+              sgm_wta_smem(W, l.K, want_right, sub != 0), a);
 }
 
 void SgmPipeline::enqueue_post() {
-  if (p_.post.median == 3 && p_.post.lr_check >= 0) {
-    // both medians and the LR check in one launch (sgm_median3_lr of median.cu)
-    int W = layout_.width, H = layout_.height, maxd = p_.post.lr_check;
-    void* a[] = {&map_[left_], &map_[right_], &map_[2], &map_[3], &W, &H, &maxd};
-    dev_.launch("sgm_median3_lr", Dim3{ceil_div(W, 256), static_cast<unsigned>(H), 1}, Dim3{256, 1, 1}, 0, a);
-    std::swap(map_[left_], map_[2]);
-    std::swap(map_[right_], map_[3]);
-    return;
+  post_rows(0, layout_.height);
+  post_done();
+}
+
+void SgmPipeline::post_rows(int y0, int rows) {
+  // reads maps 0 (left) and 1 (right) as the wta left them, writes 2 and 3; post_done() swaps
+  if (rows <= 0) return;
+  int W = layout_.width, H = layout_.height, maxd = p_.post.lr_check, first = y0;
+  const Dim3 grid{ceil_div(W, 256), static_cast<unsigned>(rows), 1}, block{256, 1, 1};
+  switch (post_kind(p_.post)) {
+    case Post::median_lr: {
+      void* a[] = {&map_[0], &map_[1], &map_[2], &map_[3], &W, &H, &maxd, &first};
+      dev_.launch("sgm_median3_lr", grid, block, 0, a);
+      break;
+    }
+    case Post::median: {
+      void* a[] = {&map_[0], &map_[2], &W, &H, &first};
+      dev_.launch("sgm_median3", grid, block, 0, a);
+      if (p_.post.needs_right()) {
+        void* b[] = {&map_[1], &map_[3], &W, &H, &first};
+        dev_.launch("sgm_median3", grid, block, 0, b);
+      }
+      break;
+    }
+    case Post::lr: {
+      void* a[] = {&map_[0], &map_[1], &map_[2], &W, &H, &maxd, &first};
+      dev_.launch("sgm_lr_check", grid, block, 0, a);
+      break;
+    }
+    case Post::none:
+      break;
   }
-  enqueue_median();
-  enqueue_lr_check();
+}
+
+void SgmPipeline::post_done() {
+  const Post k = post_kind(p_.post);
+  if (k == Post::none) return;
+  std::swap(map_[0], map_[2]);
+  if (k == Post::median_lr || (k == Post::median && p_.post.needs_right())) std::swap(map_[1], map_[3]);
 }
 
 void SgmPipeline::enqueue_median() {
-  int W = layout_.width, H = layout_.height;
+  int W = layout_.width, H = layout_.height, first = 0;
   const Dim3 pgrid{ceil_div(W, 256), static_cast<unsigned>(H), 1}, pblock{256, 1, 1};
   if (p_.post.median == 3) {
-    void* a[] = {&map_[left_], &map_[2], &W, &H};
+    void* a[] = {&map_[left_], &map_[2], &W, &H, &first};
     dev_.launch("sgm_median3", pgrid, pblock, 0, a);
     std::swap(map_[left_], map_[2]);
     if (p_.post.needs_right()) {
-      void* b[] = {&map_[right_], &map_[3], &W, &H};
+      void* b[] = {&map_[right_], &map_[3], &W, &H, &first};
       dev_.launch("sgm_median3", pgrid, pblock, 0, b);
       std::swap(map_[right_], map_[3]);
     }
@@ -364,11 +424,11 @@ void SgmPipeline::enqueue_median() {
 }
 
 void SgmPipeline::enqueue_lr_check() {
-  int W = layout_.width, H = layout_.height;
+  int W = layout_.width, H = layout_.height, first = 0;
   const Dim3 pgrid{ceil_div(W, 256), static_cast<unsigned>(H), 1}, pblock{256, 1, 1};
   if (p_.post.lr_check >= 0) {
     int maxd = p_.post.lr_check;
-    void* a[] = {&map_[left_], &map_[right_], &map_[2], &W, &H, &maxd};
+    void* a[] = {&map_[left_], &map_[right_], &map_[2], &W, &H, &maxd, &first};
     dev_.launch("sgm_lr_check", pgrid, pblock, 0, a);
     std::swap(map_[left_], map_[2]);
   }
@@ -391,18 +451,137 @@ void SgmPipeline::finish_host(DisparityQ& left) const {
   if (p_.post.speckle_size > 0) speckle_cpu(left, p_.post.speckle_size, p_.post.speckle_range);
 }
 
+std::vector<int> SgmPipeline::bands() const {
+  const int H = layout_.height;
+  int n = tuning_.bands, rows = 0;
+  if (n <= 0) {
+    // whole waves of wta blocks (1920x1080 on an H100, 4 blocks per SM: 528 rows, so two bands; the
+    // remainder joins the last). Bands of less than a wave leave the GPU short of loads in flight:
+    // H100, 1920x1080, pinned buffers, 4 equal bands against these 2: 256/4 2.56 vs 2.22 ms, 256/8
+    // 4.17 vs 4.09 (128/8 2.27 vs 2.26).
+    const int wave = dev_.resident_blocks(wta_kernel(layout_, choice_), Dim3{SgmLayout::kWtaThreads, 1, 1},
+                                          sgm_wta_smem(layout_.width, layout_.K, p_.post.needs_right(),
+                                                       p_.post.subpixel != Subpixel::none));
+    n = wave > 0 ? std::max(1, H / wave) : 1;
+    rows = wave;
+  }
+  n = std::clamp(n, 1, std::min(H, SgmDevice::kEvents / 2));
+  std::vector<int> b(n + 1);
+  for (int i = 0; i <= n; ++i) b[i] = rows > 0 ? std::min(H, i * rows) : static_cast<int>(static_cast<long long>(H) * i / n);
+  b[n] = H;
+  return b;
+}
+
+void SgmPipeline::stage_in(const void* src, void* dst, int which, std::size_t n) {
+  // host threads copy a chunk into pinned memory while the device copies the previous one
+  if (stage_bytes_[which] < n) {
+    if (stage_[which]) dev_.release_host(stage_[which]);
+    stage_[which] = nullptr;
+    stage_[which] = dev_.alloc_host(n);
+    stage_bytes_[which] = n;
+  }
+  char* h = static_cast<char*>(stage_[which]);
+  const char* s = static_cast<const char*>(src);
+  const std::size_t chunk = tuning_.copy_chunk_kib > 0 ? std::size_t(tuning_.copy_chunk_kib) << 10 : n;
+  for (std::size_t off = 0; off < n; off += chunk) {
+    const std::size_t len = std::min(chunk, n - off);
+    host_copy(h + off, s + off, len);
+    dev_.to_device(static_cast<char*>(dst) + off, h + off, len);
+  }
+}
+
+void SgmPipeline::host_copy(void* dst, const void* src, std::size_t n) {
+  if (!copiers_) {
+    const unsigned hw = std::thread::hardware_concurrency();
+    const int want = tuning_.copy_threads > 0 ? tuning_.copy_threads : 8;  // the caller is one of them
+    copiers_ = std::make_unique<TaskPool>(std::max(0, std::min(want, static_cast<int>(hw)) - 1));
+  }
+  const std::size_t grain = std::max<std::size_t>(std::size_t(1) << 16, n / (copiers_->workers() + 1) + 1);
+  copiers_->parallel_for(n, grain, [&](std::size_t b, std::size_t e) {
+    std::memcpy(static_cast<char*>(dst) + b, static_cast<const char*>(src) + b, e - b);
+  });
+}
+
+void SgmPipeline::process(const void* left, const void* right, std::int16_t* left_out, std::int16_t* right_out) {
+  const SgmLayout& l = layout_;
+  const int W = l.width, H = l.height;
+  const std::size_t npx = static_cast<std::size_t>(W) * H, in = npx * (bits_ / 8);
+  dev_.select(0);
+  // each image's census is issued after its upload: the left one runs while the right one is copied
+  const bool pinned_in = dev_.pinned(left) && dev_.pinned(right);
+  for (int i = 0; i < 2; ++i) {
+    const void* src = i == 0 ? left : right;
+    if (pinned_in)
+      dev_.to_device(img_[i], src, in);
+    else
+      stage_in(src, img_[i], i, in);
+    if (p_.cost == CostKind::census) census(i);
+  }
+  if (p_.cost != CostKind::census) enqueue_cost();
+  enqueue_aggregate();
+  const bool want_right = right_out && p_.post.needs_right();
+  const bool direct = dev_.pinned(left_out) && (!want_right || dev_.pinned(right_out));
+  std::int16_t *dl = left_out, *dr = right_out;
+  if (!direct) {
+    const std::size_t need = npx * 2 * (want_right ? 2 : 1);
+    if (stage_bytes_[2] < need) {
+      if (stage_[2]) dev_.release_host(stage_[2]);
+      stage_[2] = nullptr;
+      stage_[2] = dev_.alloc_host(need);
+      stage_bytes_[2] = need;
+    }
+    dl = static_cast<std::int16_t*>(stage_[2]);
+    dr = dl + npx;
+  }
+  // The maps the post-processing leaves (post_done() swaps them in): 2 and 3 where it ran.
+  const Post k = post_kind(p_.post);
+  void* res_l = k == Post::none ? map_[0] : map_[2];
+  void* res_r = k == Post::median_lr || (k == Post::median && p_.post.needs_right()) ? map_[3] : map_[1];
+  const std::vector<int> b = bands();
+  const int n = static_cast<int>(b.size()) - 1;
+  // post band i: rows [s_i, s_i+1), one row behind the wta's bands (its median reads the row below)
+  std::vector<int> s(n + 1);
+  for (int i = 0; i <= n; ++i) s[i] = (i == 0 || i == n) ? b[i] : b[i] - 1;
+  for (int i = 0; i < n; ++i) {
+    dev_.select(0);
+    wta_rows(b[i], b[i + 1] - b[i]);
+    if (n > 1) {
+      dev_.record(2 * i);
+      dev_.select(1);
+      dev_.wait(2 * i);
+    }
+    post_rows(s[i], s[i + 1] - s[i]);
+    const std::size_t off = static_cast<std::size_t>(s[i]) * W, len = static_cast<std::size_t>(s[i + 1] - s[i]) * W;
+    if (len > 0) {
+      dev_.to_host(dl + off, static_cast<std::int16_t*>(res_l) + off, len * 2);
+      if (want_right) dev_.to_host(dr + off, static_cast<std::int16_t*>(res_r) + off, len * 2);
+    }
+    dev_.record(2 * i + 1);
+  }
+  dev_.select(0);
+  post_done();
+  if (!direct)
+    for (int i = 0; i < n; ++i) {  // band i to the caller's memory while later bands run
+      dev_.host_wait(2 * i + 1);
+      const std::size_t off = static_cast<std::size_t>(s[i]) * W, len = static_cast<std::size_t>(s[i + 1] - s[i]) * W;
+      host_copy(left_out + off, dl + off, len * 2);
+      if (want_right) host_copy(right_out + off, dr + off, len * 2);
+    }
+  dev_.synchronize();
+}
+
 namespace {
 template <class Img>
-StereoResult run_impl(SgmPipeline& pl, const Img& L, const Img& R) {
+StereoResult run_impl(SgmPipeline& pl, const Img& L, const Img& R, const void* left, const void* right) {
   const SgmLayout& l = pl.layout();
   if (L.width != l.width || L.height != l.height || R.width != l.width || R.height != l.height)
     input_error("images", "pair size differs from the pipeline's");
   StereoResult r;
   r.left = {l.width, l.height, std::vector<std::int16_t>(static_cast<std::size_t>(l.width) * l.height)};
-  const bool right = pl.params().post.right;
-  if (right) r.right = r.left;
-  pl.compute();
-  pl.download(r.left.q.data(), right ? r.right.q.data() : nullptr);
+  const bool right_map = pl.params().post.right;
+  if (right_map) r.right = r.left;
+  pl.process(left, right, r.left.q.data(), right_map ? r.right.q.data() : nullptr);
+  pl.finish_host(r.left);
   return r;
 }
 }  // namespace
@@ -413,11 +592,7 @@ StereoResult SgmPipeline::run(const Image8& L, const Image8& R) {
     Image16 l16 = to_image16(L), r16 = to_image16(R);
     return run(l16, r16);
   }
-  upload(L.pixels.data(), R.pixels.data());
-  StereoResult r = run_impl(*this, L, R);
-  dev_.synchronize();
-  finish_host(r.left);
-  return r;
+  return run_impl(*this, L, R, L.pixels.data(), R.pixels.data());
 }
 
 StereoResult SgmPipeline::run(const Image16& L, const Image16& R) {
@@ -434,17 +609,9 @@ StereoResult SgmPipeline::run(const Image16& L, const Image16& R) {
     if (p_.cost == CostKind::census && (L.maxval > 255 || R.maxval > 255))
       throw std::logic_error("SgmPipeline: 16-bit census needs a 16-bit pipeline");
     Image8 l8 = to8(L), r8 = to8(R);
-    upload(l8.pixels.data(), r8.pixels.data());
-    StereoResult r = run_impl(*this, L, R);
-    dev_.synchronize();
-    finish_host(r.left);
-    return r;
+    return run_impl(*this, L, R, l8.pixels.data(), r8.pixels.data());
   }
-  upload(L.pixels.data(), R.pixels.data());
-  StereoResult r = run_impl(*this, L, R);
-  dev_.synchronize();
-  finish_host(r.left);
-  return r;
+  return run_impl(*this, L, R, L.pixels.data(), R.pixels.data());
 }
 
 }  // namespace evk::stereo

@@ -92,11 +92,11 @@ template <int K, class StoreT, bool UNROLL, int V>
 __device__ __forceinline__ void wta_body(const StoreT* __restrict__ vol, const int paths, const int W, const int H,
                                          const int dmin, const int D, const int Dp, const int G, const int Gs,
                                          const int uniqueness, const int subpixel, short* __restrict__ left,
-                                         short* __restrict__ right) {
+                                         short* __restrict__ right, const int y0) {
   EVK_DYN_SMEM(unsigned, rkey);
   constexpr bool KEYS = V != 0 && sizeof(StoreT) == 1;
   unsigned* spx = rkey + (right != 0 ? ((W + 3) & ~3) : 0);  // sub-pixel: the cells' sums
-  const int y = blockIdx.x;
+  const int y = blockIdx.x + y0;  // one block per row, from row y0
   const int lane = threadIdx.x % Gs;
   const int cells = WTA_THREADS / Gs;
   const bool want_right = right != 0;
@@ -255,8 +255,8 @@ __device__ __forceinline__ void wta_body(const StoreT* __restrict__ vol, const i
   extern "C" __global__ void __launch_bounds__(WTA_THREADS, sizeof(STORE) == 1 ? ((K) >= 32 ? 2 : 4) : ((K) >= 32 ? 1 : ((K) >= 16 ? 2 : 3))) \
       NAME(const STORE* __restrict__ vol, const int paths, const int W, const int H, const int dmin, const int D, \
            const int Dp, const int G, const int Gs, const int uniqueness, const int subpixel,                    \
-           short* __restrict__ left, short* __restrict__ right) {                                               \
-    wta_body<K, STORE, UNROLL, V>(vol, paths, W, H, dmin, D, Dp, G, Gs, uniqueness, subpixel, left, right);     \
+           short* __restrict__ left, short* __restrict__ right, const int y0) {                                 \
+    wta_body<K, STORE, UNROLL, V>(vol, paths, W, H, dmin, D, Dp, G, Gs, uniqueness, subpixel, left, right, y0); \
   }
 
 #define SGM_WTA_ENTRIES(PREFIX, UNROLL, V)                              \

@@ -8,8 +8,13 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "evk/stereo/sgm.hpp"
+
+namespace evk {
+class TaskPool;
+}
 
 namespace evk::stereo {
 
@@ -34,6 +39,21 @@ class SgmDevice {
   // Timing marks on the queue: mark(i) records mark i (0..3); elapsed_ms(a, b) after synchronize().
   virtual void mark(int) {}
   virtual double elapsed_ms(int, int) { return 0; }
+  // A second queue beside the main one, for work that may overlap it (the banded post-processing
+  // and downloads of SgmPipeline::process): select(q) sends the copies, fills and launches issued
+  // after it to queue q (0 main, 1 side); record(e) marks event e (0..kEvents-1) on the current
+  // queue; wait(e) makes the current queue wait for it; host_wait(e) blocks the caller until it has
+  // passed. synchronize() waits for both queues. A device that runs everything when it is issued
+  // (the CUDA emulator) keeps these defaults.
+  static constexpr int kEvents = 64;
+  virtual void select(int /*queue*/) {}
+  virtual void record(int /*event*/) {}
+  virtual void wait(int /*event*/) {}
+  virtual void host_wait(int /*event*/) {}
+  // Whether p is page-locked host memory (copies from and to it run asynchronously).
+  virtual bool pinned(const void* /*p*/) const { return false; }
+  // How many blocks of this kernel run at once on the whole device (0: unknown).
+  virtual int resident_blocks(const std::string& /*kernel*/, Dim3 /*block*/, std::size_t /*smem*/) { return 0; }
 };
 
 // The work split every SGM kernel agrees on (a pure function of the size and the parameters).
@@ -77,7 +97,15 @@ struct SgmTuning {
   // kernel 3's horizontal directions at half its disparities per lane on twice the lanes (where K3 >= 8
   // and its lanes <= 16): 1 on, 0 off, -1 the policy's choice
   int split3 = -1;
-  // EVK_SGM_SPLIT3=0|1, EVK_SGM_K=8|16|32, EVK_SGM_LOADS=staged|direct|prefetch, EVK_SGM_AGG=1|2|3, EVK_SGM_K3=4|8|16, EVK_SGM_WTA=1|2|3
+  // SgmPipeline::process: row bands of the wta whose post-processing and download overlap the next
+  // band's wta (0: one band per wave of wta blocks the device holds at once; 1: no overlap)
+  int bands = 0;
+  // process() with pageable buffers: threads that copy between them and the pinned staging (the
+  // caller included; 0: 8, at most the host's cores), and the upload's chunk in KiB (0: one chunk
+  // per image; each chunk's device copy overlaps the next chunk's host copy)
+  int copy_threads = 0;
+  int copy_chunk_kib = 0;
+  // EVK_SGM_BANDS=N, EVK_SGM_COPY_THREADS=N, EVK_SGM_COPY_CHUNK=KiB, EVK_SGM_SPLIT3=0|1, EVK_SGM_K=8|16|32, EVK_SGM_LOADS=staged|direct|prefetch, EVK_SGM_AGG=1|2|3, EVK_SGM_K3=4|8|16, EVK_SGM_WTA=1|2|3
   static SgmTuning from_env();
 };
 
@@ -160,7 +188,17 @@ class SgmPipeline {
   // Speckle filter (host side) on a downloaded left map, when the parameters ask for it.
   void finish_host(DisparityQ& left) const;
 
-  // The whole pipeline, synchronously.
+  // The whole pipeline from host buffers to host buffers, synchronously: upload, every stage, the
+  // download of the left map (and of the right one when right_out != nullptr and the parameters
+  // compute it); finish_host() then applies the speckle filter. The wta runs in row bands
+  // (SgmTuning::bands): a band's median, LR check and download run on the side queue while the next
+  // band's wta runs. Pageable buffers are staged through pinned ones, copied by host threads while
+  // the device works. The maps are those of upload() + compute() + download().
+  void process(const void* left, const void* right, std::int16_t* left_out, std::int16_t* right_out);
+  // The row bands process() uses: bands + 1 boundaries from 0 to height.
+  std::vector<int> bands() const;
+
+  // The whole pipeline, synchronously (process()).
   StereoResult run(const Image8& left, const Image8& right);
   StereoResult run(const Image16& left, const Image16& right);
 
@@ -179,6 +217,18 @@ class SgmPipeline {
   void* paths_ = nullptr;
   void* map_[4] = {nullptr, nullptr, nullptr, nullptr};  // left, right, scratch, scratch
   int left_ = 0, right_ = 1;                            // which map_ holds the current left/right
+  // wta rows [y0, y0 + rows); post-processing of rows [y0, y0 + rows) (reads the wta's rows y0 - 1 ..
+  // y0 + rows), from maps 0/1 into 2/3; post_done() swaps the results into 0/1 once every row is done
+  void census(int image);  // census codes of image 0 (left) or 1 (right)
+  void wta_rows(int y0, int rows);
+  void post_rows(int y0, int rows);
+  void post_done();
+  // host staging for pageable buffers (pinned, made on first use) and the threads that copy
+  void stage_in(const void* src, void* dev, int which, std::size_t n);
+  void host_copy(void* dst, const void* src, std::size_t n);
+  void* stage_[3] = {nullptr, nullptr, nullptr};  // left, right pixels; the maps (left, right)
+  std::size_t stage_bytes_[3] = {0, 0, 0};
+  std::unique_ptr<TaskPool> copiers_;
 };
 
 // A GPU as an SgmDevice: its own non-blocking stream, the embedded SGM kernels (fatbins).
