@@ -56,7 +56,7 @@ inline std::string first_diff(const DisparityQ& a, const DisparityQ& b) {
 }
 
 inline void census(SgmDevice& dev) {
-  const int sizes[][2] = {{37, 23}, {101, 67}, {1, 1}, {5, 40}, {64, 9}};
+  const int sizes[][2] = {{37, 23}, {101, 67}, {1, 1}, {5, 40}, {64, 9}, {33, 65}, {70, 32}};
   std::uint64_t seed = 1;
   for (auto [w, h] : sizes) {
     for (int bits : {8, 16}) {
@@ -73,18 +73,18 @@ inline void census(SgmDevice& dev) {
         int W = w, H = h;
         const std::string suffix = bits == 8 ? "_u8" : "_u16";
         const std::string name = (copies == 4 ? "sgm_census4" : "sgm_census") + suffix;
-        const Dim3 grid{static_cast<unsigned>((w + 31) / 32), static_cast<unsigned>((h + 7) / 8), 1};
+        const Dim3 grid = sgm_census_grid(w, h);
         if (bits == 8) {
           Image8 im8{w, h, std::vector<std::uint8_t>(im.pixels.begin(), im.pixels.end())};
           ref = census_cpu(im8);
           Buf<std::uint8_t> in(dev, im8.pixels);
           void* a[] = {&in.p, &W, &H, &out.p, const_cast<int*>(&pitch), const_cast<int*>(&off)};
-          dev.launch(name, grid, {32, 8, 1}, 0, a);
+          dev.launch(name, grid, kSgmCensusBlock, 0, a);
         } else {
           ref = census_cpu(im);
           Buf<std::uint16_t> in(dev, im.pixels);
           void* a[] = {&in.p, &W, &H, &out.p, const_cast<int*>(&pitch), const_cast<int*>(&off)};
-          dev.launch(name, grid, {32, 8, 1}, 0, a);
+          dev.launch(name, grid, kSgmCensusBlock, 0, a);
         }
         std::vector<std::uint32_t> got = out.get();
         long long bad = 0;

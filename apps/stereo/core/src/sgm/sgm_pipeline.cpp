@@ -186,6 +186,8 @@ bool sgm_agg3_offsets_fit(const SgmLayout& l) {
   return words < 2147483647LL && static_cast<long long>(l.width) * l.height < 2147483647LL;
 }
 
+Dim3 sgm_census_grid(int width, int height) { return Dim3{ceil_div(width, 32), ceil_div(height, 32), 1}; }
+
 std::size_t sgm_wta_smem(int width, int k, bool right, bool subpixel) {
   return (right ? static_cast<std::size_t>((width + 3) / 4 * 4) * 4 : 0) +
          (subpixel ? static_cast<std::size_t>(SgmLayout::kWtaThreads) * (k / 2) * 4 : 0);
@@ -293,7 +295,7 @@ void SgmPipeline::census(int i) {
   const SgmLayout& l = layout_;
   int W = l.width, H = l.height;
   const char* name = bits_ == 8 ? "sgm_census_u8" : "sgm_census_u16";
-  const Dim3 grid{ceil_div(W, 32), ceil_div(H, 8), 1}, block{32, 8, 1};
+  const Dim3 grid = sgm_census_grid(W, H), block = kSgmCensusBlock;
   if (i == 0) {
     int pitch = W, off = 0;
     void* a0[] = {&img_[0], &W, &H, &census_[0], &pitch, &off};

@@ -133,6 +133,9 @@ struct SgmChoice {
   int wta = 2;
 };
 SgmChoice sgm_choose(const SgmParams& p, const SgmTuning& t);
+// The census kernels' launch (census.cu): blocks of 32x8 threads, 32x32 pixels each.
+Dim3 sgm_census_grid(int width, int height);
+constexpr Dim3 kSgmCensusBlock{32, 8, 1};
 // Bytes of dynamic shared memory the wta kernels need (wta.cu): the right map's keys, the sub-pixel
 // fit's cell sums.
 std::size_t sgm_wta_smem(int width, int k, bool right, bool subpixel);
