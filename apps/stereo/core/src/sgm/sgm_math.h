@@ -10,6 +10,13 @@
 
 namespace sgm_math {
 
+// The wta's right-map keys in shared memory: key of column xr at word xr + xr / 16. The lanes of a
+// cell hold disparities K apart, so their atomics hit columns 16 (K 16) apart: unpadded, all 16
+// lanes of a 256-disparity cell fell on 2 banks; with a word of padding per 16 they are 17 words
+// apart, in distinct banks. Words for a row of W columns, rounded up to 4.
+SGM_HD int wta_rkey_pos(int xr) { return xr + (xr >> 4); }
+SGM_HD int wta_rkey_words(int W) { return (wta_rkey_pos(W - 1) + 1 + 3) & ~3; }
+
 // Sub-pixel modes (values of evk::stereo::Subpixel).
 enum { kSubNone = 0, kSubParabola = 1, kSubEquiangular = 2 };
 

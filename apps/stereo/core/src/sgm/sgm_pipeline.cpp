@@ -9,6 +9,7 @@
 #include "evk/stereo/sgm_gpu.hpp"
 #include "evk/task_pool.hpp"
 #include "sgm_agg2.h"
+#include "sgm_math.h"
 
 namespace evk::stereo {
 
@@ -189,7 +190,7 @@ bool sgm_agg3_offsets_fit(const SgmLayout& l) {
 Dim3 sgm_census_grid(int width, int height) { return Dim3{ceil_div(width, 32), ceil_div(height, 32), 1}; }
 
 std::size_t sgm_wta_smem(int width, int k, bool right, bool subpixel) {
-  return (right ? static_cast<std::size_t>((width + 3) / 4 * 4) * 4 : 0) +
+  return (right ? static_cast<std::size_t>(sgm_math::wta_rkey_words(width)) * 4 : 0) +
          (subpixel ? static_cast<std::size_t>(SgmLayout::kWtaThreads) * (k / 2) * 4 : 0);
 }
 

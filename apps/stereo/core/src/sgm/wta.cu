@@ -95,13 +95,13 @@ __device__ __forceinline__ void wta_body(const StoreT* __restrict__ vol, const i
                                          short* __restrict__ right, const int y0) {
   EVK_DYN_SMEM(unsigned, rkey);
   constexpr bool KEYS = V != 0 && sizeof(StoreT) == 1;
-  unsigned* spx = rkey + (right != 0 ? ((W + 3) & ~3) : 0);  // sub-pixel: the cells' sums
+  unsigned* spx = rkey + (right != 0 ? sgm_math::wta_rkey_words(W) : 0);  // sub-pixel: the cells' sums
   const int y = blockIdx.x + y0;  // one block per row, from row y0
   const int lane = threadIdx.x % Gs;
   const int cells = WTA_THREADS / Gs;
   const bool want_right = right != 0;
   if (want_right) {
-    for (int i = threadIdx.x; i < W; i += WTA_THREADS) rkey[i] = 0xffffffffu;
+    for (int i = threadIdx.x; i < sgm_math::wta_rkey_words(W); i += WTA_THREADS) rkey[i] = 0xffffffffu;
     __syncthreads();
   }
   unsigned padm[K / 2];
@@ -218,13 +218,12 @@ __device__ __forceinline__ void wta_body(const StoreT* __restrict__ vol, const i
       const int xr0 = x - dmin - k0;  // xr of the lane's index j: xr0 - j
       if (k0 + K <= D && xr0 - (K - 1) >= 0 && xr0 < W) {
         // the lane's K indices all real and all inside: keys (S << 16 | k) by one PRMT each
-        unsigned* kr = rkey + xr0;
         const unsigned kk0 = ((unsigned)(k0 + 1) << 16) | (unsigned)k0;
 #pragma unroll
         for (int i = 0; i < K / 2; ++i) {
           const unsigned kk = kk0 + (unsigned)i * 0x20002u;
-          atomicMin(kr - 2 * i, __byte_perm(S[i], kk, 0x1054));
-          atomicMin(kr - 2 * i - 1, __byte_perm(S[i], kk, 0x3276));
+          atomicMin(rkey + sgm_math::wta_rkey_pos(xr0 - 2 * i), __byte_perm(S[i], kk, 0x1054));
+          atomicMin(rkey + sgm_math::wta_rkey_pos(xr0 - 2 * i - 1), __byte_perm(S[i], kk, 0x3276));
         }
       } else {
 #pragma unroll
@@ -233,7 +232,8 @@ __device__ __forceinline__ void wta_body(const StoreT* __restrict__ vol, const i
           for (int h = 0; h < 2; ++h) {
             const int k = k0 + 2 * i + h;
             const int xr = x - dmin - k;
-            if (k < D && xr >= 0 && xr < W) atomicMin(&rkey[xr], ((h ? S[i] >> 16 : S[i] & 0xffffu) << 16) | (unsigned)k);
+            if (k < D && xr >= 0 && xr < W)
+              atomicMin(&rkey[sgm_math::wta_rkey_pos(xr)], ((h ? S[i] >> 16 : S[i] & 0xffffu) << 16) | (unsigned)k);
           }
         }
       }
@@ -242,7 +242,7 @@ __device__ __forceinline__ void wta_body(const StoreT* __restrict__ vol, const i
   if (want_right) {
     __syncthreads();
     for (int i = threadIdx.x; i < W; i += WTA_THREADS) {
-      const unsigned key = rkey[i];
+      const unsigned key = rkey[sgm_math::wta_rkey_pos(i)];
       right[(size_t)y * W + i] = key == 0xffffffffu ? (short)INVALID_Q : (short)((dmin + (int)(key & 0xffffu)) * 16);
     }
   }
