@@ -259,4 +259,12 @@ TEST(StereoSgmGpuGi, OriginalHasNoPenaltyAndABreakingEditIsCaught) {
     if (f == 0 && l.find("census_load<SGM_K>(") != std::string::npos && l.find(", x, y, dmin") != std::string::npos) f = i;
   ASSERT_GT(f, 0);
   EXPECT_GT(penalty("SGM_K=16 SGM_MODE=0 SGM_PREFETCH=1 <_K_" + std::to_string(f) + ">"), 0.0);
+  // the first search's best (H200, cases of 0..63, no padded lane): the line that sets `padded`
+  // deleted; the cases of 0..59 pad every layout, so it is caught
+  int q = 0;
+  std::istringstream in3(p->kernel_source());
+  for (int i = 1; std::getline(in3, l); ++i)
+    if (l.find("padded = Dp != D || G != Gs;") != std::string::npos) q = i;
+  ASSERT_GT(q, 0);
+  EXPECT_GT(penalty("SGM_K=8 SGM_MODE=0 SGM_PREFETCH=1 <_K_" + std::to_string(q) + ">"), 0.0);
 }

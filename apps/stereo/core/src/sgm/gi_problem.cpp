@@ -23,7 +23,10 @@
 namespace evk::stereo {
 
 namespace {
-constexpr int kW = 384, kH = 288, kMaxD = 63;
+// 60 disparities (0..59): every SGM_K pads the lanes to Dp = 64, so the padding's code is part of
+// what the cases check. (With 0..63 no layout was padded: the first search, H200 2026-11-24, deleted
+// the line setting `padded` and was valid on its cases only.)
+constexpr int kW = 384, kH = 288, kMaxD = 59;
 constexpr unsigned char kPoison = 0xA5;  // 165: above every 8-bit path cost (cost_max 31 + P2 120)
 
 SgmParams case_params() {
@@ -50,7 +53,7 @@ class SgmAggregateEvaluation final : public gi::Evaluation {
     SyntheticPair s = make_synthetic_pair(kW, kH, 40, pair_seed);
     const CostVolume c = cost_cpu(s.left, s.right, p_);
     for (int dir = 0; dir < 8; ++dir) ref_[dir] = aggregate_direction_cpu(c, p_, dir);
-    // Every SGM_K gives Dp = 64 for 64 disparities, so the buffers suit every configuration.
+    // Every SGM_K gives Dp = 64 for 60 disparities, so the buffers suit every configuration.
     const SgmLayout l = sgm_layout(kW, kH, p_, 16);
     dp_ = l.Dp;
     pitch_ = l.right_pitch;
@@ -66,8 +69,8 @@ class SgmAggregateEvaluation final : public gi::Evaluation {
     EVK_CUDA(cudaMemcpy(cl_, c.census_left.data(), c.census_left.size() * 4, cudaMemcpyHostToDevice));
     EVK_CUDA(cudaMemcpy(cr_, cr.data(), cr.size() * 4, cudaMemcpyHostToDevice));
     char buf[96];
-    std::snprintf(buf, sizeof buf, "%s pair %dx%d seed %llu, 64 disparities, 8 paths", holdout ? "hold-out" : "training",
-                  kW, kH, static_cast<unsigned long long>(seed));
+    std::snprintf(buf, sizeof buf, "%s pair %dx%d seed %llu, %d disparities, 8 paths", holdout ? "hold-out" : "training",
+                  kW, kH, static_cast<unsigned long long>(seed), kMaxD + 1);
     describe_ = buf;
   }
   ~SgmAggregateEvaluation() override {
@@ -159,7 +162,7 @@ class SgmAggregateProblem final : public gi::Problem {
             "-DSGM_PREFETCH=" + std::to_string(f)};
   }
   std::vector<gi::SizeClass> size_classes() const override {
-    return {{"middlebury", "synthetic 384x288 census cases (Tsukuba-sized), disparities 0..63, 8 directions"}};
+    return {{"middlebury", "synthetic 384x288 census cases (Tsukuba-sized), disparities 0..59 (padded lanes), 8 directions"}};
   }
   std::unique_ptr<gi::Evaluation> make_evaluation(std::uint64_t seed, bool holdout,
                                                   const std::string& size_class) const override {
