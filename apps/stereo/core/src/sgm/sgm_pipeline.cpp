@@ -454,7 +454,8 @@ void SgmPipeline::finish_host(DisparityQ& left) const {
   if (p_.post.speckle_size > 0) speckle_cpu(left, p_.post.speckle_size, p_.post.speckle_range);
 }
 
-std::vector<int> SgmPipeline::bands() const {
+const std::vector<int>& SgmPipeline::bands() const {
+  if (!bands_.empty()) return bands_;  // the layout, tuning and device never change
   const int H = layout_.height;
   int n = tuning_.bands, rows = 0;
   if (n <= 0) {
@@ -472,18 +473,23 @@ std::vector<int> SgmPipeline::bands() const {
   std::vector<int> b(n + 1);
   for (int i = 0; i <= n; ++i) b[i] = rows > 0 ? std::min(H, i * rows) : static_cast<int>(static_cast<long long>(H) * i / n);
   b[n] = H;
-  return b;
+  bands_ = std::move(b);
+  return bands_;
 }
 
-void SgmPipeline::stage_in(const void* src, void* dst, int which, std::size_t n) {
-  // host threads copy a chunk into pinned memory while the device copies the previous one
+void* SgmPipeline::staging(int which, std::size_t n) {
   if (stage_bytes_[which] < n) {
     if (stage_[which]) dev_.release_host(stage_[which]);
     stage_[which] = nullptr;
     stage_[which] = dev_.alloc_host(n);
     stage_bytes_[which] = n;
   }
-  char* h = static_cast<char*>(stage_[which]);
+  return stage_[which];
+}
+
+void SgmPipeline::stage_in(const void* src, void* dst, int which, std::size_t n) {
+  // host threads copy a chunk into pinned memory while the device copies the previous one
+  char* h = static_cast<char*>(staging(which, n));
   const char* s = static_cast<const char*>(src);
   const std::size_t chunk = tuning_.copy_chunk_kib > 0 ? std::size_t(tuning_.copy_chunk_kib) << 10 : n;
   for (std::size_t off = 0; off < n; off += chunk) {
@@ -526,21 +532,14 @@ void SgmPipeline::process(const void* left, const void* right, std::int16_t* lef
   const bool direct = dev_.pinned(left_out) && (!want_right || dev_.pinned(right_out));
   std::int16_t *dl = left_out, *dr = right_out;
   if (!direct) {
-    const std::size_t need = npx * 2 * (want_right ? 2 : 1);
-    if (stage_bytes_[2] < need) {
-      if (stage_[2]) dev_.release_host(stage_[2]);
-      stage_[2] = nullptr;
-      stage_[2] = dev_.alloc_host(need);
-      stage_bytes_[2] = need;
-    }
-    dl = static_cast<std::int16_t*>(stage_[2]);
+    dl = static_cast<std::int16_t*>(staging(2, npx * 2 * (want_right ? 2 : 1)));
     dr = dl + npx;
   }
   // The maps the post-processing leaves (post_done() swaps them in): 2 and 3 where it ran.
   const Post k = post_kind(p_.post);
   void* res_l = k == Post::none ? map_[0] : map_[2];
   void* res_r = k == Post::median_lr || (k == Post::median && p_.post.needs_right()) ? map_[3] : map_[1];
-  const std::vector<int> b = bands();
+  const std::vector<int>& b = bands();
   const int n = static_cast<int>(b.size()) - 1;
   // post band i: rows [s_i, s_i+1), one row behind the wta's bands (its median reads the row below)
   std::vector<int> s(n + 1);

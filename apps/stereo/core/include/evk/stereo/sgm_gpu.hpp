@@ -198,8 +198,8 @@ class SgmPipeline {
   // band's wta runs. Pageable buffers are staged through pinned ones, copied by host threads while
   // the device works. The maps are those of upload() + compute() + download().
   void process(const void* left, const void* right, std::int16_t* left_out, std::int16_t* right_out);
-  // The row bands process() uses: bands + 1 boundaries from 0 to height.
-  std::vector<int> bands() const;
+  // The row bands process() uses: bands + 1 boundaries from 0 to height (found once per pipeline).
+  const std::vector<int>& bands() const;
 
   // The whole pipeline, synchronously (process()).
   StereoResult run(const Image8& left, const Image8& right);
@@ -229,9 +229,11 @@ class SgmPipeline {
   // host staging for pageable buffers (pinned, made on first use) and the threads that copy
   void stage_in(const void* src, void* dev, int which, std::size_t n);
   void host_copy(void* dst, const void* src, std::size_t n);
+  void* staging(int which, std::size_t n);  // stage_[which], grown to n bytes
   void* stage_[3] = {nullptr, nullptr, nullptr};  // left, right pixels; the maps (left, right)
   std::size_t stage_bytes_[3] = {0, 0, 0};
   std::unique_ptr<TaskPool> copiers_;
+  mutable std::vector<int> bands_;
 };
 
 // A GPU as an SgmDevice: its own non-blocking stream, the embedded SGM kernels (fatbins).
