@@ -1,3 +1,0 @@
-cd /tmp
-mkdir -p /tmp/ab && tar xzf $REPO/.pack/bundle-a2.tgz -C /tmp/ab
-bash $REPO/bench/stereo/sgm_ab.sh /tmp/ab/bundle-a $B /tmp/res/ab $REPO/.peers/libsgm/libsgm_bench 3
