@@ -12,6 +12,7 @@
 #include "evk/error.hpp"
 #include "evk/parallel.hpp"
 #include "io/sequences.hpp"
+#include "sim_cli.hpp"
 
 namespace sim = evk::sim;
 
@@ -74,14 +75,12 @@ void run(const Cli& cli) {
 int main(int argc, char** argv) {
   CLI::App app("Ancient-DNA reads (short fragments, deamination, errors, contaminants) from a FASTA reference.",
                "bc_adna_reads");
-  app.set_version_flag("--version", "bc_adna_reads (EvoKernels)");
   Cli cli;
   sim::AdnaOptions& o = cli.opt;
+  sim::sim_cli_common(app, o.seed, cli.threads);
   app.add_option("REF", cli.ref, "reference FASTA (plain or gzip)")->required();
   app.add_option("N", cli.n, "number of reads")->required();
   app.add_option("OUT", cli.output, "FASTQ output (.gz: gzip); - = standard output (plain)")->required();
-  app.add_option("--seed", o.seed, "random seed")->capture_default_str();
-  app.add_option("-t,--threads", cli.threads, "threads (0 = all cores)")->check(CLI::Range(0, 4096))->capture_default_str();
   app.add_option("--median", o.median, "median fragment (read) length")->capture_default_str();
   app.add_option("--sigma", o.sigma, "log-normal sigma of the lengths")->capture_default_str();
   app.add_option("--min-len", o.min_len, "shortest read (shorter fragments are drawn again)")->capture_default_str();

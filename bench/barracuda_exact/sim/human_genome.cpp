@@ -14,6 +14,7 @@
 #include "evk/error.hpp"
 #include "evk/parallel.hpp"
 #include "genome_model.hpp"
+#include "sim_cli.hpp"
 
 namespace sim = evk::sim;
 
@@ -154,13 +155,10 @@ void run(const Cli& cli) {
 int main(int argc, char** argv) {
   CLI::App app("A deterministic human-like test genome (24 contigs, GRCh38-like lengths and structure) as FASTA.",
                "bc_human_genome");
-  app.set_version_flag("--version", "bc_human_genome (EvoKernels)");
   Cli cli;
+  sim::sim_cli_common(app, cli.seed, cli.threads);
   app.add_option("-o,--output", cli.output, "FASTA output; - = standard output")->capture_default_str();
   app.add_option("--size", cli.size, "total length, e.g. 500M, 3.1G (default: GRCh38's 3,088,269,832 bp)");
-  app.add_option("--seed", cli.seed, "random seed")->capture_default_str();
-  app.add_option("-t,--threads", cli.threads, "threads (0 = all cores; at most 24 are used)")
-      ->check(CLI::Range(0, 4096))->capture_default_str();
   app.add_option("--width", cli.width, "FASTA line width")->check(CLI::Range(1, 1000000))->capture_default_str();
   app.add_flag("--soft-mask", cli.soft_mask, "repeat copies and satellites in lower case");
   app.add_option("--stats", cli.stats, "write a TSV of the copies and bases per kind, N and GC to this file");
