@@ -45,6 +45,8 @@ if command -v art_illumina > /dev/null; then cp "$(command -v art_illumina)" "$D
 [ -x "$BUILD_DIR/bin/bc_sam_agree" ] && cp "$BUILD_DIR/bin/bc_sam_agree" "$DEST/bin/"
 # bench/barracuda_exact/pipeline_10m.sh simulates its reads on the GPU host with bc_simreads.
 [ -x "$BUILD_DIR/bin/bc_simreads" ] && cp "$BUILD_DIR/bin/bc_simreads" "$DEST/bin/"
+# The aDNA benchmark (bench/barracuda_exact/adna_device.sh) makes its genome and reads there.
+for t in bc_human_genome bc_adna_reads; do if [ -x "$BUILD_DIR/bin/$t" ]; then cp "$BUILD_DIR/bin/$t" "$DEST/bin/"; fi; done
 # Non-system libraries the GPU host does not have (the rest of the closure ships with Ubuntu 24.04).
 carry_re='lib(hts|htscodecs|deflate|isal|divsufsort(64)?|nifti[^/]*|znz|benchmark(_main)?|png16|gsl|gslcblas)\.so'
 for b in "$DEST"/bin/* "$DEST"/compat/*/*; do

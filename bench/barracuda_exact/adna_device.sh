@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Ancient-DNA read mapping on the GPU host (issue 41's workload), from the bundle (`make bundle`), in
+# one device call: a human-like genome cut (bc_human_genome --size SIZE), its index (ours, the same
+# files as bwa index), READS simulated aDNA reads (bc_adna_reads: log-normal lengths, median 45 bp,
+# deamination, 10% contaminants), then per setting
+#   adna   -l 1024 -n 0.01 -o 2   (Schubert et al. 2012)
+#   eager  -l 1024 -n 0.04        (nf-core/eager's default)
+# `barracuda_exact map` of B (this bundle; --json: stage times, reads handed back by the kernel and
+# where they were searched) and, when BUNDLE_A is given, of A (an older build) on the same reads,
+# then `bwa aln -t N` + `bwa samse` on the same reads and index (timed apart), and B's records
+# against bwa's (bc_sam_agree). FASTQ.gz -> SAM everywhere (the SAM is what the records are compared on).
+# Run from the repository root. Usage: adna_device.sh BUNDLE OUTDIR [SIZE=200M] [READS=200000] [BUNDLE_A]
+# OUTDIR/summary.txt: one line per run; OUTDIR/*.json: each map's --json.
+set -uo pipefail
+b=$(cd "${1:?usage: adna_device.sh BUNDLE OUTDIR [SIZE] [READS] [BUNDLE_A]}" && pwd)
+out=${2:?OUTDIR}
+size=${3:-200M}
+n=${4:-200000}
+a=${5:-}
+[ -n "$a" ] && a=$(cd "$a" && pwd)
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+W=$(mktemp -d /tmp/adna.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+. "$b/env.sh" "$W/nvrtc-cache" > /dev/null
+T=$(nproc)
+S="$out/summary.txt"
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  echo "host cores: $T; B $(cat "$b/COMMIT" 2>/dev/null); A $(cat "$a/COMMIT" 2>/dev/null)"; } > "$S" 2>&1
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+t=$(now); bc_human_genome --size "$size" -t "$T" --seed 1 -o "$W/g.fa" --stats "$out/genome-stats.tsv" 2> "$out/genome.log"
+echo "genome $size: exit $?, $(secs "$t") s" >> "$S"
+t=$(now); barracuda_exact index --json "$W/g.fa" > "$out/index.json" 2> "$out/index.log"
+echo "index: exit $?, $(secs "$t") s" >> "$S"
+t=$(now); bc_adna_reads "$W/g.fa" "$n" "$W/r.fq.gz" -t "$T" --seed 1 2> "$out/reads.log"
+echo "reads $n: exit $?, $(secs "$t") s" >> "$S"
+
+json_line() {  # FILE: the --json fields that matter here, one line
+  python3 - "$1" <<'PY' 2>&1
+import json, sys
+try:
+    j = json.load(open(sys.argv[1]))
+except Exception as e:
+    print("no json:", e); sys.exit()
+s = j.get("seconds", {})
+keys = [k for k in j if "pass" in k or "fallback" in k or k in ("reads", "mapped")]
+print(" ".join(f"{k}={j[k]}" for k in keys), "| seconds:", " ".join(f"{k}={v:.2f}" for k, v in s.items() if isinstance(v, (int, float)) and v >= 0.01))
+PY
+}
+for setting in "adna:--seed-len 1024 --max-diff 0.01 --max-gap-open 2:-l 1024 -n 0.01 -o 2" \
+               "eager:--seed-len 1024 --max-diff 0.04:-l 1024 -n 0.04"; do
+  name=${setting%%:*}
+  rest=${setting#*:}
+  ours=${rest%%:*}
+  bwa_opt=${rest#*:}
+  for who in B A; do
+    dir=$b
+    if [ "$who" = A ]; then [ -n "$a" ] || continue; dir=$a; fi
+    t=$(now)
+    # shellcheck disable=SC2086
+    "$dir/bin/barracuda_exact" map --json -t "$T" $ours "$W/g.fa" "$W/r.fq.gz" -o "$W/$name.$who.sam" \
+      > "$out/$name-$who.json" 2> "$out/$name-$who.log"
+    rc=$?
+    el=$(secs "$t")
+    echo "$name ours $who: exit $rc, $el s, $(awk -v s="$el" -v n="$n" 'BEGIN { printf "%.0f", n / s }') reads/s; $(json_line "$out/$name-$who.json")" >> "$S"
+  done
+  t=$(now)
+  # shellcheck disable=SC2086
+  bwa aln -t "$T" $bwa_opt "$W/g.fa" "$W/r.fq.gz" > "$W/$name.sai" 2> "$out/$name-bwa-aln.log"
+  ta=$(secs "$t")
+  t=$(now)
+  bwa samse "$W/g.fa" "$W/$name.sai" "$W/r.fq.gz" > "$W/$name.bwa.sam" 2> "$out/$name-bwa-samse.log"
+  ts=$(secs "$t")
+  echo "$name bwa aln -t $T: $ta s, samse $ts s" >> "$S"
+  bc_sam_agree --label "$name" --ref "$W/g.fa" --list 10 "$W/$name.B.sam" "$W/$name.bwa.sam" > "$out/$name-agree.txt" 2>&1
+  echo "$name agreement (B vs bwa): exit $?, $(head -1 "$out/$name-agree.txt")" >> "$S"
+done
+cat "$S"
