@@ -19,6 +19,7 @@
 #include "inexact_host.hpp"
 #include "test_util.hpp"
 #if defined(EVK_HAVE_CUDA)
+#include "core/aln_gpu_pass.hpp"
 #include "evk/cuda_library.hpp"
 #endif
 
@@ -68,6 +69,18 @@ TEST(BarracudaAlnPasses, WideSourceIsTheOriginalWithWideLinks) {
 }
 
 #if defined(EVK_HAVE_CUDA)
+TEST(BarracudaAlnPasses, TheDefaultPassesAreBuiltIn) {
+  const std::string w = bc::inexact_wide_source(original());
+  for (const bc::AlnPassLimits& l : bc::aln_pass_limits(bc::AlnOptions{}, bc::kAlnKernelStackCap, bc::kAlnKernelAlnCap)) {
+    const evk::KernelImage* img = bc::embedded_wide_kernel(l, bc::kAlnKernelMaxLen);
+    ASSERT_NE(img, nullptr) << l.stack_cap << "/" << l.aln_cap;
+    EXPECT_GT(img->fatbin_size, 0u);
+    EXPECT_TRUE(img->text() == w);  // the build's derivation is the run time's
+    EXPECT_EQ(bc::embedded_wide_kernel(l, 200), nullptr);  // another MAX_LEN: NVRTC
+  }
+  EXPECT_EQ(bc::embedded_wide_kernel({16383, 64}, bc::kAlnKernelMaxLen), nullptr);
+}
+
 TEST(BarracudaAlnPasses, NvrtcCompilesTheWideKernelForEveryPass) {
   const std::string w = bc::inexact_wide_source(original());
   for (const bc::AlnPassLimits& l : bc::aln_pass_limits(bc::AlnOptions{}, bc::kAlnKernelStackCap, bc::kAlnKernelAlnCap)) {
@@ -230,7 +243,9 @@ TEST(BarracudaAlnPasses, HostChainEqualsCpuAtDefaultsAndAncientDnaSettings) {
     EXPECT_GT(c.first_back, 100u);                  // the tiny first pass hands many back
     EXPECT_GT(c.wide_answered, c.first_back * 3 / 4);  // the wide pass answers most of them
     EXPECT_EQ(c.cpu, c.first_back - c.wide_answered);
-    if (opt.seed_len == 1024) EXPECT_GT(c.beyond_4095, 50u);  // stacks the original's 12-bit links cannot hold
+    if (opt.seed_len == 1024) {
+      EXPECT_GT(c.beyond_4095, 50u);  // stacks the original's 12-bit links cannot hold
+    }
     std::printf("  %zu reads: first pass handed back %zu, wide pass answered %zu (%zu beyond 4095 stored), CPU %zu\n",
                 r.codes.size(), c.first_back, c.wide_answered, c.beyond_4095, c.cpu);
   }

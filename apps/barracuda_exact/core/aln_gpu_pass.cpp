@@ -7,8 +7,26 @@
 
 #include "evk/cuda_check.hpp"
 #include "evk_kernels/barracuda_inexact_kernel.hpp"
+#include "evk_kernels/barracuda_inexact_wide_16383_128.hpp"
+#include "evk_kernels/barracuda_inexact_wide_2000008_4096.hpp"
+#include "evk_kernels/barracuda_inexact_wide_262143_1024.hpp"
 
 namespace evk::barracuda_exact {
+
+const KernelImage* embedded_wide_kernel(const AlnPassLimits& l, int max_len) {
+  struct Built {
+    AlnPassLimits lim;
+    const KernelImage& (*image)();
+  };
+  // apps/barracuda_exact/CMakeLists.txt: BLOCK_W 32, MAX_LEN 256, the symbol names the limits
+  static const Built built[] = {{{16383, 128}, barracuda_inexact_wide_16383_128},
+                                {{262143, 1024}, barracuda_inexact_wide_262143_1024},
+                                {{2000008, 4096}, barracuda_inexact_wide_2000008_4096}};
+  if (max_len != kAlnKernelMaxLen) return nullptr;
+  for (const Built& b : built)
+    if (b.lim == l) return &b.image();
+  return nullptr;
+}
 
 AlnPasses::AlnPasses(const AlnOptions& opt, const InexactKernelConfig& first, int cc)
     : limits_(aln_pass_limits(opt, first.stack_cap, first.aln_cap)), first_aln_cap_(first.aln_cap),
@@ -21,13 +39,20 @@ bool AlnPasses::load(Pass& p) {
   if (p.kernel) return true;
   if (!error_.empty()) return false;
   try {
+    const std::string source = inexact_wide_source(barracuda_inexact_kernel().text());
+    const KernelImage* img = embedded_wide_kernel(p.lim, max_len_);
+    if (img && img->fatbin_size > 0 && img->text() == source) {
+      p.lib = CudaLibrary(img->fatbin);
+      p.kernel = p.lib.kernel(kAlnKernelEntry);
+      return true;
+    }
     InexactKernelConfig c;
     c.block_w = kAlnWideBlockW;
     c.stack_cap = p.lim.stack_cap;
     c.aln_cap = p.lim.aln_cap;
     c.max_len = max_len_;
     NvrtcRequest req;
-    req.source = inexact_wide_source(barracuda_inexact_kernel().text());
+    req.source = source;
     req.name = "inexact_wide.cu";
     req.options = c.nvrtc_options();
     req.cc = cc_;

@@ -15,8 +15,13 @@
 
 #include "core/aln_gpu.hpp"
 #include "core/aln_wide.hpp"
+#include "evk/kernel_image.hpp"
 
 namespace evk::barracuda_exact {
+
+// The wide kernel built into the tool for a pass's limits and MAX_LEN (the default passes at
+// MAX_LEN 256), else null (NVRTC compiles it).
+const KernelImage* embedded_wide_kernel(const AlnPassLimits& l, int max_len);
 
 class AlnPasses {
  public:
