@@ -24,5 +24,8 @@ KernelOutput run_inexact_kernel_on_host(const evk::barracuda_exact::BwtIndex& id
                                         const evk::barracuda_exact::ReadCodes& reads,
                                         const evk::barracuda_exact::AlnOptions& opt, bool small = false,
                                         unsigned tid = 3, unsigned n_threads = 5);
+// The same for the wide kernel of the later GPU passes (inexact_host_wide.cpp): STACK_CAP 20000, ALN_CAP 24.
+KernelOutput run_wide_kernel_on_host(const evk::barracuda_exact::BwtIndex& idx, const evk::barracuda_exact::ReadCodes& reads,
+                                     const evk::barracuda_exact::AlnOptions& opt, unsigned tid = 3, unsigned n_threads = 5);
 
 }  // namespace bct

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "core/aln_gpu_pass.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk/error.hpp"
 #include "evk/gi/genome.hpp"
@@ -36,6 +37,7 @@ void validate(const InexactKernelConfig& c) {
 bool default_limits(const InexactKernelConfig& c) {
   InexactKernelConfig d;
   d.threads_per_sm = c.threads_per_sm;
+  d.later_passes = c.later_passes;
   return c == d;
 }
 }  // namespace
@@ -57,7 +59,7 @@ CudaLibrary load_inexact_kernel(const InexactKernelConfig& cfg, int cc, const st
 
 InexactDevice::InexactDevice(const BwtIndex& idx, const AlnOptions& opt, int device, int stack_cap, int max_len,
                              int threads_per_sm)
-    : opt_(opt), bwt_((EVK_CUDA(cudaSetDevice(device)), idx)), stack_cap_(stack_cap) {
+    : opt_(opt), bwt_((EVK_CUDA(cudaSetDevice(device)), idx)) {
   EVK_CUDA(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
   std::size_t free_b = 0, total_b = 0;
   EVK_CUDA(cudaMemGetInfo(&free_b, &total_b));
@@ -99,26 +101,33 @@ void InexactDevice::grow(std::size_t words, std::size_t reads, int aln_cap) {
   words = std::max<std::size_t>(words, 32);
   reads = std::max<std::size_t>(reads, 1);
   const std::size_t alns = reads * static_cast<std::size_t>(aln_cap) * 3;
+  // a failed allocation (a later pass short of memory) leaves the buffer empty, never dangling
   if (words > cap_words_) {
     cudaFree(words_);
+    words_ = nullptr;
+    cap_words_ = 0;
+    EVK_CUDA(cudaMalloc(&words_, (words + words / 4) * 4));
     cap_words_ = words + words / 4;
-    EVK_CUDA(cudaMalloc(&words_, cap_words_ * 4));
   }
   if (reads > cap_reads_) {
     cudaFree(lens_);
     cudaFree(n_out_);
+    lens_ = n_out_ = nullptr;
+    cap_reads_ = 0;
+    EVK_CUDA(cudaMalloc(&lens_, (reads + reads / 4) * 4));
+    EVK_CUDA(cudaMalloc(&n_out_, (reads + reads / 4) * 4));
     cap_reads_ = reads + reads / 4;
-    EVK_CUDA(cudaMalloc(&lens_, cap_reads_ * 4));
-    EVK_CUDA(cudaMalloc(&n_out_, cap_reads_ * 4));
   }
   if (alns > cap_alns_) {
     cudaFree(aln_out_);
+    aln_out_ = nullptr;
+    cap_alns_ = 0;
+    EVK_CUDA(cudaMalloc(&aln_out_, (alns + alns / 4) * 8));
     cap_alns_ = alns + alns / 4;
-    EVK_CUDA(cudaMalloc(&aln_out_, cap_alns_ * 8));
   }
 }
 
-void InexactDevice::stage(const ReadCodes& reads, int aln_cap, int threads, cudaStream_t s) {
+void InexactDevice::stage(const ReadCodes& reads, int aln_cap, int threads, cudaStream_t s, int batch_max_len) {
   const std::size_t n = reads.size();
   if (n > 0xffffffffu) throw std::runtime_error("inexact kernel: batch too large");
   EVK_CUDA(cudaStreamSynchronize(s));  // the previous batch's buffers (device and pinned) may still be in use
@@ -126,7 +135,7 @@ void InexactDevice::stage(const ReadCodes& reads, int aln_cap, int threads, cuda
   aln_cap_ = aln_cap;
   std::uint32_t max_len = 0;
   for (auto l : reads.len) max_len = std::max(max_len, l);
-  params_ = aln_kernel_params(opt_, static_cast<int>(max_len));
+  params_ = aln_kernel_params(opt_, batch_max_len >= 0 ? batch_max_len : static_cast<int>(max_len));
   // pack_reads's layout: blocks of 32 reads, word j of read r at (r / 32) * stride * 32 + j * 32 + r % 32
   stride_ = packed_stride(max_len);
   const std::size_t blocks = (n + 31) / 32;
@@ -153,26 +162,25 @@ void InexactDevice::poison(cudaStream_t s) {
   if (n_) EVK_CUDA(cudaMemsetAsync(n_out_, 0xA5, n_ * 4, s));
 }
 
-void InexactDevice::launch(cudaKernel_t k, int block_w, int stack_cap, std::uint32_t threads, cudaStream_t s) {
-  if (n_ == 0) return;
-  if (stack_cap > stack_cap_) throw std::runtime_error("inexact kernel: STACK_CAP above the device buffers'");
+std::uint32_t InexactDevice::launch(cudaKernel_t k, int block_w, int stack_cap, std::uint32_t threads, cudaStream_t s,
+                                    int entry_bytes) {
+  if (n_ == 0) return 0;
   const std::size_t bw = static_cast<std::size_t>(block_w);
-  const std::size_t fit = stack_bytes_ / (static_cast<std::size_t>(stack_cap) * 16);  // threads whose stacks fit
+  const std::size_t fit = stack_fit(stack_cap, entry_bytes);  // threads whose stacks fit
+  if (fit == 0) throw std::runtime_error("inexact kernel: not one thread's stack fits the stack memory");
   const std::size_t need = (n_ + bw - 1) / bw * bw;
   std::size_t t = std::min<std::size_t>({threads, fit, need});
-  t = t / bw * bw;
-  if (t == 0) {
-    if (fit < bw) throw std::runtime_error("inexact kernel: one block's stacks exceed the allocation");
-    t = bw;
-  }
+  t = t >= bw ? t / bw * bw : std::min(fit, bw);  // whole blocks; one (part of a) block at least
   threads = static_cast<std::uint32_t>(t);
   BwtConsts consts = bwt_.consts();
   const std::uint32_t* bwt = bwt_.data();
   std::uint32_t stride = stride_, n32 = static_cast<std::uint32_t>(n_);
   EVK_CUDA(cudaMemsetAsync(counter_, 0, 4, s));
   void* args[] = {&bwt, &consts, &params_, &max_diff_, &words_, &lens_, &stride, &n32, &counter_, &stack_, &threads, &n_out_, &aln_out_};
-  evk::launch(k, dim3(threads / static_cast<std::uint32_t>(block_w)), dim3(static_cast<unsigned>(block_w)), args, 0, s);
+  const std::uint32_t blocks = (threads + static_cast<std::uint32_t>(block_w) - 1) / static_cast<std::uint32_t>(block_w);
+  evk::launch(k, dim3(blocks), dim3(static_cast<unsigned>(block_w)), args, 0, s);  // threads >= n_threads return
   EVK_CUDA_LAST();
+  return threads;
 }
 
 void InexactDevice::download(std::vector<std::uint32_t>& n_out, std::vector<std::uint64_t>& aln_out, cudaStream_t s) {
@@ -230,8 +238,14 @@ GpuAligner::GpuAligner(const BwtIndex& idx, const AlnOptions& opt, int device, c
   EVK_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
   lib_ = load_inexact_kernel(cfg_, major * 10 + minor, source);
   kernel_ = lib_.kernel(kAlnKernelEntry);
+  if (cfg_.later_passes) passes_ = std::make_unique<AlnPasses>(opt_, cfg_, major * 10 + minor);
   EVK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   for (auto& e : ev_) EVK_CUDA(cudaEventCreate(&e));
+}
+
+const std::string& GpuAligner::later_pass_error() const {
+  static const std::string off;
+  return passes_ ? passes_->error() : off;
 }
 
 GpuAligner::~GpuAligner() {
@@ -298,9 +312,23 @@ AlnBatch GpuAligner::search(const ReadCodes& reads, int cpu_threads, GpuAlnTimes
     return out;
   }
   const KernelHits h = run_packed(reads, cpu_threads, times);
-  const auto t = std::chrono::steady_clock::now();
   // throws for a read neither answered nor handed back
-  const std::size_t back = merge_kernel_output_packed(idx_, reads, opt_, h.n_out, h.packed, cfg_.aln_cap, cpu_threads, out);
+  const std::size_t first_back = handed_back_reads(h.n_out, cfg_.aln_cap).size();
+  if (times) times->first_pass_handed_back += first_back;
+  std::span<const std::uint32_t> n_out = h.n_out;
+  std::span<const std::uint64_t> packed = h.packed;
+  int cap = cfg_.aln_cap;
+  std::vector<std::uint32_t> later_n_out;
+  std::vector<std::uint64_t> later_packed;
+  if (first_back > 0 && passes_) {  // the handed-back reads again on the GPU, with larger limits
+    later_n_out.assign(h.n_out.begin(), h.n_out.end());
+    later_packed.assign(h.packed.begin(), h.packed.end());
+    cap = passes_->run(dev_, reads, later_n_out, later_packed, stream_, cpu_threads, times);
+    n_out = later_n_out;
+    packed = later_packed;
+  }
+  const auto t = std::chrono::steady_clock::now();
+  const std::size_t back = merge_kernel_output_packed(idx_, reads, opt_, n_out, packed, cap, cpu_threads, out);
   if (times) {
     times->fallback_reads += back;
     times->fallback_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();

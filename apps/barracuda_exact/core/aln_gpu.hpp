@@ -1,12 +1,15 @@
 // GPU backend of the inexact search: the BWT resident on the device, reads uploaded per batch,
 // the inexact kernel (kernels/original/barracuda_exact/inexact.cu; embedded fatbin for the default
 // configuration, NVRTC for any other) run by persistent threads with their stacks in device memory,
-// and the reads it hands back searched on the CPU, so a batch's hit lists equal aln_search_batch's.
+// the reads it hands back searched again on the GPU with larger limits (core/aln_gpu_pass.hpp) and
+// those still handed back on the CPU, so a batch's hit lists equal aln_search_batch's.
 #pragma once
 #if defined(EVK_HAVE_CUDA)
 #include <cuda_runtime.h>
 
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,6 +31,7 @@ struct InexactKernelConfig {
   int aln_cap = kAlnKernelAlnCap;
   int max_len = kAlnKernelMaxLen;
   int threads_per_sm = 0;  // persistent threads per SM; 0 = 512 (within 4 GiB of stacks)
+  bool later_passes = true;  // search the handed-back reads again on the GPU (wide kernel) before the CPU
   bool operator==(const InexactKernelConfig&) const = default;
   std::vector<std::string> nvrtc_options() const;  // -D for the four macros
 };
@@ -36,11 +40,33 @@ struct InexactKernelConfig {
 // (cached) of `source` (empty: the original text) with cfg's macros.
 CudaLibrary load_inexact_kernel(const InexactKernelConfig& cfg, int cc, const std::string& source = {});
 
+// One later pass (core/aln_gpu_pass.hpp): the reads given to it and those it answered, the
+// persistent threads of its launches (0: its stacks did not fit), its wall time (gathering the reads,
+// copies, kernel, compaction, splicing the answers in).
+struct AlnPassTimes {
+  std::uint64_t reads = 0, answered = 0;
+  std::uint32_t threads = 0;
+  double ms = 0;
+};
+constexpr std::size_t kAlnMaxLaterPasses = 3;
+
 // upload: host-to-device copies (and the n_out poison); pack: packing the reads into pinned memory
-// on the host; compact: the compaction kernels (run_packed, search); download: device-to-host copies.
+// on the host; compact: the compaction kernels (run_packed, search); download: device-to-host copies
+// (these five of the first pass). fallback_reads, fallback_s: the reads searched on the CPU (handed
+// back by every pass, or all of a batch whose options the kernel does not support) and that time.
 struct GpuAlnTimes {
   double upload_ms = 0, kernel_ms = 0, download_ms = 0, pack_ms = 0, compact_ms = 0, fallback_s = 0;
   std::uint64_t fallback_reads = 0;
+  std::uint64_t first_pass_handed_back = 0;           // reads the first pass handed back
+  std::array<AlnPassTimes, kAlnMaxLaterPasses> passes{};  // the later passes, in order
+  std::uint64_t cpu_reads() const { return fallback_reads; }
+  std::uint64_t second_pass_reads() const { return passes[0].reads; }
+  double second_pass_ms() const { return passes[0].ms; }
+  double later_passes_ms() const {
+    double t = 0;
+    for (const auto& p : passes) t += p.ms;
+    return t;
+  }
 };
 
 // The kernel's output as downloaded compacted: n_out per read as the kernel wrote it, and the
@@ -64,16 +90,20 @@ class InexactDevice {
   InexactDevice& operator=(const InexactDevice&) = delete;
   // stage: waits for s (the previous batch), packs the reads into pinned memory (threads: 0 = all
   // cores, small batches on one); copy_up: enqueues the staged batch's copies to the device.
-  void stage(const ReadCodes& reads, int aln_cap, int threads, cudaStream_t s);
+  // batch_max_len: the longest read of the whole batch when `reads` are some of its reads (a later
+  // pass: bwa limits the gap opens by the batch's longest read); -1: the longest of `reads`.
+  void stage(const ReadCodes& reads, int aln_cap, int threads, cudaStream_t s, int batch_max_len = -1);
   void copy_up(cudaStream_t s);
   void upload(const ReadCodes& reads, int aln_cap, cudaStream_t s) {  // both; async, reads may go at once
     stage(reads, aln_cap, 0, s);
     copy_up(s);
   }
   void poison(cudaStream_t s);                                        // n_out := 0xa5a5a5a5
-  // Enqueues the kernel (built with STACK_CAP = stack_cap, at most the constructor's) with block_w
-  // threads per block over at most `threads` persistent threads (and as many as the stacks allow).
-  void launch(cudaKernel_t k, int block_w, int stack_cap, std::uint32_t threads, cudaStream_t s);
+  // Enqueues the kernel (built with STACK_CAP = stack_cap, entries of entry_bytes) with block_w
+  // threads per block over at most `threads` persistent threads, as many as the stacks allow (whole
+  // blocks where one fits; throws when not one thread's stack fits). Returns the threads launched.
+  std::uint32_t launch(cudaKernel_t k, int block_w, int stack_cap, std::uint32_t threads, cudaStream_t s,
+                       int entry_bytes = 16);
   void download(std::vector<std::uint32_t>& n_out, std::vector<std::uint64_t>& aln_out, cudaStream_t s);  // syncs
   // After a launch: enqueues the compaction of the output on the device (AlnCompactor).
   void compact(cudaStream_t s);
@@ -81,6 +111,11 @@ class InexactDevice {
   KernelHits download_packed(cudaStream_t s);
   std::uint32_t max_threads() const { return n_threads_; }  // for stack_cap
   std::uint32_t threads_for(int stack_cap, int threads_per_sm) const;  // within the same stack memory
+  // Threads whose stacks of stack_cap entries of entry_bytes fit the stack memory.
+  std::uint64_t stack_fit(int stack_cap, int entry_bytes) const {
+    return stack_bytes_ / (static_cast<std::uint64_t>(stack_cap) * static_cast<std::uint64_t>(entry_bytes));
+  }
+  std::size_t output_bytes() const { return cap_alns_ * 8; }  // the room of the raw output now
   std::size_t size() const { return n_; }
   int sms() const { return sms_; }
   const DeviceBwt& bwt() const { return bwt_; }  // for other kernels over the same index (aln_positions)
@@ -90,7 +125,7 @@ class InexactDevice {
   AlnOptions opt_;
   DeviceBwt bwt_;
   AlnCompactor compactor_;  // loaded into the device bwt_ selected
-  int sms_ = 0, stack_cap_ = 0;
+  int sms_ = 0;
   std::uint32_t n_threads_ = 0;
   std::size_t stack_bytes_ = 0;
   void* stack_ = nullptr;
@@ -109,6 +144,8 @@ class InexactDevice {
   int aln_cap_ = 0;
 };
 
+class AlnPasses;  // core/aln_gpu_pass.hpp
+
 class GpuAligner {
  public:
   GpuAligner(const BwtIndex& idx, const AlnOptions& opt, int device, const InexactKernelConfig& cfg = {},
@@ -116,7 +153,8 @@ class GpuAligner {
   ~GpuAligner();
   GpuAligner(const GpuAligner&) = delete;
   GpuAligner& operator=(const GpuAligner&) = delete;
-  // reads: codes with the searched (trimmed) lengths. cpu_threads: for the handed-back reads.
+  // reads: codes with the searched (trimmed) lengths. cpu_threads: for packing the reads and for
+  // the reads handed back by every pass.
   AlnBatch search(const ReadCodes& reads, int cpu_threads = 0, GpuAlnTimes* times = nullptr);
   // The kernel's raw output (n_out poisoned before the launch), for tests and the GI problem.
   void run(const ReadCodes& reads, std::vector<std::uint32_t>& n_out, std::vector<std::uint64_t>& aln_out,
@@ -127,6 +165,9 @@ class GpuAligner {
   const InexactKernelConfig& config() const { return cfg_; }
   const InexactDevice& device() const { return dev_; }
   std::uint32_t threads() const { return dev_.max_threads(); }
+  // Why the later passes are off (their kernel failed to load: the CPU searches every handed-back
+  // read), else empty.
+  const std::string& later_pass_error() const;
 
  private:
   const BwtIndex& idx_;
@@ -138,6 +179,7 @@ class GpuAligner {
   cudaKernel_t kernel_ = nullptr;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t ev_[5] = {};
+  std::unique_ptr<AlnPasses> passes_;  // null when cfg.later_passes is off
 };
 
 }  // namespace evk::barracuda_exact

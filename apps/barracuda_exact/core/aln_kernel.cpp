@@ -76,21 +76,76 @@ std::size_t merge_kernel_output(const BwtIndex& idx, const ReadCodes& reads, con
   return merge_kernel_output_packed(idx, reads, opt, n_out, packed, aln_cap, threads, out);
 }
 
+std::vector<std::uint32_t> handed_back_reads(std::span<const std::uint32_t> n_out, int aln_cap) {
+  std::vector<std::uint32_t> back;
+  for (std::size_t i = 0; i < n_out.size(); ++i) {
+    if (n_out[i] == kHandedBack)
+      back.push_back(static_cast<std::uint32_t>(i));
+    else if (n_out[i] > static_cast<std::uint32_t>(aln_cap))
+      throw std::runtime_error("inexact kernel: read " + std::to_string(i) + " not answered (" + std::to_string(n_out[i]) + ")");
+  }
+  return back;
+}
+
+ReadCodes gather_reads(const ReadCodes& reads, std::span<const std::uint32_t> ids) {
+  ReadCodes out;
+  std::size_t total = 0;
+  for (const std::uint32_t i : ids) total += reads.len.at(i);
+  out.codes.reserve(total);
+  out.offset.reserve(ids.size());
+  out.len.reserve(ids.size());
+  for (const std::uint32_t i : ids) {
+    out.offset.push_back(out.codes.size());
+    out.len.push_back(reads.len[i]);
+    const std::uint8_t* c = reads.codes.data() + reads.offset[i];
+    out.codes.insert(out.codes.end(), c, c + reads.len[i]);
+  }
+  return out;
+}
+
+void splice_pass_output(std::vector<std::uint32_t>& n_out, std::vector<std::uint64_t>& packed,
+                        std::span<const std::uint32_t> reads, std::span<const std::uint32_t> pass_n_out,
+                        std::span<const std::uint64_t> pass_packed, int pass_aln_cap) {
+  if (pass_n_out.size() != reads.size()) throw std::invalid_argument("splice_pass_output: one pass_n_out per read expected");
+  std::size_t pass_entries = 0;
+  for (std::size_t j = 0; j < reads.size(); ++j) {
+    if (reads[j] >= n_out.size() || n_out[reads[j]] != kHandedBack || (j > 0 && reads[j] <= reads[j - 1]))
+      throw std::runtime_error("later pass: read " + std::to_string(reads[j]) + " was not handed back (or out of order)");
+    if (pass_n_out[j] == kHandedBack) continue;
+    if (pass_n_out[j] > static_cast<std::uint32_t>(pass_aln_cap))
+      throw std::runtime_error("later pass: read " + std::to_string(reads[j]) + " not answered (" + std::to_string(pass_n_out[j]) + ")");
+    pass_entries += pass_n_out[j];
+  }
+  std::size_t entries = 0;
+  for (const std::uint32_t c : n_out) entries += c == kHandedBack ? 0 : c;
+  if (packed.size() != 3 * entries || pass_packed.size() != 3 * pass_entries)
+    throw std::runtime_error("later pass: packed words do not match the entry counts");
+  std::vector<std::uint64_t> out;
+  out.reserve(packed.size() + pass_packed.size());
+  const std::uint64_t *w = packed.data(), *pw = pass_packed.data();
+  for (std::size_t i = 0, j = 0; i < n_out.size(); ++i) {
+    if (j < reads.size() && reads[j] == i) {  // handed back so far: the pass's answer, if any
+      const std::uint32_t c = pass_n_out[j++];
+      if (c == kHandedBack) continue;
+      out.insert(out.end(), pw, pw + 3 * static_cast<std::size_t>(c));
+      pw += 3 * static_cast<std::size_t>(c);
+      n_out[i] = c;
+    } else if (n_out[i] != kHandedBack) {
+      out.insert(out.end(), w, w + 3 * static_cast<std::size_t>(n_out[i]));
+      w += 3 * static_cast<std::size_t>(n_out[i]);
+    }
+  }
+  packed.swap(out);
+}
+
 std::size_t merge_kernel_output_packed(const BwtIndex& idx, const ReadCodes& reads, const AlnOptions& opt,
                                        std::span<const std::uint32_t> n_out, std::span<const std::uint64_t> packed,
                                        int aln_cap, int threads, AlnBatch& out) {
   const std::size_t n = reads.size();
   if (n_out.size() != n) throw std::invalid_argument("merge_kernel_output: one n_out per read expected");
-  std::vector<std::size_t> back;
+  const std::vector<std::uint32_t> back = handed_back_reads(n_out, aln_cap);
   std::size_t entries = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (n_out[i] == kHandedBack)
-      back.push_back(i);
-    else if (n_out[i] > static_cast<std::uint32_t>(aln_cap))
-      throw std::runtime_error("inexact kernel: read " + std::to_string(i) + " not answered (" + std::to_string(n_out[i]) + ")");
-    else
-      entries += n_out[i];
-  }
+  for (const std::uint32_t c : n_out) entries += c == kHandedBack ? 0 : c;
   if (packed.size() != 3 * entries)
     throw std::runtime_error("inexact kernel: " + std::to_string(packed.size()) + " packed words for " +
                              std::to_string(entries) + " entries");

@@ -60,6 +60,20 @@ std::vector<std::uint64_t> compact_kernel_output(std::span<const std::uint32_t> 
 std::size_t merge_kernel_output_packed(const BwtIndex& idx, const ReadCodes& reads, const AlnOptions& opt,
                                        std::span<const std::uint32_t> n_out, std::span<const std::uint64_t> packed,
                                        int aln_cap, int threads, AlnBatch& out);
+// The reads the kernel handed back (n_out == kHandedBack), in order. Throws std::runtime_error for
+// a read neither answered nor handed back (n_out > aln_cap), as the merge does.
+std::vector<std::uint32_t> handed_back_reads(std::span<const std::uint32_t> n_out, int aln_cap);
+// The reads of `reads` at ids, in that order, with their (searched) lengths: a later pass's batch.
+ReadCodes gather_reads(const ReadCodes& reads, std::span<const std::uint32_t> ids);
+// Splices a later pass's output into a batch's (n_out, packed as merge_kernel_output_packed takes
+// them): the pass searched reads[j] (reads handed back so far, in increasing order); where it
+// answered (pass_n_out[j] <= pass_aln_cap) the read gets pass_n_out[j] and its entries (pass_packed,
+// the answered reads' entries in j order); where it handed the read back again, it stays handed
+// back. Throws std::runtime_error for inconsistent input (a read not handed back, an unanswered
+// pass_n_out, packed sizes that do not match the counts).
+void splice_pass_output(std::vector<std::uint32_t>& n_out, std::vector<std::uint64_t>& packed,
+                        std::span<const std::uint32_t> reads, std::span<const std::uint32_t> pass_n_out,
+                        std::span<const std::uint64_t> pass_packed, int pass_aln_cap);
 // The same from the kernel's raw output (aln_out: ALN_CAP x 3 words per read).
 std::size_t merge_kernel_output(const BwtIndex& idx, const ReadCodes& reads, const AlnOptions& opt,
                                 const std::vector<std::uint32_t>& n_out, const std::vector<std::uint64_t>& aln_out,

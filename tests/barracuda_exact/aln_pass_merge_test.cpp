@@ -1,0 +1,252 @@
+// The later GPU passes' host side without a GPU (core/aln_wide.hpp, core/aln_kernel.hpp): the wide
+// kernel's source derived from the original (and refused for an edited one), compiled by NVRTC for
+// each pass; the passes' limits; the gathering of the handed-back reads and the splicing of a pass's
+// answers (against a per-read reference on synthetic outputs); the wide kernel compiled for the host
+// against the CPU search on reads whose stacks exceed the original's 4095 entries; and the whole
+// chain on the host (a tiny first pass, the wide pass over what it hands back, the CPU for the rest)
+// equal to the CPU batch.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <stdexcept>
+
+#include "aln_oracle.hpp"
+#include "core/aln_kernel.hpp"
+#include "core/aln_search.hpp"
+#include "core/aln_wide.hpp"
+#include "evk_kernels/barracuda_inexact_kernel.hpp"
+#include "evk_testing.hpp"
+#include "inexact_host.hpp"
+#include "test_util.hpp"
+#if defined(EVK_HAVE_CUDA)
+#include "core/aln_gpu_pass.hpp"
+#include "evk/cuda_library.hpp"
+#endif
+
+namespace bc = evk::barracuda_exact;
+
+namespace {
+
+std::string original() { return std::string(barracuda_inexact_kernel().text()); }
+
+std::size_t count(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+// aDNA settings (bwa aln -l 1024 -n 0.01 -o 2): no seed, few differences, two gap opens
+bc::AlnOptions adna() {
+  bc::AlnOptions o;
+  o.seed_len = 1024;
+  o.fnr = 0.01f;
+  o.max_gapo = 2;
+  return o;
+}
+
+}  // namespace
+
+TEST(BarracudaAlnPasses, WideSourceIsTheOriginalWithWideLinks) {
+  const std::string o = original(), w = bc::inexact_wide_source(o);
+  EXPECT_EQ(count(w, "#define NIL 0xffffffffu"), 1u);
+  EXPECT_EQ(count(w, "u32 head[MAX_BUCKETS];"), 1u);
+  EXPECT_EQ(count(w, "wentry* pool;"), 1u);
+  EXPECT_EQ(count(w, "link = r.link;"), 1u);
+  EXPECT_EQ(count(w, "found_k["), 0u);
+  EXPECT_EQ(count(w, "static_cast<u16>("), 2u);  // cal_width's block ids only
+  EXPECT_EQ(count(w, "STACK_CAP > 4095"), 0u);
+  // everything else as in the original: the search loop, the entry point
+  for (const char* same : {"extern \"C\" __global__ void __launch_bounds__(BLOCK_W) cuda_inexact_match(",
+                           "if (s.n_entries > static_cast<u64>(p.max_entries)) break;", "//@gi begin", "//@gi end",
+                           "if (n_aln == ALN_CAP) return HANDED_BACK;"})
+    EXPECT_EQ(count(w, same), count(o, same)) << same;
+  // an edited original is refused, not half converted
+  std::string edited = o;
+  edited.replace(edited.find("#define NIL 0xfffu"), 18, "#define NIL 4095u");
+  EXPECT_THROW(bc::inexact_wide_source(edited), std::runtime_error);
+  EXPECT_THROW(bc::inexact_wide_source(o + "\n  link = v.w >> 18 & 0xfff;\n"), std::runtime_error);  // twice
+  EXPECT_THROW(bc::inexact_wide_source(""), std::runtime_error);
+}
+
+#if defined(EVK_HAVE_CUDA)
+TEST(BarracudaAlnPasses, TheDefaultPassesAreBuiltIn) {
+  const std::string w = bc::inexact_wide_source(original());
+  for (const bc::AlnPassLimits& l : bc::aln_pass_limits(bc::AlnOptions{}, bc::kAlnKernelStackCap, bc::kAlnKernelAlnCap)) {
+    const evk::KernelImage* img = bc::embedded_wide_kernel(l, bc::kAlnKernelMaxLen);
+    ASSERT_NE(img, nullptr) << l.stack_cap << "/" << l.aln_cap;
+    EXPECT_GT(img->fatbin_size, 0u);
+    EXPECT_TRUE(img->text() == w);  // the build's derivation is the run time's
+    EXPECT_EQ(bc::embedded_wide_kernel(l, 200), nullptr);  // another MAX_LEN: NVRTC
+  }
+  EXPECT_EQ(bc::embedded_wide_kernel({16383, 64}, bc::kAlnKernelMaxLen), nullptr);
+}
+
+TEST(BarracudaAlnPasses, NvrtcCompilesTheWideKernelForEveryPass) {
+  const std::string w = bc::inexact_wide_source(original());
+  for (const bc::AlnPassLimits& l : bc::aln_pass_limits(bc::AlnOptions{}, bc::kAlnKernelStackCap, bc::kAlnKernelAlnCap)) {
+    evk::NvrtcRequest req;
+    req.source = w;
+    req.options = {"-DBLOCK_W=32", "-DSTACK_CAP=" + std::to_string(l.stack_cap), "-DALN_CAP=" + std::to_string(l.aln_cap),
+                   "-DMAX_LEN=256"};
+    req.cc = 90;
+    const auto r = evk::nvrtc_compile(req);
+    EXPECT_TRUE(r.ok) << r.log;
+    EXPECT_GT(r.cubin.size(), 1000u);
+  }
+}
+#endif
+
+TEST(BarracudaAlnPasses, LimitsGrowUpToTheQueueLimit) {
+  using L = bc::AlnPassLimits;
+  EXPECT_EQ(bc::aln_pass_limits(bc::AlnOptions{}, 4095, 16),
+            (std::vector<L>{{16383, 128}, {262143, 1024}, {2000008, 4096}}));  // -m 2000000: + 8 pushes of the last pop
+  bc::AlnOptions small;
+  small.max_entries = 1000;  // the queue limit bounds every stack: only the hit list grows
+  EXPECT_EQ(bc::aln_pass_limits(small, 4095, 16), (std::vector<L>{{1008, 128}, {1008, 1024}, {1008, 4096}}));
+  bc::AlnOptions huge;
+  huge.max_entries = 2000000000;
+  EXPECT_EQ(bc::aln_pass_limits(huge, 4095, 16).back(), (L{bc::kAlnWideMaxStackCap, 4096}));
+  EXPECT_EQ(bc::aln_pass_limits(bc::AlnOptions{}, 300000, 2000), (std::vector<L>{{2000008, 4096}}));  // nothing raised: left out
+  EXPECT_EQ(bc::aln_pass_limits(bc::AlnOptions{}, 40, 2).front(), (L{16383, 128}));
+}
+
+TEST(BarracudaAlnPasses, HandedBackReadsAndTheirGathering) {
+  const std::vector<std::uint32_t> n_out{0, bc::kHandedBack, 3, bc::kHandedBack, 16};
+  EXPECT_EQ(bc::handed_back_reads(n_out, 16), (std::vector<std::uint32_t>{1, 3}));
+  EXPECT_THROW(bc::handed_back_reads(n_out, 15), std::runtime_error);  // 16 > ALN_CAP: not answered
+  EXPECT_TRUE(bc::handed_back_reads({}, 16).empty());
+  bc::ReadCodes r;
+  for (const char* s : {"ACGTAC", "GGN", "TTTTTTTT", "CA"}) r.add(s, std::char_traits<char>::length(s));
+  r.len[2] = 5;  // trimmed: the searched length
+  const std::vector<std::uint32_t> ids{2, 1};
+  const bc::ReadCodes g = bc::gather_reads(r, ids);
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g.len, (std::vector<std::uint32_t>{5, 3}));
+  EXPECT_EQ(g.offset, (std::vector<std::uint64_t>{0, 5}));
+  EXPECT_EQ(g.codes, (std::vector<std::uint8_t>{3, 3, 3, 3, 3, 2, 2, 4}));
+  EXPECT_EQ(bc::gather_reads(r, {}).size(), 0u);
+}
+
+TEST(BarracudaAlnPasses, SpliceEqualsAPerReadReference) {
+  std::mt19937_64 rng(41);
+  for (int round = 0; round < 50; ++round) {
+    const std::size_t n = rng() % 40;
+    // per read: its entries (3 words each) or handed back, before and after the pass
+    std::vector<std::vector<std::uint64_t>> before(n), after(n);
+    std::vector<bool> back(n), back_after(n);
+    std::vector<std::uint32_t> n_out(n), ids, pass_n_out;
+    std::vector<std::uint64_t> packed, pass_packed;
+    for (std::size_t i = 0; i < n; ++i) {
+      back[i] = rng() % 3 == 0;
+      if (back[i]) {
+        n_out[i] = bc::kHandedBack;
+        ids.push_back(static_cast<std::uint32_t>(i));
+        back_after[i] = rng() % 3 == 0;
+        if (back_after[i]) {
+          pass_n_out.push_back(bc::kHandedBack);
+          continue;
+        }
+        const std::uint32_t c = static_cast<std::uint32_t>(rng() % 9);  // up to the pass's cap 8
+        pass_n_out.push_back(c);
+        for (std::uint32_t w = 0; w < 3 * c; ++w) after[i].push_back(rng());
+        pass_packed.insert(pass_packed.end(), after[i].begin(), after[i].end());
+        continue;
+      }
+      const std::uint32_t c = static_cast<std::uint32_t>(rng() % 3);
+      n_out[i] = c;
+      for (std::uint32_t w = 0; w < 3 * c; ++w) before[i].push_back(rng());
+      packed.insert(packed.end(), before[i].begin(), before[i].end());
+      after[i] = before[i];
+    }
+    bc::splice_pass_output(n_out, packed, ids, pass_n_out, pass_packed, 8);
+    std::vector<std::uint64_t> want;
+    for (std::size_t i = 0; i < n; ++i) {
+      const bool still = back[i] && back_after[i];
+      EXPECT_EQ(n_out[i], still ? bc::kHandedBack : static_cast<std::uint32_t>(after[i].size() / 3)) << "read " << i;
+      want.insert(want.end(), after[i].begin(), after[i].end());
+    }
+    EXPECT_EQ(packed, want);
+  }
+}
+
+TEST(BarracudaAlnPasses, SpliceRefusesInconsistentOutputs) {
+  const std::uint32_t B = bc::kHandedBack;
+  auto splice = [](std::vector<std::uint32_t> n_out, std::vector<std::uint64_t> packed, std::vector<std::uint32_t> ids,
+                   std::vector<std::uint32_t> pn, std::vector<std::uint64_t> pp) {
+    bc::splice_pass_output(n_out, packed, ids, pn, pp, 4);
+  };
+  EXPECT_NO_THROW(splice({1, B, B}, {1, 2, 3}, {1, 2}, {1, B}, {4, 5, 6}));
+  EXPECT_THROW(splice({1, B, B}, {1, 2, 3}, {0, 2}, {1, B}, {4, 5, 6}), std::runtime_error);     // read 0 was answered
+  EXPECT_THROW(splice({1, B, B}, {1, 2, 3}, {2, 1}, {1, B}, {4, 5, 6}), std::runtime_error);     // out of order
+  EXPECT_THROW(splice({1, B, B}, {1, 2, 3}, {1, 2}, {5, B}, std::vector<std::uint64_t>(15)), std::runtime_error);  // over the cap
+  EXPECT_THROW(splice({1, B, B}, {1, 2, 3}, {1, 2}, {1, B}, {4, 5}), std::runtime_error);        // pass entries short
+  EXPECT_THROW(splice({1, B, B}, {1, 2}, {1, 2}, {1, B}, {4, 5, 6}), std::runtime_error);        // batch entries short
+  EXPECT_THROW(splice({1, B, B}, {1, 2, 3}, {1, 2}, {1}, {4, 5, 6}), std::invalid_argument);     // one count per read
+  EXPECT_THROW(splice({1, B, B}, {1, 2, 3}, {1, 7}, {1, B}, {4, 5, 6}), std::runtime_error);     // no such read
+}
+
+namespace {
+struct HostChain {
+  bc::AlnBatch merged;
+  std::size_t first_back = 0, wide_answered = 0, cpu = 0, beyond_4095 = 0;
+};
+
+// The backend's chain on the host: the tiny first pass (STACK_CAP 40, ALN_CAP 2), the wide kernel
+// (STACK_CAP 20000, ALN_CAP 24) over the reads it handed back, the CPU for the rest; each wide
+// answer and hand-back checked against the CPU search's prediction.
+HostChain run_chain(const bc::BwtIndex& idx, const bc::ReadCodes& reads, const bc::AlnOptions& opt) {
+  HostChain c;
+  const bct::KernelOutput first = bct::run_inexact_kernel_on_host(idx, reads, opt, true);
+  std::vector<std::uint32_t> n_out = first.n_out;
+  std::vector<std::uint64_t> packed = bc::compact_kernel_output(first.n_out, first.aln_out, first.aln_cap);
+  const std::vector<std::uint32_t> ids = bc::handed_back_reads(n_out, first.aln_cap);
+  c.first_back = ids.size();
+  const bc::ReadCodes sub = bc::gather_reads(reads, ids);
+  const bct::KernelOutput wide = bct::run_wide_kernel_on_host(idx, sub, opt);
+  // the CPU's prediction of the wide kernel's hand-backs (the host build's gap-open limit is the sub-batch's)
+  std::uint32_t max_len = 0;
+  for (auto l : sub.len) max_len = std::max(max_len, l);
+  bc::AlnSearcher s(idx, opt);
+  s.set_batch_max_gapo(std::min(opt.max_gapo, bc::aln_max_diff(opt, static_cast<int>(max_len))));
+  int wrong = 0;
+  for (std::size_t j = 0; j < sub.size(); ++j) {
+    bc::AlnSearchStats st;
+    std::vector<bc::Aln> tmp;
+    s.search(sub.codes.data() + sub.offset[j], sub.len[j], tmp, &st);
+    c.beyond_4095 += st.kernel_peak_stored > 4095 && wide.n_out[j] != bc::kHandedBack;
+    const bool must = bc::kernel_answers(st, sub.len[j], bc::kAlnKernelMaxLen, 20000, 24);
+    if (must != (wide.n_out[j] != bc::kHandedBack) && wrong++ < 5)
+      ADD_FAILURE() << "read " << ids[j] << ": the wide kernel " << (must ? "hands back" : "answers") << " (peak stored "
+                    << st.kernel_peak_stored << ", intervals " << st.n_aln << ")";
+    c.wide_answered += wide.n_out[j] != bc::kHandedBack;
+  }
+  bc::splice_pass_output(n_out, packed, ids, wide.n_out, bc::compact_kernel_output(wide.n_out, wide.aln_out, wide.aln_cap),
+                         wide.aln_cap);
+  c.cpu = bc::merge_kernel_output_packed(idx, reads, opt, n_out, packed, wide.aln_cap, 2, c.merged);
+  return c;
+}
+}  // namespace
+
+TEST(BarracudaAlnPasses, HostChainEqualsCpuAtDefaultsAndAncientDnaSettings) {
+  evk::testing::TempDir dir;
+  const auto ref = bct::tricky_reference(54);
+  bct::write_fasta(dir / "t.fa", ref);
+  bct::planted_reads((dir / "t.fa").string(), dir / "p.fq", 600, 25, 120, 12, bct::tricky_repeats());
+  const bc::BwtIndex idx = bc::build_index(ref);
+  const bct::Reads r = bct::load_reads((dir / "p.fq").string());
+  for (const bc::AlnOptions& opt : {bc::AlnOptions{}, adna()}) {
+    SCOPED_TRACE(opt.seed_len == 1024 ? "-l 1024 -n 0.01 -o 2" : "defaults");
+    const HostChain c = run_chain(idx, r.codes, opt);
+    const bc::AlnBatch want = bc::aln_search_batch(idx, r.codes, opt, 2);
+    EXPECT_EQ(c.merged.offset, want.offset);
+    EXPECT_TRUE(c.merged.alns == want.alns);
+    EXPECT_GT(c.first_back, 100u);                  // the tiny first pass hands many back
+    EXPECT_GT(c.wide_answered, c.first_back * 3 / 4);  // the wide pass answers most of them
+    EXPECT_EQ(c.cpu, c.first_back - c.wide_answered);
+    if (opt.seed_len == 1024) {
+      EXPECT_GT(c.beyond_4095, 50u);  // stacks the original's 12-bit links cannot hold
+    }
+    std::printf("  %zu reads: first pass handed back %zu, wide pass answered %zu (%zu beyond 4095 stored), CPU %zu\n",
+                r.codes.size(), c.first_back, c.wide_answered, c.beyond_4095, c.cpu);
+  }
+}
