@@ -52,10 +52,7 @@ class SgmGpuMatcher final : public FrameMatcher {
         f.bytes[i].resize(g.pixels.size() * 2);
         std::memcpy(f.bytes[i].data(), g.pixels.data(), f.bytes[i].size());
       } else {
-        f.bytes[i].resize(g.pixels.size());
-        const unsigned m = static_cast<unsigned>(g.maxval);
-        for (std::size_t k = 0; k < g.pixels.size(); ++k)
-          f.bytes[i][k] = static_cast<std::uint8_t>((g.pixels[k] * 255u + m / 2) / m);
+        f.bytes[i] = to_image8(g).pixels;
       }
     }
   }
