@@ -58,26 +58,21 @@ bool take_tuning_flags(int& argc, char** argv) {
     char* end = nullptr;
     const long n = std::strtol(v.c_str(), &end, 10);
     const bool number = !v.empty() && *end == '\0' && n >= 0;
+    const std::pair<const char*, int*> ints[] = {
+        {"k", &g_tuning.k},         {"agg", &g_tuning.agg},     {"k3", &g_tuning.k3},
+        {"wta", &g_tuning.wta},     {"bands", &g_tuning.bands}, {"copy-threads", &g_tuning.copy_threads},
+        {"copy-chunk", &g_tuning.copy_chunk_kib}};
+    int* dst = nullptr;
+    for (const auto& [key, field] : ints)
+      if (name == key) dst = field;
     if (name == "loads" && (v == "staged" || v == "direct" || v == "prefetch")) {
       g_tuning.staged = v == "staged";
       g_tuning.direct = v == "direct";
       g_tuning.prefetch = v == "prefetch";
-    } else if (number && name == "k") {
-      g_tuning.k = static_cast<int>(n);
-    } else if (number && name == "agg") {
-      g_tuning.agg = static_cast<int>(n);
-    } else if (number && name == "k3") {
-      g_tuning.k3 = static_cast<int>(n);
     } else if (number && name == "split3") {
       g_tuning.split3 = n != 0 ? 1 : 0;
-    } else if (number && name == "wta") {
-      g_tuning.wta = static_cast<int>(n);
-    } else if (number && name == "bands") {
-      g_tuning.bands = static_cast<int>(n);
-    } else if (number && name == "copy-threads") {
-      g_tuning.copy_threads = static_cast<int>(n);
-    } else if (number && name == "copy-chunk") {
-      g_tuning.copy_chunk_kib = static_cast<int>(n);
+    } else if (number && dst) {
+      *dst = static_cast<int>(n);
     } else {
       std::fprintf(stderr, "bench_stereo_sgm: %s: unknown flag or bad value\n", a.c_str());
       return false;

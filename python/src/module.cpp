@@ -190,18 +190,24 @@ py::dict stereo_run(const py::buffer& left, const py::buffer& right, const py::b
   return j;
 }
 
-// method "ssd": out int32 (H, W), whole pixels, -1 where invalid.
-py::dict stereo_disparity(const py::buffer& left, const py::buffer& right, const py::buffer& out, int height, int width,
-                          int min_disparity, int max_disparity, int window, int min_ssd, const std::string& method,
-                          const std::string& backend, const std::string& kernel, int device, int threads) {
-  if (method == "sgm") evk::input_error("--method sgm", "gives a sub-pixel map: use stereo_sgm");
+st::MatchOptions stereo_options(const std::string& method, const std::string& backend, const std::string& kernel,
+                               int device, int threads) {
   st::MatchOptions o;
-  o.params = st::Params{min_disparity, max_disparity, window, min_ssd};
   o.method = method;
   o.backend = backend;
   o.kernel = kernel;
   o.device = device;
   o.threads = threads;
+  return o;
+}
+
+// method "ssd": out int32 (H, W), whole pixels, -1 where invalid.
+py::dict stereo_disparity(const py::buffer& left, const py::buffer& right, const py::buffer& out, int height, int width,
+                          int min_disparity, int max_disparity, int window, int min_ssd, const std::string& method,
+                          const std::string& backend, const std::string& kernel, int device, int threads) {
+  if (method == "sgm") evk::input_error("--method sgm", "gives a sub-pixel map: use stereo_sgm");
+  st::MatchOptions o = stereo_options(method, backend, kernel, device, threads);
+  o.params = st::Params{min_disparity, max_disparity, window, min_ssd};
   return stereo_run(left, right, out, height, width, o, [](void* dst, const st::DisparityQ& d) {
     for (std::size_t k = 0; k < d.q.size(); ++k)
       static_cast<std::int32_t*>(dst)[k] = d.q[k] == st::kInvalidQ ? -1 : d.q[k] / st::kDispScale;
@@ -214,8 +220,7 @@ py::dict stereo_sgm(const py::buffer& left, const py::buffer& right, const py::b
                     int cost_window, int uniqueness, const std::string& subpixel, int lr_check, int median,
                     int speckle_size, int speckle_range, int bands, int copy_threads, int copy_chunk,
                     const std::string& backend, const std::string& kernel, int device, int threads) {
-  st::MatchOptions o;
-  o.method = "sgm";
+  st::MatchOptions o = stereo_options("sgm", backend, kernel, device, threads);
   o.params.min_disparity = min_disparity;
   o.params.max_disparity = max_disparity;
   o.sgm.paths = paths;
@@ -232,10 +237,6 @@ py::dict stereo_sgm(const py::buffer& left, const py::buffer& right, const py::b
   o.tuning.bands = bands;
   o.tuning.copy_threads = copy_threads;
   o.tuning.copy_chunk_kib = copy_chunk;
-  o.backend = backend;
-  o.kernel = kernel;
-  o.device = device;
-  o.threads = threads;
   return stereo_run(left, right, out, height, width, o, [](void* dst, const st::DisparityQ& d) {
     for (std::size_t k = 0; k < d.q.size(); ++k)
       static_cast<float*>(dst)[k] = d.q[k] == st::kInvalidQ ? std::nanf("") : static_cast<float>(d.q[k]) / st::kDispScale;
