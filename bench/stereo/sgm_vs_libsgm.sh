@@ -290,7 +290,7 @@ if sweep:
         best = min(row, key=row.get)
         print("%4d %5d " % (d, p) + " ".join("%16s" % f3(row.get(c)) for c in cfgs) + "   " + best)
     print()
-    print("Policy rows for sgm_pipeline.cpp (kPolicy: {max disparities, paths, kernel, K, staged loads}):")
+    print("Policy rows for sgm_policy.cpp (kPolicy: {max disparities, paths, kernel, K, staged loads}):")
     for (d, p) in sorted(sweep):
         row = sweep[(d, p)]
         best = min(row, key=row.get)
