@@ -2,7 +2,7 @@
 // GPU backend makes for a genome on the default job (window 11), so the fatbin nvcc builds from it
 // is found by load_kernel at run time.
 #include "evk/embedded.hpp"
-#include "evk/stereo/gpu.hpp"
+#include "evk/stereo/ssd_gpu.hpp"
 #include "evk/stereo/gpu_frame.hpp"
 
 int main(int argc, char** argv) {

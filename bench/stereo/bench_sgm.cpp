@@ -7,10 +7,13 @@
 //   1 default   uniqueness 5 %, median, LR 1 (libsgm_bench defaults: uniq 0.95, LR 1)
 //   2 subpixel  default + parabola           (libsgm_bench --subpixel)
 // Input: a synthetic 1920x1080 pair, or EVK_BENCH_LEFT / EVK_BENCH_RIGHT (8-bit binary PGM, e.g.
-// libsgm_bench --save-pair) of any size. Unset, the policy table picks the aggregation kernel and
-// its lane width (sgm_choose); EVK_SGM_AGG (1 the seed, 2 aggregate_fast.cu, 3 aggregate_vec.cu; EVK_SGM_K3 its lanes' K), EVK_SGM_K (8, 16, 32)
-// EVK_SGM_LOADS (staged|direct|prefetch, the seed's census loads) and EVK_SGM_WTA (1 paths looped, 2 unrolled)
-// force them (SgmTuning::from_env). The label names what ran ("agg2 K16 wta2").
+// libsgm_bench --save-pair) of any size. Unless flags say otherwise, the policy table picks the
+// aggregation kernel and its lane width (sgm_choose); the flags (SgmTuning, before or among Google
+// Benchmark's) force them: --sgm-agg=1|2|3 (the seed, aggregate_fast.cu, aggregate_vec.cu),
+// --sgm-k3=4|8|16 (kernel 3's lanes' K), --sgm-split3=0|1, --sgm-k=8|16|32,
+// --sgm-loads=staged|direct|prefetch (the seed's census loads), --sgm-wta=1|2|3, and the host-to-host
+// settings --sgm-bands=N, --sgm-copy-threads=N, --sgm-copy-chunk=KiB. The label names what ran
+// ("agg2 K16 wta2").
 // Every GPU configuration's output is checked once against the CPU reference at 640x360
 // (SkipWithError when it differs).
 #include <benchmark/benchmark.h>
@@ -37,6 +40,49 @@
 #endif
 
 using namespace evk::stereo;
+
+namespace {
+SgmTuning g_tuning;  // the --sgm-* flags
+
+// Takes the --sgm-NAME=VALUE flags out of argv (Google Benchmark rejects flags it does not know).
+bool take_tuning_flags(int& argc, char** argv) {
+  int out = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const std::size_t eq = a.find('=');
+    if (a.rfind("--sgm-", 0) != 0 || eq == std::string::npos) {
+      argv[out++] = argv[i];
+      continue;
+    }
+    const std::string name = a.substr(6, eq - 6), v = a.substr(eq + 1);
+    char* end = nullptr;
+    const long n = std::strtol(v.c_str(), &end, 10);
+    const bool number = !v.empty() && *end == '\0' && n >= 0;
+    const std::pair<const char*, int*> ints[] = {
+        {"k", &g_tuning.k},         {"agg", &g_tuning.agg},     {"k3", &g_tuning.k3},
+        {"wta", &g_tuning.wta},     {"bands", &g_tuning.bands}, {"copy-threads", &g_tuning.copy_threads},
+        {"copy-chunk", &g_tuning.copy_chunk_kib}};
+    int* dst = nullptr;
+    for (const auto& [key, field] : ints)
+      if (name == key) dst = field;
+    if (name == "loads" && (v == "staged" || v == "direct" || v == "prefetch")) {
+      g_tuning.staged = v == "staged";
+      g_tuning.direct = v == "direct";
+      g_tuning.prefetch = v == "prefetch";
+    } else if (number && name == "split3") {
+      g_tuning.split3 = n != 0 ? 1 : 0;
+    } else if (number && dst) {
+      *dst = static_cast<int>(n);
+    } else {
+      std::fprintf(stderr, "bench_stereo_sgm: %s: unknown flag or bad value\n", a.c_str());
+      return false;
+    }
+  }
+  argc = out;
+  argv[argc] = nullptr;
+  return true;
+}
+}  // namespace
 
 namespace {
 
@@ -151,12 +197,12 @@ void BM_sgm_gpu(benchmark::State& st) {
   const auto& [L, R] = bench_pair();
   const int D = static_cast<int>(st.range(0));
   const SgmParams p = make_params(D, static_cast<int>(st.range(1)), static_cast<int>(st.range(2)));
-  if (!identical_once(p, SgmTuning::from_env())) {
+  if (!identical_once(p, g_tuning)) {
     st.SkipWithError("GPU output differs from the CPU reference");
     return;
   }
   auto dev = cuda_sgm_device(0);
-  SgmPipeline pl(*dev, p, L.width, L.height, 8, SgmTuning::from_env());
+  SgmPipeline pl(*dev, p, L.width, L.height, 8, g_tuning);
   pl.upload(L.pixels.data(), R.pixels.data());
   auto stream = static_cast<cudaStream_t>(cuda_sgm_stream(*dev));
   evk::TimingStats t;
@@ -184,7 +230,7 @@ void BM_sgm_gpu_stages(benchmark::State& st) {
   const int D = static_cast<int>(st.range(0));
   const SgmParams p = make_params(D, static_cast<int>(st.range(1)), static_cast<int>(st.range(2)));
   auto dev = cuda_sgm_device(0);
-  SgmPipeline pl(*dev, p, L.width, L.height, 8, SgmTuning::from_env());
+  SgmPipeline pl(*dev, p, L.width, L.height, 8, g_tuning);
   pl.upload(L.pixels.data(), R.pixels.data());
   pl.compute();
   auto stream = static_cast<cudaStream_t>(cuda_sgm_stream(*dev));
@@ -226,7 +272,7 @@ void BM_sgm_gpu_host(benchmark::State& st) {
   const SgmParams p = make_params(D, static_cast<int>(st.range(1)), static_cast<int>(st.range(2)));
   const bool pinned = st.range(3) != 0;
   auto dev = cuda_sgm_device(0);
-  SgmPipeline pl(*dev, p, L.width, L.height, 8, SgmTuning::from_env());
+  SgmPipeline pl(*dev, p, L.width, L.height, 8, g_tuning);
   const std::size_t n = static_cast<std::size_t>(L.width) * L.height;
   std::uint8_t *hl = nullptr, *hr = nullptr;
   std::int16_t* ho = nullptr;
@@ -240,7 +286,7 @@ void BM_sgm_gpu_host(benchmark::State& st) {
   }
   // SgmPipeline::process: the upload (pageable buffers staged through pinned ones by host threads),
   // every stage, the wta in row bands whose post-processing and download overlap the next band
-  // (EVK_SGM_BANDS), the left map back in host memory
+  // (--sgm-bands), the left map back in host memory
   auto once = [&] { pl.process(pinned ? hl : L.pixels.data(), pinned ? hr : R.pixels.data(), pinned ? ho : out.data(), nullptr); };
   for (int i = 0; i < 3; ++i) once();
   std::vector<double> ms;
@@ -273,7 +319,7 @@ void BM_sgm_gpu_stream(benchmark::State& st) {
   const int D = static_cast<int>(st.range(0));
   const SgmParams p = make_params(D, static_cast<int>(st.range(1)), static_cast<int>(st.range(2)));
   const int slots = static_cast<int>(st.range(3)), n = 60;
-  auto m = sgm_gpu_matcher(p, 0, slots, SgmTuning::from_env());
+  auto m = sgm_gpu_matcher(p, 0, slots, g_tuning);
   Frame proto;
   proto.left = to_image16(L);
   proto.right = to_image16(R);
@@ -315,4 +361,11 @@ BENCHMARK(BM_sgm_gpu_host)
 BENCHMARK(BM_sgm_gpu_stream)->ArgsProduct({{128}, {8}, {1}, {1, 2, 3, 4}})->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(1);
 #endif
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  if (!take_tuning_flags(argc, argv)) return 2;
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

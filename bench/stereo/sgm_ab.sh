@@ -8,7 +8,7 @@
 # (ours only: libSGM is run at its defaults).
 # Usage: sgm_ab.sh BUNDLE_A BUNDLE_B OUTDIR LIBSGM_BENCH [ROUNDS]
 #   SGM_AB_FILTER: the benchmark regex (default the six default settings and their stages)
-#   SGM_AB_ENV_A / SGM_AB_ENV_B: environment assignments for A's / B's runs (e.g. EVK_SGM_K3=8)
+#   SGM_AB_ARGS_A / SGM_AB_ARGS_B: bench_stereo_sgm flags for A's / B's runs (e.g. --sgm-k3=8)
 set -uo pipefail
 a=$(cd "${1:?usage: sgm_ab.sh BUNDLE_A BUNDLE_B OUTDIR LIBSGM_BENCH [ROUNDS]}" && pwd)
 b=$(cd "${2:?BUNDLE_B}" && pwd)
@@ -20,20 +20,20 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 W=$(mktemp -d /tmp/sgm-ab.XXXXXX)
 log="$out/ab-summary.txt"
-{ echo "A $(cat "$a/COMMIT" 2>/dev/null) ${SGM_AB_ENV_A:-}"; echo "B $(cat "$b/COMMIT" 2>/dev/null) ${SGM_AB_ENV_B:-}"
+{ echo "A $(cat "$a/COMMIT" 2>/dev/null) ${SGM_AB_ARGS_A:-}"; echo "B $(cat "$b/COMMIT" 2>/dev/null) ${SGM_AB_ARGS_B:-}"
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader; } > "$log"
 "$lib" --synthetic 1920x1080 --disp 128 --paths 8 --reps 3 --no-host --save-pair "$W/syn" > /dev/null 2>> "$log"
 export EVK_BENCH_LEFT="$W/syn_L.pgm" EVK_BENCH_RIGHT="$W/syn_R.pgm"
-run_ours() {  # NAME BUNDLE ENV ROUND
+run_ours() {  # NAME BUNDLE FLAGS ROUND
   ( . "$2/env.sh" "$W/nvrtc-$1" > /dev/null
     # shellcheck disable=SC2086
-    env $3 timeout 200 bench_stereo_sgm --benchmark_filter="$filter" --benchmark_out="$out/$1-$4.json" \
+    timeout 200 bench_stereo_sgm $3 --benchmark_filter="$filter" --benchmark_out="$out/$1-$4.json" \
       --benchmark_out_format=json > "$out/$1-$4.log" 2>&1
     echo "$1 round $4: exit $?" >> "$log" )
 }
 for r in $(seq 1 "$rounds"); do
-  run_ours A "$a" "${SGM_AB_ENV_A:-}" "$r"
-  run_ours B "$b" "${SGM_AB_ENV_B:-}" "$r"
+  run_ours A "$a" "${SGM_AB_ARGS_A:-}" "$r"
+  run_ours B "$b" "${SGM_AB_ARGS_B:-}" "$r"
   : > "$out/lib-$r.jsonl"
   for d in 64 128 256; do
     for p in 4 8; do

@@ -10,10 +10,10 @@
 #   mkdir -p .peers/libsgm && cp ../shared/peers/libsgm/libsgm_bench .peers/libsgm/
 # Run from the repository root (the device tool's working copy) with carry ["bundle", ".peers"].
 # Ours three times: the default (the tuning policy's kernels, "new"; since the ninth session kernel 3,
-# aggregate_vec.cu, at every row), the seed aggregation kernel (EVK_SGM_AGG=1, "old") and kernel 3
-# with its own default lanes (EVK_SGM_AGG=3, "k3"), so one run gives them beside libSGM at every
+# aggregate_vec.cu, at every row), the seed aggregation kernel (--sgm-agg=1, "old") and kernel 3
+# with its own default lanes (--sgm-agg=3, "k3"), so one run gives them beside libSGM at every
 # setting, plus the per-stage breakdown of each and a kernel x lane-width sweep with the fastest per
-# setting (what the policy table in sgm_pipeline.cpp should hold).
+# setting (what the policy table in sgm_policy.cpp should hold).
 # Usage: sgm_vs_libsgm.sh BUNDLE OUTDIR [LIBSGM_BENCH]
 #   SGM_VS_PARTS (default "speed tuning video ssd pairs accuracy"): the parts to run; "speed tuning"
 #   alone took about 90 s on an H100 (ninth session).
@@ -67,12 +67,12 @@ if want speed; then
     --benchmark_out_format=json --benchmark_counters_tabular=true > "$out/bench_sgm_synthetic.log" 2>&1
   echo "bench_stereo_sgm (synthetic, policy): exit $?" >> "$log"
   # old: the seed aggregation kernel with its own defaults (K 8 up to 64, 16 beyond; direct loads)
-  EVK_SGM_AGG=1 timeout 200 bench_stereo_sgm --benchmark_filter='BM_sgm_gpu(_stages)?/' \
+  timeout 200 bench_stereo_sgm --sgm-agg=1 --benchmark_filter='BM_sgm_gpu(_stages)?/' \
     --benchmark_out="$out/bench_sgm_synthetic_agg1.json" --benchmark_out_format=json \
     --benchmark_counters_tabular=true > "$out/bench_sgm_synthetic_agg1.log" 2>&1
   echo "bench_stereo_sgm (synthetic, seed kernel): exit $?" >> "$log"
   # k3: the third kernel (aggregate_vec.cu) with its default lanes, side by side in the same run
-  EVK_SGM_AGG=3 timeout 200 bench_stereo_sgm --benchmark_filter='BM_sgm_gpu(_stages)?/' \
+  timeout 200 bench_stereo_sgm --sgm-agg=3 --benchmark_filter='BM_sgm_gpu(_stages)?/' \
     --benchmark_out="$out/bench_sgm_synthetic_agg3.json" --benchmark_out_format=json \
     --benchmark_counters_tabular=true > "$out/bench_sgm_synthetic_agg3.log" 2>&1
   echo "bench_stereo_sgm (synthetic, kernel 3): exit $?" >> "$log"
@@ -85,13 +85,14 @@ if want tuning; then
              "1 staged 8" "1 staged 16" "1 staged 32" "2 - 8" "2 - 16" "2 - 32" "3 - 4" "3 - 8" "3 - 16" \
              "3s - 8" "3s - 16"; do
     read -r agg loads k <<< "$cfg"
-    # kernel 3: k is its lanes' K (EVK_SGM_K3); the layout (wta) keeps its default K; 3s: kernel 3
-    # with its horizontal directions at K/2 on twice the lanes (EVK_SGM_SPLIT3=1)
+    # kernel 3: k is its lanes' K (--sgm-k3); the layout (wta) keeps its default K; 3s: kernel 3
+    # with its horizontal directions at K/2 on twice the lanes (--sgm-split3=1)
     split=0
     if [ "$agg" = 3s ]; then agg=3; split=1; fi
-    if [ "$agg" = 3 ]; then kv="EVK_SGM_K3=$k"; else kv="EVK_SGM_K=$k"; fi
+    if [ "$agg" = 3 ]; then kv="--sgm-k3=$k"; else kv="--sgm-k=$k"; fi
+    lv=(); [ "$loads" != - ] && lv=(--sgm-loads="$loads")
     tag=agg$agg; [ $split = 1 ] && tag=agg3s
-    env EVK_SGM_AGG=$agg EVK_SGM_SPLIT3=$split "$kv" EVK_SGM_LOADS=$loads timeout 150 bench_stereo_sgm \
+    timeout 150 bench_stereo_sgm --sgm-agg="$agg" --sgm-split3="$split" "$kv" "${lv[@]}" \
       --benchmark_filter='BM_sgm_gpu/(64|128|256)/(4|8)/1/' --benchmark_out="$out/tuning/${tag}_${loads}_k$k.json" \
       --benchmark_out_format=json > "$W/tune.log" 2>&1
     echo "tuning $tag loads $loads K $k: exit $?" >> "$log"
@@ -289,7 +290,7 @@ if sweep:
         best = min(row, key=row.get)
         print("%4d %5d " % (d, p) + " ".join("%16s" % f3(row.get(c)) for c in cfgs) + "   " + best)
     print()
-    print("Policy rows for sgm_pipeline.cpp (kPolicy: {max disparities, paths, kernel, K, staged loads}):")
+    print("Policy rows for sgm_policy.cpp (kPolicy: {max disparities, paths, kernel, K, staged loads}):")
     for (d, p) in sorted(sweep):
         row = sweep[(d, p)]
         best = min(row, key=row.get)

@@ -13,23 +13,26 @@ def methods():
     return list(_ext.stereo_methods())
 
 
-# The CLI's sgm and post-processing options with its defaults (apps/stereo/cli.cpp add_match_options).
+# The CLI's sgm and post-processing options with its defaults (apps/stereo/cli/options.cpp).
 _SGM_DEFAULTS = dict(paths=8, p1=10, p2=120, cost="census", cost_window=5, uniqueness=0, subpixel="none",
-                     lr_check=-1, median=0, speckle_size=0, speckle_range=1)
+                     lr_check=-1, median=0, speckle_size=0, speckle_range=1, bands=0, copy_threads=0,
+                     copy_chunk=0)
 
 
 def disparity(left, right, method="ssd", *, min_disparity=0, max_disparity=50, window=11, min_ssd=500000,
               paths=8, p1=10, p2=120, cost="census", cost_window=5, uniqueness=0, subpixel="none", lr_check=-1,
-              median=0, speckle_size=0, speckle_range=1, backend="auto", kernel="auto", device=0, threads=0,
-              return_info=False):
+              median=0, speckle_size=0, speckle_range=1, bands=0, copy_threads=0, copy_chunk=0, backend="auto",
+              kernel="auto", device=0, threads=0, return_info=False):
     """Disparity map of a rectified pair, as `stereo disparity` computes it.
 
     left, right: 2-D uint8 grey images (H, W) of the same size (integer arrays within 0..255 are
     converted). method: "ssd" (default) or "sgm". The keywords are the CLI's options with its
     defaults: --min-disparity, --max-disparity; ssd: --window (odd, >= 3), --min-ssd; sgm: --paths,
     --p1, --p2, --cost census|sad|ssd, --cost-window, --uniqueness, --subpixel
-    none|parabola|equiangular, --lr-check, --median, --speckle-size, --speckle-range; --backend
-    auto|cpu|gpu, --kernel auto|original|evolved|FILE (ssd), --device; threads: CPU threads (0 = all).
+    none|parabola|equiangular, --lr-check, --median, --speckle-size, --speckle-range; sgm on the GPU,
+    speed only: --bands (row bands of the wta, 0 = one per wave), --copy-threads (0 = 8), --copy-chunk
+    (KiB, 0 = one chunk per image); --backend auto|cpu|gpu, --kernel auto|original|evolved|expert|FILE
+    (ssd), --device; threads: CPU threads (0 = all).
 
     Returns int32 (H, W), the disparity in pixels, -1 where invalid; for sgm with a sub-pixel fit
     or a negative min_disparity, float32 (H, W) in pixels (1/16 steps) with NaN where invalid.
@@ -42,7 +45,7 @@ def disparity(left, right, method="ssd", *, min_disparity=0, max_disparity=50, w
     check_choice("backend", backend, ("auto", "cpu", "gpu"))
     sgm = dict(paths=paths, p1=p1, p2=p2, cost=cost, cost_window=cost_window, uniqueness=uniqueness,
                subpixel=subpixel, lr_check=lr_check, median=median, speckle_size=speckle_size,
-               speckle_range=speckle_range)
+               speckle_range=speckle_range, bands=bands, copy_threads=copy_threads, copy_chunk=copy_chunk)
     if method == "sgm":
         check_choice("cost", cost, ("census", "sad", "ssd"))
         check_choice("subpixel", subpixel, ("none", "parabola", "equiangular"))
@@ -53,7 +56,8 @@ def disparity(left, right, method="ssd", *, min_disparity=0, max_disparity=50, w
                                check_int("cost_window", cost_window), check_int("uniqueness", uniqueness),
                                str(subpixel), check_int("lr_check", lr_check), check_int("median", median),
                                check_int("speckle_size", speckle_size), check_int("speckle_range", speckle_range),
-                               backend, check_kernel(kernel), check_int("device", device),
+                               check_int("bands", bands), check_int("copy_threads", copy_threads),
+                               check_int("copy_chunk", copy_chunk), backend, check_kernel(kernel), check_int("device", device),
                                check_int("threads", threads))
         if subpixel == "none" and min_disparity >= 0:
             out = np.where(np.isnan(out), -1, out).astype(np.int32)

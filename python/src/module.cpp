@@ -21,8 +21,8 @@
 #include "evk/dispatch.hpp"
 #include "evk/error.hpp"
 #include "evk/install_dirs.hpp"
-#include "evk/stereo/compute.hpp"
-#include "evk/stereo/gpu.hpp"
+#include "evk/stereo/matcher.hpp"
+#include "evk/stereo/ssd_gpu.hpp"
 #include "affine_init.hpp"
 #include "grid_make.hpp"
 
@@ -164,59 +164,63 @@ py::list devices(const std::string& kernel) {
 }
 
 // ---- stereo ---------------------------------------------------------------------------------
-py::dict stereo_disparity(const py::buffer& left, const py::buffer& right, const py::buffer& out, int height, int width,
-                          int min_disparity, int max_disparity, int window, int min_ssd, const std::string& method,
-                          const std::string& backend, const std::string& kernel, int device, int threads) {
+// Both methods through the stereo facade (evk::stereo::Matcher), as `stereo disparity` runs them:
+// o on the pair, then put(out, left map) fills the caller's array.
+py::dict stereo_run(const py::buffer& left, const py::buffer& right, const py::buffer& out, int height, int width,
+                    st::MatchOptions& o, void (*put)(void*, const st::DisparityQ&)) {
   if (height < 1 || width < 1) throw evk::InputError("left: empty image");
   const std::size_t n = static_cast<std::size_t>(height) * static_cast<std::size_t>(width);
   const py::buffer_info li = contiguous(left, n, 1, "left", false);
   const py::buffer_info ri = contiguous(right, n, 1, "right", false);
   const py::buffer_info oi = contiguous(out, n, 4, "out", true);
-  st::Image8 l, r;
-  l.width = r.width = width;
-  l.height = r.height = height;
-  l.pixels.assign(static_cast<const std::uint8_t*>(li.ptr), static_cast<const std::uint8_t*>(li.ptr) + n);
-  r.pixels.assign(static_cast<const std::uint8_t*>(ri.ptr), static_cast<const std::uint8_t*>(ri.ptr) + n);
-  st::ComputeOptions o;
-  o.params.min_disparity = min_disparity;
-  o.params.max_disparity = max_disparity;
-  o.params.window = window;
-  o.params.min_ssd = min_ssd;
+  const auto* lp = static_cast<const std::uint8_t*>(li.ptr);
+  const auto* rp = static_cast<const std::uint8_t*>(ri.ptr);
+  const st::Image16 l{width, height, 255, {lp, lp + n}}, r{width, height, 255, {rp, rp + n}};
+  st::MatchInfo info;
+  {
+    py::gil_scoped_release nogil;
+    o.finalize();
+    st::Matcher m(o, width, height);
+    put(oi.ptr, m.run(l, r).left);
+    info = m.info();
+  }
+  py::dict j = info_dict(info.backend, info.kernel, info.device, info.reason);
+  j["method"] = o.method;
+  if (!o.is_sgm()) j["kernel_ms"] = info.kernel_ms;
+  return j;
+}
+
+st::MatchOptions stereo_options(const std::string& method, const std::string& backend, const std::string& kernel,
+                               int device, int threads) {
+  st::MatchOptions o;
   o.method = method;
   o.backend = backend;
   o.kernel = kernel;
   o.device = device;
   o.threads = threads;
-  st::ComputeInfo info;
-  {
-    py::gil_scoped_release nogil;
-    const st::DisparityMap d = st::compute_disparity(l, r, o, &info);
-    std::memcpy(oi.ptr, d.d.data(), n * sizeof(std::int32_t));
-  }
-  py::dict j = info_dict(info.backend, info.kernel, info.device, info.reason);
-  j["method"] = method;
-  j["kernel_ms"] = info.kernel_ms;
-  return j;
+  return o;
+}
+
+// method "ssd": out int32 (H, W), whole pixels, -1 where invalid.
+py::dict stereo_disparity(const py::buffer& left, const py::buffer& right, const py::buffer& out, int height, int width,
+                          int min_disparity, int max_disparity, int window, int min_ssd, const std::string& method,
+                          const std::string& backend, const std::string& kernel, int device, int threads) {
+  if (method == "sgm") evk::input_error("--method sgm", "gives a sub-pixel map: use stereo_sgm");
+  st::MatchOptions o = stereo_options(method, backend, kernel, device, threads);
+  o.params = st::Params{min_disparity, max_disparity, window, min_ssd};
+  return stereo_run(left, right, out, height, width, o, [](void* dst, const st::DisparityQ& d) {
+    for (std::size_t k = 0; k < d.q.size(); ++k)
+      static_cast<std::int32_t*>(dst)[k] = d.q[k] == st::kInvalidQ ? -1 : d.q[k] / st::kDispScale;
+  });
 }
 
 // method "sgm": out float32 (H, W), disparity in pixels (q / 16), NaN where invalid.
 py::dict stereo_sgm(const py::buffer& left, const py::buffer& right, const py::buffer& out, int height, int width,
                     int min_disparity, int max_disparity, int paths, int p1, int p2, const std::string& cost,
                     int cost_window, int uniqueness, const std::string& subpixel, int lr_check, int median,
-                    int speckle_size, int speckle_range, const std::string& backend, const std::string& kernel,
-                    int device, int threads) {
-  if (height < 1 || width < 1) throw evk::InputError("left: empty image");
-  const std::size_t n = static_cast<std::size_t>(height) * static_cast<std::size_t>(width);
-  const py::buffer_info li = contiguous(left, n, 1, "left", false);
-  const py::buffer_info ri = contiguous(right, n, 1, "right", false);
-  const py::buffer_info oi = contiguous(out, n, 4, "out", true);
-  st::Image8 l, r;
-  l.width = r.width = width;
-  l.height = r.height = height;
-  l.pixels.assign(static_cast<const std::uint8_t*>(li.ptr), static_cast<const std::uint8_t*>(li.ptr) + n);
-  r.pixels.assign(static_cast<const std::uint8_t*>(ri.ptr), static_cast<const std::uint8_t*>(ri.ptr) + n);
-  st::ComputeOptions o;
-  o.method = "sgm";
+                    int speckle_size, int speckle_range, int bands, int copy_threads, int copy_chunk,
+                    const std::string& backend, const std::string& kernel, int device, int threads) {
+  st::MatchOptions o = stereo_options("sgm", backend, kernel, device, threads);
   o.params.min_disparity = min_disparity;
   o.params.max_disparity = max_disparity;
   o.sgm.paths = paths;
@@ -230,21 +234,13 @@ py::dict stereo_sgm(const py::buffer& left, const py::buffer& right, const py::b
   o.post.median = median;
   o.post.speckle_size = speckle_size;
   o.post.speckle_range = speckle_range;
-  o.backend = backend;
-  o.kernel = kernel;
-  o.device = device;
-  o.threads = threads;
-  st::ComputeInfo info;
-  {
-    py::gil_scoped_release nogil;
-    const st::DisparityQ d = st::compute_sgm(l, r, o, &info);
-    float* dst = static_cast<float*>(oi.ptr);
-    for (std::size_t k = 0; k < n; ++k)
-      dst[k] = d.q[k] == st::kInvalidQ ? std::nanf("") : static_cast<float>(d.q[k]) / st::kDispScale;
-  }
-  py::dict j = info_dict(info.backend, info.kernel, info.device, info.reason);
-  j["method"] = "sgm";
-  return j;
+  o.tuning.bands = bands;
+  o.tuning.copy_threads = copy_threads;
+  o.tuning.copy_chunk_kib = copy_chunk;
+  return stereo_run(left, right, out, height, width, o, [](void* dst, const st::DisparityQ& d) {
+    for (std::size_t k = 0; k < d.q.size(); ++k)
+      static_cast<float*>(dst)[k] = d.q[k] == st::kInvalidQ ? std::nanf("") : static_cast<float>(d.q[k]) / st::kDispScale;
+  });
 }
 
 // ---- reg ------------------------------------------------------------------------------------

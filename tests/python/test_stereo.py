@@ -108,6 +108,16 @@ def test_sgm_finds_the_shift_and_checks_options():
         ek.stereo.disparity(left, right, method="sgm", kernel="evolved")
     with pytest.raises(ek.InputError, match=r"apply to method='sgm'"):
         ek.stereo.disparity(left, right, method="ssd", p1=5)
+    # the GPU pipeline's speed settings: checked on every backend, never a change of the map
+    np.testing.assert_array_equal(
+        ek.stereo.disparity(left, right, method="sgm", max_disparity=15, backend="cpu", bands=3, copy_threads=2,
+                            copy_chunk=64), d)
+    with pytest.raises(ek.InputError, match=r"--bands: must be >= 0"):
+        ek.stereo.disparity(left, right, method="sgm", bands=-1)
+    with pytest.raises(ek.InputError, match=r"--copy-threads: must be >= 0"):
+        ek.stereo.disparity(left, right, method="sgm", copy_threads=-2)
+    with pytest.raises(ek.InputError, match=r"apply to method='sgm'"):
+        ek.stereo.disparity(left, right, method="ssd", bands=2)
 
 
 def test_methods_and_method_passthrough():

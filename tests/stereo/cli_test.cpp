@@ -3,9 +3,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "evk/stereo/io.hpp"
+#include "evk/stereo/ssd_gpu.hpp"
 #include "evk/stereo/reference.hpp"
 #include "evk/stereo/synthetic.hpp"
 #include "evk_testing.hpp"
@@ -41,15 +47,53 @@ TEST(StereoCli, DisparityWritesTheReference) {
 
 TEST(StereoCli, EvalPrintsRates) {
   Fixture f;
-  // Ground truth as 16-bit PGM at scale 4 (0 = unknown), disparity as PFM.
-  write_disparity(f.t / "gt.pgm", f.sp.truth, WriteOptions{4});
-  write_disparity(f.t / "d.pfm", disparity_cpu(f.sp.left, f.sp.right, Params{0, 20, 5, 500000}));
+  // A hand-made 4x2 case: ground truth at scale 4 in a 16-bit PGM (-1: unknown, stored 0), the map
+  // in 1/16 pixel as PFM (invalid +inf). Errors 0, 1.5, 3, invalid, 0, 2.5, (no truth), 0.
+  const std::vector<int> gt = {10, 10, 10, 10, 20, 20, -1, 5};
+  const std::vector<double> disp = {10, 11.5, 13, -1, 20, 17.5, 3, 5};  // -1: invalid
+  write_disparity(f.t / "gt.pgm", DisparityMap{4, 2, gt}, WriteOptions{4});
+  DisparityQ q{4, 2, {}};
+  for (double d : disp) q.q.push_back(d < 0 ? kInvalidQ : static_cast<std::int16_t>(d * kDispScale));
+  write_disparity(f.t / "d.pfm", q);
+  // The rates, computed here from the two lists.
+  const std::vector<double> th = {1, 2, 4};
+  long long pixels = 0, invalid = 0;
+  std::vector<long long> bad(th.size(), 0);
+  double sum2 = 0;
+  for (std::size_t i = 0; i < gt.size(); ++i) {
+    if (gt[i] <= 0) continue;
+    ++pixels;
+    if (disp[i] < 0) {
+      ++invalid;
+      for (auto& b : bad) ++b;
+      continue;
+    }
+    const double e = std::fabs(disp[i] - gt[i]);
+    for (std::size_t k = 0; k < th.size(); ++k) bad[k] += e > th[k];
+    sum2 += e * e;
+  }
+  ASSERT_EQ(pixels, 7);
+  ASSERT_EQ(bad, (std::vector<long long>{4, 3, 1}));  // by hand: 1.5, 3, 2.5 and the invalid one; 3, 2.5, inv.; inv.
+  const double rms = std::sqrt(sum2 / static_cast<double>(pixels - invalid));
+  auto pc = [&](long long n) { return 100.0 * static_cast<double>(n) / static_cast<double>(pixels); };
   auto r = run_tool("stereo", "eval " + f.p("d.pfm") + " " + f.p("gt.pgm") + " --gt-scale 4 --thresholds 1,2,4");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* s : {"bad-1.0", "bad-2.0", "bad-4.0", "invalid", "rms"}) EXPECT_NE(r.out.find(s), std::string::npos) << s;
+  char want[256];
+  for (std::size_t k = 0; k < th.size(); ++k) {
+    std::snprintf(want, sizeof want, "  bad-%.1f  %6.2f %%\n", th[k], pc(bad[k]));
+    EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
+  }
+  std::snprintf(want, sizeof want, "  invalid  %6.2f %%\n  rms      %6.3f px\n", pc(invalid), rms);
+  EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
+  EXPECT_NE(r.out.find(": 7 pixels with ground truth"), std::string::npos) << r.out;
   auto j = run_tool("stereo", "eval " + f.p("d.pfm") + " " + f.p("gt.pgm") + " --gt-scale 4 --json");
   ASSERT_EQ(j.exit_code, 0) << j.err;
-  EXPECT_NE(j.out.find("\"bad_2.0_percent\""), std::string::npos) << j.out;
+  const nlohmann::json v = nlohmann::json::parse(j.out);
+  EXPECT_EQ(v.at("pixels").get<long long>(), pixels);
+  EXPECT_NEAR(v.at("bad_1.0_percent").get<double>(), pc(bad[0]), 1e-9);
+  EXPECT_NEAR(v.at("bad_2.0_percent").get<double>(), pc(bad[1]), 1e-9);
+  EXPECT_NEAR(v.at("invalid_percent").get<double>(), pc(invalid), 1e-9);
+  EXPECT_NEAR(v.at("rms").get<double>(), rms, 1e-6);
 }
 
 TEST(StereoCli, BatchDirectoryAndList) {
@@ -73,11 +117,44 @@ TEST(StereoCli, BatchDirectoryAndList) {
 }
 
 TEST(StereoCli, DevicesListsTheKernel) {
+  // No overlay variants: the tool lists exactly the registry's (the variants built in).
+  evk::testing::TempDir overlay;
+  ::setenv("EVK_OVERLAY_DIR", overlay.path().c_str(), 1);
   auto r = run_tool("stereo", "devices --json");
+  auto t = run_tool("stereo", "devices");
+  ::unsetenv("EVK_OVERLAY_DIR");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("\"tool\": \"stereo\""), std::string::npos);
-  if (evk::gpu_environment().usable()) {
-    EXPECT_NE(r.out.find("\"stereo\""), std::string::npos);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("tool"), "stereo");
+  const evk::Registry reg = make_registry();
+  std::vector<std::string> want, got;
+  for (const auto& v : reg.variants())
+    if (!v.is_original()) want.push_back(v.kernel + "/" + v.id);
+  for (const auto& v : j.at("variants")) got.push_back(v.at("kernel").get<std::string>() + "/" + v.at("id").get<std::string>());
+  std::sort(want.begin(), want.end());
+  std::sort(got.begin(), got.end());
+  EXPECT_FALSE(want.empty()) << "stereo ships evolved variants (kernels/evolved/stereo)";
+  EXPECT_EQ(got, want);
+  for (const auto& w : want) EXPECT_NE(t.out.find("  variant " + w + " ["), std::string::npos) << w << "\n" << t.out;
+  const auto& env = evk::gpu_environment();
+  if (!env.usable()) {
+    // Why no GPU, in both forms, and the CPU backend named.
+    EXPECT_EQ(j.at("backend"), "cpu");
+    EXPECT_TRUE(j.at("devices").empty());
+    EXPECT_EQ(j.at("status"), env.status);
+    EXPECT_FALSE(env.status.empty());
+    EXPECT_NE(t.out.find("No usable GPU: " + env.status + ".\nThe CPU backend will be used.\n"), std::string::npos)
+        << t.out;
+    return;
+  }
+  // With a GPU: per device, the variant the registry picks for the stereo kernel.
+  EXPECT_EQ(j.at("backend"), "gpu");
+  ASSERT_EQ(j.at("devices").size(), env.devices.size());
+  for (std::size_t i = 0; i < env.devices.size(); ++i) {
+    const auto& d = env.devices[i];
+    const evk::Selection s = reg.select("stereo", evk::DeviceKey{d.cc(), d.name}, "auto");
+    EXPECT_EQ(j["devices"][i]["kernels"]["stereo"]["variant"], s.variant.id) << d.name;
   }
 }
 
@@ -101,6 +178,9 @@ TEST(StereoCli, BadInputExits2WithOneLineAndNoOutput) {
       {"disparity " + lr + " -o " + f.p("nodir/out.pfm"), "nodir"},
       {"disparity " + lr + " -o " + f.p("out.tif"), "out.tif"},
       {"disparity " + lr + " -o " + f.p("out.png") + " --max-disparity 300", "--png-scale"},
+      {"disparity " + lr + " -o " + out + " --method sgm --bands -1", "--bands"},
+      {"disparity " + lr + " -o " + out + " --copy-threads -1", "--copy-threads"},
+      {"batch " + f.p(".") + " -o " + f.p(".") + " --copy-chunk -4", "--copy-chunk"},
       {"eval " + f.p("missing.pfm") + " " + f.p("L.pgm") + " --gt-scale 1", "missing.pfm"},
       {"eval " + f.p("L.pgm") + " " + f.p("small.pgm") + " --gt-scale 1", "size"},
       {"batch " + f.p("nothere") + " -o " + f.p("."), "nothere"},

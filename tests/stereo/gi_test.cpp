@@ -11,7 +11,7 @@
 
 #include "evk/dispatch.hpp"
 #include "evk/error.hpp"
-#include "evk/stereo/gpu.hpp"
+#include "evk/stereo/ssd_gpu.hpp"
 #include "evk/stereo/io.hpp"
 #include "evk/stereo/synthetic.hpp"
 #include "evk_testing.hpp"

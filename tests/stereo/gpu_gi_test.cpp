@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "evk/stereo/gpu.hpp"
+#include "evk/stereo/ssd_gpu.hpp"
 #include "evk/stereo/reference.hpp"
 #include "evk/stereo/synthetic.hpp"
 #include "evk_testing.hpp"

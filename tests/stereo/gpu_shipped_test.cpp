@@ -9,7 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "evk/stereo/gpu.hpp"
+#include "evk/stereo/ssd_gpu.hpp"
 #include "evk/stereo/reference.hpp"
 #include "evk/stereo/synthetic.hpp"
 #include "evk_testing.hpp"

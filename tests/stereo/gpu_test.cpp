@@ -12,7 +12,7 @@
 #include "evk/cuda_check.hpp"
 #include "evk/error.hpp"
 #include "evk/stereo/gi_problem.hpp"
-#include "evk/stereo/gpu.hpp"
+#include "evk/stereo/ssd_gpu.hpp"
 #include "evk/stereo/gpu_frame.hpp"
 #include "evk/stereo/reference.hpp"
 #include "evk/stereo/synthetic.hpp"

@@ -86,7 +86,7 @@ TEST(StereoSsdExpertEmu, MatchesDisparityCpu) {
 // block writes (four phase copies of the row segment) stays inside its copy, each lane's K/4
 // aligned 16-byte reads return exactly its K codes, and reads of a quarter warp (8 lanes, the unit
 // of a 16-byte shared load) are conflict-free from 4 lanes per cell up (at most 2-way below).
-#include "../../apps/stereo/core/src/sgm/sgm_agg2.h"
+#include "sgm_agg2.h"
 TEST(StereoSgmAgg2Layout, CopiesHoldEveryLanesCodesConflictFree) {
   for (int K : {8, 16, 32})
     for (int G = 1; G <= 32; ++G) {
@@ -193,7 +193,7 @@ TEST(StereoSgmPolicy, TableFallbackAndOverrides) {
   w3.wta = 4;
   EXPECT_THROW(sgm_choose(p, w3), evk::InputError);
   // 128/8: the policy row's K3 16 (8 lanes) with the horizontal directions split; the entry carries
-  // K3 and the lanes; EVK_SGM_SPLIT3=0 (split3 0) turns the split off
+  // K3 and the lanes; SgmTuning::split3 = 0 (bench_stereo_sgm --sgm-split3=0) turns the split off
   EXPECT_EQ(sgm_aggregate_kernel(sgm_layout(64, 48, p, 16), sgm_choose(p, three), true), "sgm_aggregate3s_k16_g8_u8");
   SgmTuning unsplit = three;
   unsplit.split3 = 0;

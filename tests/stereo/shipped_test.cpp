@@ -9,7 +9,7 @@
 
 #include "evk/dispatch.hpp"
 #include "evk/embedded.hpp"
-#include "evk/stereo/gpu.hpp"
+#include "evk/stereo/ssd_gpu.hpp"
 #include "shipped.hpp"
 #if defined(EVK_HAVE_CUDA)
 #include "evk/cuda_library.hpp"

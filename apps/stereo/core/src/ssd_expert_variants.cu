@@ -9,49 +9,49 @@
 #undef ssd_expert
 #define EX_R 1
 #define ssd_expert ssd_expert_r1
-#include "../../../../kernels/original/stereo/ssd_expert.cu"
+#include "stereo/ssd_expert.cu"
 
 #undef EX_R
 #undef ssd_expert
 #define EX_R 2
 #define ssd_expert ssd_expert_r2
-#include "../../../../kernels/original/stereo/ssd_expert.cu"
+#include "stereo/ssd_expert.cu"
 
 #undef EX_R
 #undef ssd_expert
 #define EX_R 3
 #define ssd_expert ssd_expert_r3
-#include "../../../../kernels/original/stereo/ssd_expert.cu"
+#include "stereo/ssd_expert.cu"
 
 #undef EX_R
 #undef ssd_expert
 #define EX_R 4
 #define ssd_expert ssd_expert_r4
-#include "../../../../kernels/original/stereo/ssd_expert.cu"
+#include "stereo/ssd_expert.cu"
 
 #undef EX_R
 #undef ssd_expert
 #define EX_R 5
 #define ssd_expert ssd_expert_r5
-#include "../../../../kernels/original/stereo/ssd_expert.cu"
+#include "stereo/ssd_expert.cu"
 
 #undef EX_R
 #undef ssd_expert
 #define EX_R 6
 #define ssd_expert ssd_expert_r6
-#include "../../../../kernels/original/stereo/ssd_expert.cu"
+#include "stereo/ssd_expert.cu"
 
 #undef EX_R
 #undef ssd_expert
 #define EX_R 7
 #define ssd_expert ssd_expert_r7
-#include "../../../../kernels/original/stereo/ssd_expert.cu"
+#include "stereo/ssd_expert.cu"
 
 #undef EX_R
 #undef ssd_expert
 #define EX_R 8
 #define ssd_expert ssd_expert_r8
-#include "../../../../kernels/original/stereo/ssd_expert.cu"
+#include "stereo/ssd_expert.cu"
 
 #undef ssd_expert
 #undef EX_R

@@ -52,10 +52,7 @@ class SgmGpuMatcher final : public FrameMatcher {
         f.bytes[i].resize(g.pixels.size() * 2);
         std::memcpy(f.bytes[i].data(), g.pixels.data(), f.bytes[i].size());
       } else {
-        f.bytes[i].resize(g.pixels.size());
-        const unsigned m = static_cast<unsigned>(g.maxval);
-        for (std::size_t k = 0; k < g.pixels.size(); ++k)
-          f.bytes[i][k] = static_cast<std::uint8_t>((g.pixels[k] * 255u + m / 2) / m);
+        f.bytes[i] = to_image8(g).pixels;
       }
     }
   }
@@ -171,148 +168,192 @@ std::unique_ptr<FrameMatcher> sync_matcher(std::function<StereoResult(const Fram
   return std::make_unique<SyncMatcher>(std::move(f));
 }
 
-StreamStats run_stream(int n, const std::function<Frame(int)>& load, FrameMatcher& m,
-                       const std::function<void(int, StereoResult&)>& store, const StreamOptions& o) {
-  StreamStats st;
-  st.readers = std::max(1, o.readers);
-  st.writers = std::max(1, o.writers);
-  st.slots = m.slots();
-  const auto t0 = clk::now();
-  Failure fail;
-  std::mutex mu;
-  std::condition_variable cv_decoded, cv_space, cv_out;
-  std::map<int, Frame> decoded;
-  std::deque<std::pair<int, StereoResult>> out;
-  bool out_done = false;
-  std::atomic<int> next{0};
-  double read_ms = 0, write_ms = 0;
+namespace {
+// One run of run_stream: the queues between the reader threads, the matcher (the calling thread)
+// and the writer threads.
+class Stream {
+ public:
+  Stream(int n, const std::function<Frame(int)>& load, FrameMatcher& m,
+         const std::function<void(int, StereoResult&)>& store, const StreamOptions& o)
+      : n_(n), load_(load), m_(m), store_(store), o_(o) {}
+  StreamStats run();
 
-  std::vector<std::thread> readers, writers;
-  for (int r = 0; r < st.readers; ++r)
-    readers.emplace_back([&] {
-      for (;;) {
-        const int i = next++;
-        if (i >= n || fail.stop) return;
-        try {
-          {  // bounded: wait until the frame is within `queue` of the oldest one not yet taken
-            std::unique_lock<std::mutex> g(mu);
-            cv_space.wait(g, [&] { return fail.stop || decoded.empty() || i < decoded.begin()->first + o.queue; });
-          }
-          const auto t = clk::now();
-          Frame f = load(i);
-          f.index = i;
-          m.prepare(f);
-          const double ms = ms_since(t);
-          std::lock_guard<std::mutex> g(mu);
-          read_ms += ms;
-          decoded.emplace(i, std::move(f));
-          cv_decoded.notify_all();
-        } catch (...) {
-          fail.set(std::current_exception());
-          cv_decoded.notify_all();
-          cv_space.notify_all();
-          return;
-        }
-      }
-    });
-  for (int w = 0; w < st.writers; ++w)
-    writers.emplace_back([&] {
-      for (;;) {
-        std::pair<int, StereoResult> job;
-        {
-          std::unique_lock<std::mutex> g(mu);
-          cv_out.wait(g, [&] { return !out.empty() || out_done || fail.stop; });
-          if (out.empty()) return;
-          job = std::move(out.front());
-          out.pop_front();
-        }
-        try {
-          const auto t = clk::now();
-          m.finish(job.second);
-          store(job.first, job.second);
-          const double ms = ms_since(t);
-          std::lock_guard<std::mutex> g(mu);
-          write_ms += ms;
-        } catch (...) {
-          fail.set(std::current_exception());
-          cv_out.notify_all();
-          cv_decoded.notify_all();
-          cv_space.notify_all();
-          return;
-        }
-      }
-    });
+ private:
+  void read_loop();
+  void write_loop();
+  void match();
+  void collect(int slot);
+  void stop_all();  // wakes every waiting thread after a failure
+  std::string bound() const;
 
-  // The matcher on this thread: frame i on slot i % S; a slot's previous frame is collected first.
-  const int S = std::max(1, m.slots());
-  std::vector<int> on_slot(static_cast<std::size_t>(S), -1);
-  auto collect = [&](int slot) {
-    const auto t = clk::now();
-    StereoResult r = m.collect(slot);
-    st.wait_ms += ms_since(t);
-    double up = 0, kern = 0, down = 0;
-    m.device_times(slot, up, kern, down);
-    st.upload_ms += up;
-    st.kernel_ms += kern;
-    st.download_ms += down;
-    std::lock_guard<std::mutex> g(mu);
-    out.emplace_back(on_slot[static_cast<std::size_t>(slot)], std::move(r));
-    on_slot[static_cast<std::size_t>(slot)] = -1;
-    cv_out.notify_one();
-  };
-  try {
-    for (int i = 0; i < n && !fail.stop; ++i) {
-      const int slot = i % S;
-      if (on_slot[static_cast<std::size_t>(slot)] >= 0) collect(slot);
-      Frame f;
-      {
-        std::unique_lock<std::mutex> g(mu);
-        cv_decoded.wait(g, [&] { return fail.stop || decoded.count(i); });
-        if (fail.stop) break;
-        f = std::move(decoded.at(i));
-        decoded.erase(i);
-        cv_space.notify_all();
+  const int n_;
+  const std::function<Frame(int)>& load_;
+  FrameMatcher& m_;
+  const std::function<void(int, StereoResult&)>& store_;
+  const StreamOptions& o_;
+  StreamStats st_;
+  Failure fail_;
+  std::mutex mu_;
+  std::condition_variable cv_decoded_, cv_space_, cv_out_;
+  std::map<int, Frame> decoded_;
+  std::deque<std::pair<int, StereoResult>> out_;
+  bool out_done_ = false;
+  std::atomic<int> next_{0};
+  double read_ms_ = 0, write_ms_ = 0;
+  std::vector<int> on_slot_;  // the frame each slot holds (-1: none)
+};
+
+void Stream::stop_all() {
+  cv_out_.notify_all();
+  cv_decoded_.notify_all();
+  cv_space_.notify_all();
+}
+
+void Stream::read_loop() {
+  for (;;) {
+    const int i = next_++;
+    if (i >= n_ || fail_.stop) return;
+    try {
+      {  // bounded: wait until the frame is within `queue` of the oldest one not yet taken
+        std::unique_lock<std::mutex> g(mu_);
+        cv_space_.wait(g, [&] { return fail_.stop || decoded_.empty() || i < decoded_.begin()->first + o_.queue; });
       }
       const auto t = clk::now();
-      m.submit(slot, f);
-      st.submit_ms += ms_since(t);
-      on_slot[static_cast<std::size_t>(slot)] = i;
-      ++st.frames;
+      Frame f = load_(i);
+      f.index = i;
+      m_.prepare(f);
+      const double ms = ms_since(t);
+      std::lock_guard<std::mutex> g(mu_);
+      read_ms_ += ms;
+      decoded_.emplace(i, std::move(f));
+      cv_decoded_.notify_all();
+    } catch (...) {
+      fail_.set(std::current_exception());
+      cv_decoded_.notify_all();
+      cv_space_.notify_all();
+      return;
     }
-    for (int k = 0; k < S; ++k) {  // drain in submission order
-      const int slot = (static_cast<int>(st.frames) + k) % S;
-      if (on_slot[static_cast<std::size_t>(slot)] >= 0 && !fail.stop) collect(slot);
+  }
+}
+
+void Stream::write_loop() {
+  for (;;) {
+    std::pair<int, StereoResult> job;
+    {
+      std::unique_lock<std::mutex> g(mu_);
+      cv_out_.wait(g, [&] { return !out_.empty() || out_done_ || fail_.stop; });
+      if (out_.empty()) return;
+      job = std::move(out_.front());
+      out_.pop_front();
     }
+    try {
+      const auto t = clk::now();
+      m_.finish(job.second);
+      store_(job.first, job.second);
+      const double ms = ms_since(t);
+      std::lock_guard<std::mutex> g(mu_);
+      write_ms_ += ms;
+    } catch (...) {
+      fail_.set(std::current_exception());
+      stop_all();
+      return;
+    }
+  }
+}
+
+void Stream::collect(int slot) {
+  const auto t = clk::now();
+  StereoResult r = m_.collect(slot);
+  st_.wait_ms += ms_since(t);
+  double up = 0, kern = 0, down = 0;
+  m_.device_times(slot, up, kern, down);
+  st_.upload_ms += up;
+  st_.kernel_ms += kern;
+  st_.download_ms += down;
+  std::lock_guard<std::mutex> g(mu_);
+  out_.emplace_back(on_slot_[static_cast<std::size_t>(slot)], std::move(r));
+  on_slot_[static_cast<std::size_t>(slot)] = -1;
+  cv_out_.notify_one();
+}
+
+// The matcher on this thread: frame i on slot i % S; a slot's previous frame is collected first.
+void Stream::match() {
+  const int S = std::max(1, m_.slots());
+  on_slot_.assign(static_cast<std::size_t>(S), -1);
+  for (int i = 0; i < n_ && !fail_.stop; ++i) {
+    const int slot = i % S;
+    if (on_slot_[static_cast<std::size_t>(slot)] >= 0) collect(slot);
+    Frame f;
+    {
+      std::unique_lock<std::mutex> g(mu_);
+      cv_decoded_.wait(g, [&] { return fail_.stop || decoded_.count(i); });
+      if (fail_.stop) break;
+      f = std::move(decoded_.at(i));
+      decoded_.erase(i);
+      cv_space_.notify_all();
+    }
+    const auto t = clk::now();
+    m_.submit(slot, f);
+    st_.submit_ms += ms_since(t);
+    on_slot_[static_cast<std::size_t>(slot)] = i;
+    ++st_.frames;
+  }
+  for (int k = 0; k < S; ++k) {  // drain in submission order
+    const int slot = (static_cast<int>(st_.frames) + k) % S;
+    if (on_slot_[static_cast<std::size_t>(slot)] >= 0 && !fail_.stop) collect(slot);
+  }
+}
+
+// Per-frame time of each stage per thread; the device's copy engines and kernels overlap across
+// slots, so its per-frame cost is the largest of the three.
+std::string Stream::bound() const {
+  const double f = static_cast<double>(std::max<long long>(1, st_.frames));
+  const double dev = std::max({st_.upload_ms, st_.kernel_ms, st_.download_ms}) / f;
+  const std::pair<double, const char*> stages[] = {
+      {read_ms_ / f / st_.readers, "read/decode"},
+      {write_ms_ / f / st_.writers, "post/encode/write"},
+      {dev > 0 ? st_.submit_ms / f : (st_.submit_ms + st_.wait_ms) / f, dev > 0 ? "host side of the device (pinned copies, launches)" : "matching"},
+      {dev, st_.kernel_ms >= std::max(st_.upload_ms, st_.download_ms) ? "device kernels" : "PCIe copies"}};
+  double worst = -1;
+  std::string b;
+  for (const auto& [ms, name] : stages)
+    if (ms > worst) worst = ms, b = name;
+  return b;
+}
+
+StreamStats Stream::run() {
+  st_.readers = std::max(1, o_.readers);
+  st_.writers = std::max(1, o_.writers);
+  st_.slots = m_.slots();
+  const auto t0 = clk::now();
+  std::vector<std::thread> readers, writers;
+  for (int r = 0; r < st_.readers; ++r) readers.emplace_back([this] { read_loop(); });
+  for (int w = 0; w < st_.writers; ++w) writers.emplace_back([this] { write_loop(); });
+  try {
+    match();
   } catch (...) {
-    fail.set(std::current_exception());
+    fail_.set(std::current_exception());
   }
   {
-    std::lock_guard<std::mutex> g(mu);
-    out_done = true;
+    std::lock_guard<std::mutex> g(mu_);
+    out_done_ = true;
   }
-  cv_out.notify_all();
-  cv_space.notify_all();
-  cv_decoded.notify_all();
+  stop_all();
   for (auto& t : readers) t.join();
   for (auto& t : writers) t.join();
-  if (fail.e) std::rethrow_exception(fail.e);
-  st.seconds = ms_since(t0) / 1000.0;
-  st.fps = st.seconds > 0 ? st.frames / st.seconds : 0;
-  st.read_ms = read_ms;
-  st.write_ms = write_ms;
-  // Per-frame time of each stage per thread; the device's copy engines and kernels overlap across
-  // slots, so its per-frame cost is the largest of the three.
-  const double f = static_cast<double>(std::max<long long>(1, st.frames));
-  const double dev = std::max({st.upload_ms, st.kernel_ms, st.download_ms}) / f;
-  const std::pair<double, const char*> stages[] = {
-      {read_ms / f / st.readers, "read/decode"},
-      {write_ms / f / st.writers, "post/encode/write"},
-      {dev > 0 ? st.submit_ms / f : (st.submit_ms + st.wait_ms) / f, dev > 0 ? "host side of the device (pinned copies, launches)" : "matching"},
-      {dev, st.kernel_ms >= std::max(st.upload_ms, st.download_ms) ? "device kernels" : "PCIe copies"}};
-  double worst = -1;
-  for (const auto& [ms, name] : stages)
-    if (ms > worst) worst = ms, st.bound = name;
-  return st;
+  if (fail_.e) std::rethrow_exception(fail_.e);
+  st_.seconds = ms_since(t0) / 1000.0;
+  st_.fps = st_.seconds > 0 ? st_.frames / st_.seconds : 0;
+  st_.read_ms = read_ms_;
+  st_.write_ms = write_ms_;
+  st_.bound = bound();
+  return st_;
+}
+}  // namespace
+
+StreamStats run_stream(int n, const std::function<Frame(int)>& load, FrameMatcher& m,
+                       const std::function<void(int, StereoResult&)>& store, const StreamOptions& o) {
+  return Stream(n, load, m, store, o).run();
 }
 
 }  // namespace evk::stereo

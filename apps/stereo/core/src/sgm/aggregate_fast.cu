@@ -1,5 +1,5 @@
 // SGM path aggregation, second kernel (support kernel; the evolvable seed stays
-// kernels/original/stereo/sgm_aggregate.cu, selectable beside this one: SgmTuning::agg, EVK_SGM_AGG).
+// kernels/original/stereo/sgm_aggregate.cu, selectable beside this one: SgmTuning::agg, bench_stereo_sgm --sgm-agg).
 // Same recurrence, same work split, same output as the seed, bit for bit:
 //   L_r(p, k) = C(p, k) + min(L_r(p-r, k), L_r(p-r, k±1) + P1, m + P2) - m, m = min_k L_r(p-r, k),
 // one volume out[dir][y][x][k < Dp] per direction (8-bit when cost_max + P2 <= 255, else 16-bit),

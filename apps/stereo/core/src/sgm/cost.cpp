@@ -25,12 +25,7 @@ int CostVolume::at(int x, int y, int k) const {
 namespace {
 inline int clampi(int v, int n) { return v < 0 ? 0 : (v >= n ? n - 1 : v); }
 
-Image8 to8(const Image16& im) {
-  Image8 o{im.width, im.height, std::vector<std::uint8_t>(im.pixels.size())};
-  const unsigned m = static_cast<unsigned>(im.maxval);
-  for (std::size_t i = 0; i < im.pixels.size(); ++i) o.pixels[i] = static_cast<std::uint8_t>((im.pixels[i] * 255u + m / 2) / m);
-  return o;
-}
+Image8 to8(const Image16& im) { return to_image8(im); }
 const Image8& to8(const Image8& im) { return im; }
 
 std::vector<std::uint8_t> window_costs(const Image8& L, const Image8& R, const SgmParams& p) {

@@ -1,5 +1,5 @@
 // Shared-memory layout of the second SGM aggregation kernel (aggregate_fast.cu), included by the
-// kernel and by the host code that sizes its launch (sgm_pipeline.cpp), so both use one formula.
+// kernel and by the host code that sizes its launch (sgm_policy.cpp), so both use one formula.
 //
 // A block's right-census row segment of `seg` codes (element i = column col0 + i) is staged in four
 // phase copies: copy p holds element i at word q = i - p + 4, so a lane whose K codes start at an

@@ -11,6 +11,14 @@ Image16 to_image16(const Image8& im) {
   return o;
 }
 
+Image8 to_image8(const Image16& im) {
+  Image8 o{im.width, im.height, std::vector<std::uint8_t>(im.pixels.size())};
+  const unsigned m = static_cast<unsigned>(im.maxval);
+  for (std::size_t i = 0; i < im.pixels.size(); ++i)
+    o.pixels[i] = static_cast<std::uint8_t>((im.pixels[i] * 255u + m / 2) / m);
+  return o;
+}
+
 FloatMap to_float(const DisparityQ& m) {
   FloatMap f{m.width, m.height, std::vector<float>(m.q.size())};
   for (std::size_t i = 0; i < m.q.size(); ++i)

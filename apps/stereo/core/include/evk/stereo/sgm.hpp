@@ -31,6 +31,7 @@ struct Image16 {
   std::uint16_t at(int x, int y) const { return pixels[static_cast<std::size_t>(y) * width + x]; }
 };
 Image16 to_image16(const Image8& im);  // same values, maxval 255
+Image8 to_image8(const Image16& im);   // read_gray's scaling: v * 255 / maxval, rounded
 
 // Disparities in 1/16 pixel (disparity * kDispScale), kInvalidQ where none survived.
 constexpr int kDispScale = 16;

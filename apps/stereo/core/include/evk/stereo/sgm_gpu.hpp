@@ -73,8 +73,10 @@ struct SgmLayout {
 // k: disparities per lane, 8, 16 or 32; 0 picks (8 up to 32 disparities, 16 up to 512, else 32).
 SgmLayout sgm_layout(int width, int height, const SgmParams& p, int k = 0);
 
-// Choices that change speed, never results (benchmarks sweep them; EVK_SGM_AGG / EVK_SGM_K /
-// EVK_SGM_LOADS). 0 = the policy table's choice (sgm_choose).
+// Choices that change speed, never results; 0 = the policy table's choice (sgm_choose). bands and
+// the copy settings are options of `stereo disparity|batch|video` (--bands, --copy-threads,
+// --copy-chunk) and Python keywords; the kernel choices are flags of bench_stereo_sgm (--sgm-agg,
+// --sgm-k, --sgm-loads, --sgm-k3, --sgm-split3, --sgm-wta) for A/B runs.
 struct SgmTuning {
   int k = 0;            // disparities per lane (sgm_layout)
   // the seed kernel's census loads: the right codes staged in shared memory / registers, or read
@@ -105,8 +107,6 @@ struct SgmTuning {
   // per image; each chunk's device copy overlaps the next chunk's host copy)
   int copy_threads = 0;
   int copy_chunk_kib = 0;
-  // EVK_SGM_BANDS=N, EVK_SGM_COPY_THREADS=N, EVK_SGM_COPY_CHUNK=KiB, EVK_SGM_SPLIT3=0|1, EVK_SGM_K=8|16|32, EVK_SGM_LOADS=staged|direct|prefetch, EVK_SGM_AGG=1|2|3, EVK_SGM_K3=4|8|16, EVK_SGM_WTA=1|2|3
-  static SgmTuning from_env();
 };
 
 // One row of the tuning policy (CUB-style): the first row whose max_count >= the disparity count
@@ -156,6 +156,8 @@ int sgm_agg3_copy_pitch(const SgmLayout& l);
 bool sgm_agg3_offsets_fit(const SgmLayout& l);
 // The aggregation kernel's entry name for a layout and a choice (census or stored costs).
 std::string sgm_aggregate_kernel(const SgmLayout& l, const SgmChoice& c, bool census);
+// The wta kernel's entry name for a layout and a choice.
+std::string sgm_wta_kernel(const SgmLayout& l, const SgmChoice& c);
 
 // Device buffers for one image size and parameter set; stages are enqueued on the device's queue.
 class SgmPipeline {

@@ -1,5 +1,5 @@
-// The GPU backend: the selected variant of stereoKernel on one GPU. Usable from code built without
-// CUDA (the constructor then throws InputError), so the CLI needs no CUDA headers.
+// The SSD GPU backend: the selected variant of Stam's stereoKernel on one GPU, and the registry of
+// its variants. Usable from code built without CUDA (the constructor then throws InputError).
 #pragma once
 #include <memory>
 #include <string>

@@ -1,4 +1,4 @@
-#include "evk/stereo/gpu.hpp"
+#include "evk/stereo/ssd_gpu.hpp"
 
 #include <algorithm>
 #include <chrono>
