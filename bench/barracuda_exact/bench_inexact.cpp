@@ -25,7 +25,6 @@
 #include "evk/device.hpp"
 #include "core/aln_positions.hpp"
 #include "core/samse.hpp"
-#include "io/aln_run.hpp"
 #include "io/aln_sam.hpp"
 #include "evk/task_pool.hpp"
 #include "io/index_files.hpp"
@@ -361,9 +360,8 @@ void BM_InexactSamseStage(benchmark::State& state, const std::string& genome, bo
 }
 
 // End to end, FASTQ.gz -> BAM through `map` (inexact, single end) on the GPU or the CPU: the
-// streaming pipeline (io/map_run.hpp with io/aln_mapper.hpp; what the CLI runs), or with
-// `driver` the earlier inexact driver (io/aln_run.hpp: one parsing thread) for comparison.
-void BM_InexactEndToEnd(benchmark::State& state, const std::string& genome, bool gpu, bool driver) {
+// streaming pipeline (map/map_run.hpp with map/aln_mapper.hpp; what the CLI runs).
+void BM_InexactEndToEnd(benchmark::State& state, const std::string& genome, bool gpu) {
   if (gpu && !evk::gpu_environment().usable()) {
     state.SkipWithError("no usable GPU");
     return;
@@ -379,42 +377,23 @@ void BM_InexactEndToEnd(benchmark::State& state, const std::string& genome, bool
   o.out = (set->dir / "out.bam").string();
   o.gpu = gpu;
   o.inexact = true;
-  if (driver) {
-    bc::AlnMapOptions ao;
-    ao.map = o;
-    bc::AlnMapStats st;
-    for (auto _ : state) {
-      st = bc::run_aln_map(ao);
-      state.SetIterationTime(st.total_s);
-    }
-    state.counters["reads_per_s"] = static_cast<double>(st.reads) / st.total_s;
-    state.counters["parse_s"] = st.parse_s;
-    state.counters["search_s"] = st.search_s;
-    state.counters["kernel_s"] = st.kernel_s;
-    state.counters["handed_back"] = static_cast<double>(st.gpu_fallback);
-    state.counters["sam_s"] = st.sam_s;
-    state.counters["write_s"] = st.write_s;
-    state.counters["total_s"] = st.total_s;
-    state.counters["mapped"] = static_cast<double>(st.unique + st.repeat);
-  } else {
-    bc::MapStats st;
-    for (auto _ : state) {
-      st = bc::run_map(o);
-      state.SetIterationTime(st.total_s);
-    }
-    state.counters["reads_per_s"] = static_cast<double>(st.reads) / st.total_s;
-    state.counters["inflate_s"] = st.inflate_s;
-    state.counters["parse_s"] = st.parse_s;
-    state.counters["search_s"] = st.match_s;  // lane seconds (summed over lanes)
-    state.counters["kernel_s"] = st.kernel_s;
-    state.counters["lookup_s"] = st.lookup_s;
-    state.counters["handed_back"] = static_cast<double>(st.counts.handed_back);
-    state.counters["sam_s"] = st.records_s;
-    state.counters["format_s"] = st.format_s;
-    state.counters["write_s"] = st.write_s;
-    state.counters["total_s"] = st.total_s;
-    state.counters["mapped"] = static_cast<double>(st.counts.unique + st.counts.repeat);
+  bc::MapStats st;
+  for (auto _ : state) {
+    st = bc::run_map(o);
+    state.SetIterationTime(st.total_s);
   }
+  state.counters["reads_per_s"] = static_cast<double>(st.reads) / st.total_s;
+  state.counters["inflate_s"] = st.inflate_s;
+  state.counters["parse_s"] = st.parse_s;
+  state.counters["search_s"] = st.match_s;  // lane seconds (summed over lanes)
+  state.counters["kernel_s"] = st.kernel_s;
+  state.counters["lookup_s"] = st.lookup_s;
+  state.counters["handed_back"] = static_cast<double>(st.counts.handed_back);
+  state.counters["sam_s"] = st.records_s;
+  state.counters["format_s"] = st.format_s;
+  state.counters["write_s"] = st.write_s;
+  state.counters["total_s"] = st.total_s;
+  state.counters["mapped"] = static_cast<double>(st.counts.unique + st.counts.repeat);
   state.counters["threads"] = std::thread::hardware_concurrency();
   state.SetLabel(set->source);
 }
@@ -481,24 +460,25 @@ void BM_InexactEndToEndPaired(benchmark::State& state, bool gpu) {
     state.SkipWithError("genome data or art_illumina missing");
     return;
   }
-  bc::AlnMapOptions o;
-  o.map.ref = (d / "ref.fa").string();
-  o.map.reads = (d / "pair1.fq.gz").string();
+  bc::MapOptions o;
+  o.ref = (d / "ref.fa").string();
+  o.reads = (d / "pair1.fq.gz").string();
   o.reads2 = (d / "pair2.fq.gz").string();
-  o.map.out = (d / "pairs.bam").string();
-  o.map.gpu = gpu;
-  bc::AlnMapStats st;
+  o.out = (d / "pairs.bam").string();
+  o.gpu = gpu;
+  o.inexact = true;
+  bc::MapStats st;
   for (auto _ : state) {
-    st = bc::run_aln_map(o);
+    st = bc::run_map(o);
     state.SetIterationTime(st.total_s);
   }
   state.counters["reads_per_s"] = static_cast<double>(st.reads) / st.total_s;
-  state.counters["pairs"] = static_cast<double>(st.pairs);
-  state.counters["search_s"] = st.search_s;
+  state.counters["pairs"] = static_cast<double>(st.counts.pairs);
+  state.counters["search_s"] = st.match_s;  // lane seconds (summed over lanes)
   state.counters["kernel_s"] = st.kernel_s;
-  state.counters["sam_s"] = st.sam_s;
+  state.counters["sam_s"] = st.records_s;
   state.counters["total_s"] = st.total_s;
-  state.counters["proper_pair_reads"] = static_cast<double>(st.proper_pairs);
+  state.counters["proper_pair_reads"] = static_cast<double>(st.counts.proper_pairs);
   state.counters["threads"] = std::thread::hardware_concurrency();
 }
 
@@ -545,10 +525,8 @@ void register_inexact_benchmarks(const std::vector<std::string>& genomes) {
     benchmark::RegisterBenchmark(("BM_InexactMapStage/" + g + "/gpu").c_str(), BM_InexactMapStage, g, true)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("BM_InexactMapStage/" + g + "/cpu").c_str(), BM_InexactMapStage, g, false)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
     for (const bool gpu : {true, false})
-      for (const bool driver : {false, true})
-        benchmark::RegisterBenchmark(("BM_InexactEndToEnd/" + g + (gpu ? "/gpu" : "/cpu") + (driver ? "/driver" : "")).c_str(),
-                                     BM_InexactEndToEnd, g, gpu, driver)
-            ->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark(("BM_InexactEndToEnd/" + g + (gpu ? "/gpu" : "/cpu")).c_str(), BM_InexactEndToEnd, g, gpu)
+          ->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("BM_BwaAlnPeer/" + g + "/aln_then_samse").c_str(), BM_BwaAlnPeer, g)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
   }
   benchmark::RegisterBenchmark("BM_InexactEndToEndPaired/ecoli/gpu", BM_InexactEndToEndPaired, true)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);

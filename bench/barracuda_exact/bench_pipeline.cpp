@@ -25,9 +25,9 @@
 
 #include "bench_common.hpp"
 #include "evk/device.hpp"
-#include "io/exact_mapper.hpp"
+#include "map/exact_mapper.hpp"
 #include "io/index_files.hpp"
-#include "io/map_run.hpp"
+#include "map/map_run.hpp"
 #include "io/read_batch.hpp"
 #include "io/record_scan.hpp"
 #include "io/sam_writer.hpp"

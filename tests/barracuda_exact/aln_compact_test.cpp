@@ -7,10 +7,10 @@
 
 #include <stdexcept>
 
-#include "core/aln_gi_problem.hpp"
+#include "gi/aln_gi_problem.hpp"
 #include "core/aln_kernel.hpp"
 #include "core/aln_search.hpp"
-#include "core/gi_problem.hpp"
+#include "gi/gi_problem.hpp"
 
 namespace bc = evk::barracuda_exact;
 

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "catalogue.hpp"
-#include "core/gi_problem.hpp"
+#include "gi/gi_problem.hpp"
 #include "gi_rundir_catalogue.hpp"
 #include "evk_testing.hpp"
 #include "test_util.hpp"

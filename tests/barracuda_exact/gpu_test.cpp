@@ -18,13 +18,13 @@
 #include <random>
 #include <thread>
 
-#include "core/gi_problem.hpp"
+#include "gi/gi_problem.hpp"
 #include "core/gpu_exact.hpp"
 #include "core/hits.hpp"
 #include "core/kernel_config.hpp"
 #include "core/kernel_coverage.hpp"
 #include "core/kernel_space.hpp"
-#include "core/kernel_variant.hpp"
+#include "gi/kernel_variant.hpp"
 #include "core/match.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk/error.hpp"

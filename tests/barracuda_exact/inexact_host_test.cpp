@@ -135,7 +135,7 @@ TEST(BarracudaInexactKernelOnHost, HandsBackWhenTheStackOrHitListIsFull) {
 }
 
 #if defined(EVK_HAVE_CUDA)
-#include "core/aln_gi_problem.hpp"
+#include "gi/aln_gi_problem.hpp"
 #include "evk/cuda_library.hpp"
 #include "evk/error.hpp"
 #include "evk_kernels/barracuda_inexact_kernel.hpp"

@@ -22,7 +22,8 @@
 #include "evk/device.hpp"
 #include "evk_testing.hpp"
 #include "io/index_files.hpp"
-#include "io/map_run.hpp"
+#include "map/map_run.hpp"
+#include "serial_map.hpp"
 #include "io/sequences.hpp"
 #include "pipeline_inputs.hpp"
 #include "test_util.hpp"
@@ -80,9 +81,8 @@ Out run(const std::string& ref, const fs::path& reads, const TempDir& dir, const
   o.streams = streams;
   o.batch_reads = batch;
   o.threads = threads;
-  o.serial_io = serial;
-  o.poison_gpu = true;
-  bc::run_map(o);
+  if (serial) bct::serial_map(o, true);
+  else bc::run_map(o, {}, bct::poison_gpu);
   Out r{bct::read_file(o.out), bct::read_file(o.unmatched)};
   fs::remove(o.out);
   fs::remove(o.unmatched);
@@ -103,9 +103,8 @@ std::string run_inexact(const std::string& ref, const fs::path& reads, const Tem
   o.streams = streams;
   o.batch_reads = batch;
   o.threads = threads;
-  o.serial_io = serial;
-  o.poison_gpu = true;
-  bc::run_map(o);
+  if (serial) bct::serial_map(o, true);
+  else bc::run_map(o, {}, bct::poison_gpu);
   std::string r = bct::read_file(o.out);
   fs::remove(o.out);
   return r;
@@ -127,9 +126,8 @@ std::string run_pairs(const std::string& ref, const fs::path& r1, const fs::path
   o.streams = streams;
   o.batch_reads = batch;
   o.threads = threads;
-  o.serial_io = serial;
-  o.poison_gpu = true;
-  bc::run_map(o);
+  if (serial) bct::serial_map(o, true);
+  else bc::run_map(o, {}, bct::poison_gpu);
   std::string r = bct::read_file(o.out);
   fs::remove(o.out);
   return r;

@@ -19,7 +19,8 @@
 #include "evk/error.hpp"
 #include "evk_testing.hpp"
 #include "io/index_files.hpp"
-#include "io/map_run.hpp"
+#include "map/map_run.hpp"
+#include "serial_map.hpp"
 #include "io/queue.hpp"
 #include "io/read_batch.hpp"
 #include "io/record_scan.hpp"
@@ -113,11 +114,11 @@ Outputs map_files(const std::string& ref, const fs::path& reads, const TempDir& 
   o.out = (dir / name).string();
   if (unmatched) o.unmatched = (dir / (name + ".un.fq.gz")).string();
   o.command_line = "test";  // the @PG line must not differ
-  o.serial_io = serial;
   o.threads = threads;
   o.batch_reads = batch;
   o.uncompressed = uncompressed;
-  bc::run_map(o);
+  if (serial) bct::serial_map(o);
+  else bc::run_map(o);
   Outputs out{bct::read_file(o.out), unmatched ? bct::read_file(o.unmatched) : ""};
   fs::remove(o.out);
   if (unmatched) fs::remove(o.unmatched);
