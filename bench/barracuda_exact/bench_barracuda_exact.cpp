@@ -20,7 +20,7 @@
 
 #include "core/gpu_exact.hpp"
 #include "core/kernel_config.hpp"
-#include "core/kernel_variant.hpp"
+#include "gi/kernel_variant.hpp"
 #include "core/match.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk/device.hpp"
