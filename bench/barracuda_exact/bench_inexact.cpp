@@ -21,18 +21,19 @@
 #include <thread>
 
 #include "bench_common.hpp"
-#include "core/aln_search.hpp"
-#include "evk/device.hpp"
-#include "core/aln_positions.hpp"
-#include "core/samse.hpp"
-#include "io/aln_sam.hpp"
-#include "evk/task_pool.hpp"
-#include "io/index_files.hpp"
-#include "io/sequences.hpp"
 #include "core/aln_gpu.hpp"
 #include "core/aln_kernel.hpp"
+#include "core/aln_positions.hpp"
+#include "core/aln_search.hpp"
+#include "core/samse.hpp"
 #include "evk/cuda_check.hpp"
+#include "evk/device.hpp"
 #include "evk/gpu_timer.hpp"
+#include "evk/task_pool.hpp"
+#include "io/aln_sam.hpp"
+#include "io/index_files.hpp"
+#include "io/sequences.hpp"
+#include "map/map_run.hpp"
 
 namespace bc = evk::barracuda_exact;
 namespace fs = std::filesystem;
