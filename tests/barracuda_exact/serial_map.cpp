@@ -78,6 +78,42 @@ void count(AlnMapStats& st, const AlnRecord& r) {
   ++st.by_diff[r.nm < 7 ? r.nm : 7];
 }
 
+// bwa aln's search of one end's reads: on the CPU, or on opt.gpus' first GPU.
+class Searcher {
+ public:
+  Searcher(const BwtIndex& idx, const MapOptions& opt) : idx_(idx), opt_(opt) {
+#if defined(EVK_HAVE_CUDA)
+    if (opt.gpu) gpu_ = std::make_unique<GpuAligner>(idx, opt.aln, opt.gpus.empty() ? 0 : opt.gpus.front().device);
+#else
+    if (opt.gpu) throw InputError("--backend gpu: built without CUDA");
+#endif
+  }
+  void search(End& E, AlnMapStats& st) {
+    E.searched.codes.swap(E.reads.codes.codes);  // share the codes: the search reads only the first len of each read
+#if defined(EVK_HAVE_CUDA)
+    if (gpu_) {
+      GpuAlnTimes gt;
+      E.alns = gpu_->search(E.searched, opt_.threads, &gt);
+      st.kernel_s += gt.kernel_ms / 1e3;
+      st.transfer_s += (gt.pack_ms + gt.upload_ms + gt.compact_ms + gt.download_ms) / 1e3;  // moving reads and hits
+      st.gpu_fallback += gt.fallback_reads;
+      st.fallback_s += gt.fallback_s;
+    } else
+#endif
+    {
+      E.alns = aln_search_batch(idx_, E.searched, opt_.aln, opt_.threads);
+    }
+    E.searched.codes.swap(E.reads.codes.codes);
+  }
+
+ private:
+  const BwtIndex& idx_;
+  const MapOptions& opt_;
+#if defined(EVK_HAVE_CUDA)
+  std::unique_ptr<GpuAligner> gpu_;
+#endif
+};
+
 }  // namespace
 
 AlnMapStats serial_aln_map(const MapOptions& opt, const std::function<void(std::uint64_t)>& progress) {
@@ -99,12 +135,7 @@ AlnMapStats serial_aln_map(const MapOptions& opt, const std::function<void(std::
   st.index_s = since(t);
   AlnSamWriter sam(mo.out, out_file ? out_file->temp_path().string() : "-", idx, mo.command_line, rg, mo.threads);
 
-#if defined(EVK_HAVE_CUDA)
-  std::unique_ptr<GpuAligner> gpu;
-  if (mo.gpu) gpu = std::make_unique<GpuAligner>(idx, opt.aln, mo.gpus.empty() ? 0 : mo.gpus.front().device);
-#else
-  if (mo.gpu) throw InputError("--backend gpu: built without CUDA");
-#endif
+  Searcher searcher(idx, opt);
 
   const std::size_t batch = mo.batch_reads > 0 ? mo.batch_reads : kSampeBatch;  // reads (pairs) per batch
   Queue<BatchPtr> parsed(2), done(2);
@@ -158,24 +189,7 @@ AlnMapStats serial_aln_map(const MapOptions& opt, const std::function<void(std::
       Batch& B = **b;
       const int n_end = B.paired ? 2 : 1;
       auto ts = Clock::now();
-      for (int e = 0; e < n_end; ++e) {
-        End& E = B.end[e];
-        E.searched.codes.swap(E.reads.codes.codes);  // share the codes: the search reads only the first len of each read
-#if defined(EVK_HAVE_CUDA)
-        if (gpu) {
-          GpuAlnTimes gt;
-          E.alns = gpu->search(E.searched, mo.threads, &gt);
-          st.kernel_s += gt.kernel_ms / 1e3;
-          st.transfer_s += (gt.pack_ms + gt.upload_ms + gt.compact_ms + gt.download_ms) / 1e3;  // moving reads and hits
-          st.gpu_fallback += gt.fallback_reads;
-          st.fallback_s += gt.fallback_s;
-        } else
-#endif
-        {
-          E.alns = aln_search_batch(idx, E.searched, opt.aln, mo.threads);
-        }
-        E.searched.codes.swap(E.reads.codes.codes);
-      }
+      for (int e = 0; e < n_end; ++e) searcher.search(B.end[e], st);
       st.search_s += since(ts);
       ts = Clock::now();
       if (B.paired) {
