@@ -1,6 +1,7 @@
 // Single-end inexact mapping (bwa aln + samse) through the streaming pipeline of `map`
-// (map/aln_mapper.hpp in map/map_run.hpp) against the inexact driver it replaces (io/aln_run.hpp,
-// itself tested record by record against bwa in samse_test.cpp): byte-identical SAM and BAM from
+// (map/aln_mapper.hpp in map/map_run.hpp) against the serial oracle (serial_map.hpp: core's search
+// and samse straight, one batch at a time; the pipeline is tested record by record against bwa in
+// samse_test.cpp): byte-identical SAM and BAM from
 // every input form (plain, gzip, multi-member gzip, BGZF), with 1 and 2 threads, several lanes and
 // small batches (many in flight, out of order), bwa's options (trimming, gap opens, read group);
 // the serial path too; memory bounded whatever the file size; the CLI's stage timings.
@@ -38,7 +39,7 @@ struct Ref {
   }
 };
 
-// The reference output: the inexact driver (io/aln_run.cpp).
+// The oracle's output: the serial inexact driver (serial_map.hpp's serial_aln_map).
 std::string driver(const std::string& ref, const fs::path& reads, const fs::path& out, const bc::AlnOptions& aln = {},
                    const std::string& rg = "") {
   bc::MapOptions o;

@@ -1,5 +1,5 @@
 // Paired-end inexact mapping (bwa aln + sampe) through the streaming pipeline of `map`
-// (io/map_pairs.cpp) against the batch-by-batch driver it replaces (io/aln_run.cpp, itself tested
+// (map/map_run.cpp) against the batch-by-batch serial oracle (serial_map.hpp; the pipeline is tested
 // record by record against bwa sampe in samse_test.cpp): byte-identical SAM and BAM from every input
 // form (plain, gzip, multi-member gzip, BGZF; the two files in different forms), with 1 to 3
 // threads and lanes, with batches of a few dozen or hundred pairs (bwa sampe estimates the insert
@@ -53,7 +53,7 @@ struct Opts {
   std::string rg;
 };
 
-// The reference output: the batch-by-batch driver (io/aln_run.cpp) with the same batches.
+// The oracle's output: the batch-by-batch serial driver (serial_map.hpp's serial_aln_map) with the same batches.
 std::string driver(const std::string& ref, const fs::path& r1, const fs::path& r2, const fs::path& out, const Opts& x = {}) {
   bc::MapOptions o;
   o.ref = ref;

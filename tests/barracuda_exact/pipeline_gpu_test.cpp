@@ -110,7 +110,7 @@ std::string run_inexact(const std::string& ref, const fs::path& reads, const Tem
   return r;
 }
 
-// Paired inexact mapping (bwa aln + sampe) through the pipeline (io/map_pairs.cpp).
+// Paired inexact mapping (bwa aln + sampe) through the pipeline (map/map_run.cpp).
 std::string run_pairs(const std::string& ref, const fs::path& r1, const fs::path& r2, const TempDir& dir,
                       const std::string& name, bool gpu, bool serial, const std::vector<int>& devices, int streams,
                       std::size_t batch, int threads) {

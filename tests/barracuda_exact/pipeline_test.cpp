@@ -485,7 +485,7 @@ TEST(BarracudaPipeline, CliRefusesCutInputsAndBadOptionsWithOneLine) {
   expect_refused(map + (dir / "g.gz").string() + outs + " --devices 1,1", "--devices: device 1 given twice");
   if (!evk::gpu_environment().usable())
     expect_refused("map --exact --backend gpu --devices all " + fx.ref + " " + (dir / "g.gz").string() + outs, "no CUDA device");
-  // pairs stream through the pipeline too (io/map_pairs.cpp): a cut second file is refused with its
+  // pairs stream through the pipeline too (map/map_run.cpp): a cut second file is refused with its
   // options, and intact pairs map with them (-u to stdout: every record)
   const std::string pairs = "map --backend cpu " + fx.ref + " " + (dir / "g.gz").string() + " ";
   for (const char* opt : {" -u", " -l 1", " --streams 3", " --batch-reads 100"})
