@@ -1,4 +1,4 @@
-// GPU: the BarraCUDA kernel against the CPU reference on every read, outputs poisoned first —
+// GPU: the BarraCUDA kernel against the CPU backend on every read, outputs poisoned first —
 // the embedded default, the distinct programs of the whole option space (every one at BLOCK_W=64,
 // a pairwise cover at every other BLOCK_W, optionally a sweep of the rest; NVRTC), long and mixed
 // reads, the GI problem's evaluation, evolved genomes (config-only and with code edits) through the

@@ -1,5 +1,5 @@
 // The inexact GPU kernel's logic without a GPU: its source compiled for the host (inexact_host.hpp)
-// run on read sets against the CPU reference (aln_search, itself equal to bwa aln): every read the
+// run on read sets against the CPU backend (aln_search, itself equal to bwa aln): every read the
 // kernel answers has the identical hit list (intervals, counts, score, order); reads it hands back
 // (longer than MAX_LEN, stack or hit list full) are searched on the CPU by merge_kernel_output, and
 // the merged batch equals the CPU batch. Outputs are poisoned before each run.

@@ -1,5 +1,5 @@
 // GPU side of the `map` pipeline: GpuStreams driven concurrently from several host threads give
-// the CPU reference's (k, l) and text positions (sa_lookup) on every read (outputs poisoned first, odd batch sizes, mixed lengths
+// the CPU backend's (k, l) and text positions (sa_lookup) on every read (outputs poisoned first, odd batch sizes, mixed lengths
 // up to 1024, non-default kernel configurations through NVRTC); the whole pipeline with several
 // streams per GPU and with every GPU of the host (--devices) writes SAM/BAM/unmatched output
 // byte-identical to the CPU backend's serial path. The same for single-end inexact mapping (bwa aln +
