@@ -22,6 +22,10 @@ struct Genome {
 // "ecoli" (nullptr when the data is missing) or "random<N>" (N Mbp); built once per process.
 Genome* get_genome(const std::string& name);
 
+// Reads [first, first + n) of the pipeline's data set as FASTQ text: 100 bp of g, both strands, 15%
+// with one substitution, NovaSeq-like binned qualities (deterministic per chunk).
+std::string fastq_chunk(const Genome& g, std::size_t first, std::size_t n);
+
 // bench_pipeline.cpp: end to end FASTQ.gz -> BAM, each stage alone, and the bwa peer.
 void register_pipeline_benchmarks();
 void print_pipeline_summary();   // after the run: each stage's throughput and where the limit is
