@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "core/gi_problem.hpp"
+#include "gi/gi_problem.hpp"  // barracuda_exact (apps/barracuda_exact/gi/)
 #include "evk/gi/grammar.hpp"
 #include "evk/stereo/gi_problem.hpp"
 #include "gi_problem.hpp"

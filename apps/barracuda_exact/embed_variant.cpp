@@ -2,7 +2,7 @@
 // request load_exact_kernel makes for a genome (its configuration does not depend on the job), so
 // the fatbin nvcc builds from it is found at run time.
 #include "core/gpu_exact.hpp"
-#include "core/kernel_variant.hpp"
+#include "gi/kernel_variant.hpp"
 #include "evk/embedded.hpp"
 
 int main(int argc, char** argv) {

@@ -20,7 +20,7 @@
 
 #include "core/gpu_exact.hpp"
 #include "core/kernel_config.hpp"
-#include "core/kernel_variant.hpp"
+#include "gi/kernel_variant.hpp"
 #include "core/match.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk/device.hpp"
@@ -120,7 +120,7 @@ void BM_Kernel(benchmark::State& state, const std::string& genome, const std::st
   a.bwt = bwt.data();
   a.consts = bwt.consts();
   dr.fill_args(a);
-  // correctness first: every read's (k, l) must equal the CPU reference
+  // correctness first: every read's (k, l) must equal the CPU backend's
   EVK_CUDA(cudaMemset(a.kl, 0xA5, p.size() * 16));
   bc::launch_exact(k, cfg, a, nullptr);
   std::vector<bc::KL> got(p.size());
@@ -128,7 +128,7 @@ void BM_Kernel(benchmark::State& state, const std::string& genome, const std::st
   std::size_t wrong = 0;
   for (std::size_t i = 0; i < got.size(); ++i) wrong += !(got[i] == set.second[i]);
   if (wrong) {
-    state.SkipWithError((std::to_string(wrong) + " reads differ from the CPU reference").c_str());
+    state.SkipWithError((std::to_string(wrong) + " reads differ from the CPU backend").c_str());
     return;
   }
   evk::TimingStats t;

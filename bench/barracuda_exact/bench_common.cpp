@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "io/sequences.hpp"
@@ -62,6 +63,37 @@ Genome* get_genome(const std::string& name) {
   G->fwd.reserve(static_cast<std::size_t>(G->idx.l_pac));
   for (std::int64_t i = 0; i < G->idx.l_pac; ++i) G->fwd += "ACGT"[G->idx.pac_base(i)];
   return (g[name] = std::move(G)).get();
+}
+
+std::string fastq_chunk(const Genome& g, std::size_t first, std::size_t n) {
+  std::mt19937_64 rng(0x5eed0000u + first);
+  std::string t, s(100, 'A'), q(100, 'F');
+  t.reserve(n * 230);
+  for (std::size_t i = first; i < first + n; ++i) {
+    const std::size_t p = rng() % (g.fwd.size() - 100);
+    if (rng() & 1) {
+      for (std::size_t j = 0; j < 100; ++j) s[j] = g.fwd[p + j];
+    } else {  // reverse complement
+      for (std::size_t j = 0; j < 100; ++j) {
+        const char c = g.fwd[p + 99 - j];
+        s[j] = c == 'A' ? 'T' : c == 'C' ? 'G' : c == 'G' ? 'C' : 'A';
+      }
+    }
+    if (rng() % 100 < 15) s[rng() % 100] = "ACGT"[rng() & 3];
+    for (auto& c : q) {  // NovaSeq-like binned qualities
+      const unsigned r = static_cast<unsigned>(rng() % 100);
+      c = r < 85 ? 'F' : r < 93 ? ':' : r < 98 ? ',' : '#';
+    }
+    t += '@';
+    t += 'r';
+    t += std::to_string(i);
+    t += '\n';
+    t += s;
+    t += "\n+\n";
+    t += q;
+    t += '\n';
+  }
+  return t;
 }
 
 }  // namespace bcb

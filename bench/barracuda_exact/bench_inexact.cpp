@@ -21,32 +21,33 @@
 #include <thread>
 
 #include "bench_common.hpp"
-#include "core/aln_search.hpp"
-#include "evk/device.hpp"
-#include "core/aln_positions.hpp"
-#include "core/samse.hpp"
-#include "io/aln_run.hpp"
-#include "io/aln_sam.hpp"
-#include "evk/task_pool.hpp"
-#include "io/index_files.hpp"
-#include "io/sequences.hpp"
 #include "core/aln_gpu.hpp"
 #include "core/aln_kernel.hpp"
+#include "core/aln_positions.hpp"
+#include "core/aln_search.hpp"
+#include "core/samse.hpp"
 #include "evk/cuda_check.hpp"
+#include "evk/device.hpp"
 #include "evk/gpu_timer.hpp"
+#include "evk/task_pool.hpp"
+#include "io/aln_sam.hpp"
+#include "io/index_files.hpp"
+#include "io/sequences.hpp"
+#include "map/map_run.hpp"
 
 namespace bc = evk::barracuda_exact;
 namespace fs = std::filesystem;
 
 namespace bcb {
-namespace {
-
-// ---- the inexact search -------------------------------------------------------------------------
 
 std::size_t inexact_reads_wanted() {
   const char* e = std::getenv("BC_BENCH_INEXACT_READS");
   return e && std::atol(e) > 0 ? static_cast<std::size_t>(std::atol(e)) : 1000000;
 }
+
+namespace {
+
+// ---- the inexact search -------------------------------------------------------------------------
 
 // Reads with sequencing errors from an in-process model (when art_illumina is absent, and for the
 // random genome): 100 bp, both strands, 0..5 substitutions (half without), 1/16 with a 1-3 bp indel,
@@ -361,9 +362,8 @@ void BM_InexactSamseStage(benchmark::State& state, const std::string& genome, bo
 }
 
 // End to end, FASTQ.gz -> BAM through `map` (inexact, single end) on the GPU or the CPU: the
-// streaming pipeline (io/map_run.hpp with io/aln_mapper.hpp; what the CLI runs), or with
-// `driver` the earlier inexact driver (io/aln_run.hpp: one parsing thread) for comparison.
-void BM_InexactEndToEnd(benchmark::State& state, const std::string& genome, bool gpu, bool driver) {
+// streaming pipeline (map/map_run.hpp with map/aln_mapper.hpp; what the CLI runs).
+void BM_InexactEndToEnd(benchmark::State& state, const std::string& genome, bool gpu) {
   if (gpu && !evk::gpu_environment().usable()) {
     state.SkipWithError("no usable GPU");
     return;
@@ -379,42 +379,23 @@ void BM_InexactEndToEnd(benchmark::State& state, const std::string& genome, bool
   o.out = (set->dir / "out.bam").string();
   o.gpu = gpu;
   o.inexact = true;
-  if (driver) {
-    bc::AlnMapOptions ao;
-    ao.map = o;
-    bc::AlnMapStats st;
-    for (auto _ : state) {
-      st = bc::run_aln_map(ao);
-      state.SetIterationTime(st.total_s);
-    }
-    state.counters["reads_per_s"] = static_cast<double>(st.reads) / st.total_s;
-    state.counters["parse_s"] = st.parse_s;
-    state.counters["search_s"] = st.search_s;
-    state.counters["kernel_s"] = st.kernel_s;
-    state.counters["handed_back"] = static_cast<double>(st.gpu_fallback);
-    state.counters["sam_s"] = st.sam_s;
-    state.counters["write_s"] = st.write_s;
-    state.counters["total_s"] = st.total_s;
-    state.counters["mapped"] = static_cast<double>(st.unique + st.repeat);
-  } else {
-    bc::MapStats st;
-    for (auto _ : state) {
-      st = bc::run_map(o);
-      state.SetIterationTime(st.total_s);
-    }
-    state.counters["reads_per_s"] = static_cast<double>(st.reads) / st.total_s;
-    state.counters["inflate_s"] = st.inflate_s;
-    state.counters["parse_s"] = st.parse_s;
-    state.counters["search_s"] = st.match_s;  // lane seconds (summed over lanes)
-    state.counters["kernel_s"] = st.kernel_s;
-    state.counters["lookup_s"] = st.lookup_s;
-    state.counters["handed_back"] = static_cast<double>(st.counts.handed_back);
-    state.counters["sam_s"] = st.records_s;
-    state.counters["format_s"] = st.format_s;
-    state.counters["write_s"] = st.write_s;
-    state.counters["total_s"] = st.total_s;
-    state.counters["mapped"] = static_cast<double>(st.counts.unique + st.counts.repeat);
+  bc::MapStats st;
+  for (auto _ : state) {
+    st = bc::run_map(o);
+    state.SetIterationTime(st.total_s);
   }
+  state.counters["reads_per_s"] = static_cast<double>(st.reads) / st.total_s;
+  state.counters["inflate_s"] = st.inflate_s;
+  state.counters["parse_s"] = st.parse_s;
+  state.counters["search_s"] = st.match_s;  // lane seconds (summed over lanes)
+  state.counters["kernel_s"] = st.kernel_s;
+  state.counters["lookup_s"] = st.lookup_s;
+  state.counters["handed_back"] = static_cast<double>(st.counts.handed_back);
+  state.counters["sam_s"] = st.records_s;
+  state.counters["format_s"] = st.format_s;
+  state.counters["write_s"] = st.write_s;
+  state.counters["total_s"] = st.total_s;
+  state.counters["mapped"] = static_cast<double>(st.counts.unique + st.counts.repeat);
   state.counters["threads"] = std::thread::hardware_concurrency();
   state.SetLabel(set->source);
 }
@@ -456,83 +437,6 @@ void BM_BwaAlnPeer(benchmark::State& state, const std::string& genome) {
   state.SetLabel(set->source);
 }
 
-// Paired end: 500 k art_illumina pairs of E. coli (100 bp, fragments 300 +- 30; half of
-// BC_BENCH_INEXACT_READS), written once; end to end through `map` and `bwa aln` x2 + `bwa sampe`.
-const fs::path& paired_set() {
-  static fs::path dir;
-  if (!dir.empty()) return dir;
-  InexactSet* set = inexact_set("ecoli");
-  if (!set || !fs::exists(set->dir / "art_ref.fa")) return dir;  // needs art_illumina
-  const std::string cmd = "art_illumina -ss HS25 -i " + (set->dir / "art_ref.fa").string() + " -l 100 -c " +
-                          std::to_string(inexact_reads_wanted() / 2) + " -p -m 300 -s 30 -rs 12 -na -q -o " +
-                          (set->dir / "pair").string() + " > /dev/null 2>&1 && gzip -f " + (set->dir / "pair1.fq").string() +
-                          " " + (set->dir / "pair2.fq").string();
-  if (std::system(cmd.c_str()) == 0) dir = set->dir;
-  return dir;
-}
-
-void BM_InexactEndToEndPaired(benchmark::State& state, bool gpu) {
-  if (gpu && !evk::gpu_environment().usable()) {
-    state.SkipWithError("no usable GPU");
-    return;
-  }
-  const fs::path& d = paired_set();
-  if (d.empty()) {
-    state.SkipWithError("genome data or art_illumina missing");
-    return;
-  }
-  bc::AlnMapOptions o;
-  o.map.ref = (d / "ref.fa").string();
-  o.map.reads = (d / "pair1.fq.gz").string();
-  o.reads2 = (d / "pair2.fq.gz").string();
-  o.map.out = (d / "pairs.bam").string();
-  o.map.gpu = gpu;
-  bc::AlnMapStats st;
-  for (auto _ : state) {
-    st = bc::run_aln_map(o);
-    state.SetIterationTime(st.total_s);
-  }
-  state.counters["reads_per_s"] = static_cast<double>(st.reads) / st.total_s;
-  state.counters["pairs"] = static_cast<double>(st.pairs);
-  state.counters["search_s"] = st.search_s;
-  state.counters["kernel_s"] = st.kernel_s;
-  state.counters["sam_s"] = st.sam_s;
-  state.counters["total_s"] = st.total_s;
-  state.counters["proper_pair_reads"] = static_cast<double>(st.proper_pairs);
-  state.counters["threads"] = std::thread::hardware_concurrency();
-}
-
-void BM_BwaSampePeer(benchmark::State& state) {
-  std::string bwa = std::getenv("BC_BENCH_BWA") ? std::getenv("BC_BENCH_BWA") : "";
-  if (bwa.empty() && std::system("command -v bwa > /dev/null 2>&1") == 0) bwa = "bwa";
-  const fs::path& d = paired_set();
-  if (bwa.empty() || d.empty()) {
-    state.SkipWithError("bwa, genome data or art_illumina missing");
-    return;
-  }
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  const std::string fa = (d / "ref.fa").string(), r1 = (d / "pair1.fq.gz").string(), r2 = (d / "pair2.fq.gz").string();
-  auto timed = [](const std::string& cmd) {
-    const auto t = std::chrono::steady_clock::now();
-    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("bench: failed: " + cmd);
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-  };
-  double aln_s = 0, sampe_s = 0;
-  for (auto _ : state) {
-    aln_s = timed(bwa + " aln -t " + std::to_string(threads) + " " + fa + " " + r1 + " > " + (d / "1.sai").string() + " 2> /dev/null") +
-            timed(bwa + " aln -t " + std::to_string(threads) + " " + fa + " " + r2 + " > " + (d / "2.sai").string() + " 2> /dev/null");
-    sampe_s = timed(bwa + " sampe " + fa + " " + (d / "1.sai").string() + " " + (d / "2.sai").string() + " " + r1 + " " + r2 +
-                    " > " + (d / "bwa_pairs.sam").string() + " 2> /dev/null");
-    state.SetIterationTime(aln_s + sampe_s);
-  }
-  const double n = static_cast<double>(inexact_reads_wanted() / 2 * 2);
-  state.counters["aln_s"] = aln_s;
-  state.counters["sampe_s"] = sampe_s;
-  state.counters["aln_reads_per_s"] = n / aln_s;
-  state.counters["reads_per_s"] = n / (aln_s + sampe_s);
-  state.counters["threads"] = threads;
-}
-
 }  // namespace
 
 void register_inexact_benchmarks(const std::vector<std::string>& genomes) {
@@ -545,15 +449,16 @@ void register_inexact_benchmarks(const std::vector<std::string>& genomes) {
     benchmark::RegisterBenchmark(("BM_InexactMapStage/" + g + "/gpu").c_str(), BM_InexactMapStage, g, true)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("BM_InexactMapStage/" + g + "/cpu").c_str(), BM_InexactMapStage, g, false)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
     for (const bool gpu : {true, false})
-      for (const bool driver : {false, true})
-        benchmark::RegisterBenchmark(("BM_InexactEndToEnd/" + g + (gpu ? "/gpu" : "/cpu") + (driver ? "/driver" : "")).c_str(),
-                                     BM_InexactEndToEnd, g, gpu, driver)
-            ->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark(("BM_InexactEndToEnd/" + g + (gpu ? "/gpu" : "/cpu")).c_str(), BM_InexactEndToEnd, g, gpu)
+          ->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("BM_BwaAlnPeer/" + g + "/aln_then_samse").c_str(), BM_BwaAlnPeer, g)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
   }
-  benchmark::RegisterBenchmark("BM_InexactEndToEndPaired/ecoli/gpu", BM_InexactEndToEndPaired, true)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("BM_InexactEndToEndPaired/ecoli/cpu", BM_InexactEndToEndPaired, false)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("BM_BwaSampePeer/ecoli/aln_x2_then_sampe", BM_BwaSampePeer)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+  register_paired_benchmarks();
+}
+
+fs::path inexact_set_dir(const std::string& genome) {
+  InexactSet* set = inexact_set(genome);
+  return set ? set->dir : fs::path{};
 }
 
 void remove_inexact_data() {

@@ -1,4 +1,4 @@
-// The inexact kernel's output compacted (compact_kernel_output, the CPU reference of
+// The inexact kernel's output compacted (compact_kernel_output, the CPU oracle of
 // core/aln_compact.cu) and the merge of the packed layout (merge_kernel_output_packed, what the GPU
 // backend merges): edge cases by hand (no reads, reads with 0 hits, handed-back reads, reads at the
 // cap, unanswered reads), and a batch whose packed output is built from the CPU search's hit lists
@@ -7,10 +7,10 @@
 
 #include <stdexcept>
 
-#include "core/aln_gi_problem.hpp"
+#include "gi/aln_gi_problem.hpp"
 #include "core/aln_kernel.hpp"
 #include "core/aln_search.hpp"
-#include "core/gi_problem.hpp"
+#include "gi/gi_problem.hpp"
 
 namespace bc = evk::barracuda_exact;
 

@@ -9,12 +9,12 @@
 #include <algorithm>
 #include <random>
 
-#include "core/aln_gi_problem.hpp"
+#include "gi/aln_gi_problem.hpp"
 #include "core/aln_gpu.hpp"
 #include "core/aln_kernel.hpp"
 #include "core/aln_search.hpp"
 #include "core/aln_wide.hpp"
-#include "core/gi_problem.hpp"
+#include "gi/gi_problem.hpp"
 #include "evk/parallel.hpp"
 #include "evk_testing.hpp"
 

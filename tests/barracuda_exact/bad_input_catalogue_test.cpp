@@ -8,7 +8,7 @@
 #include <random>
 
 #include "catalogue.hpp"
-#include "core/gi_problem.hpp"
+#include "gi/gi_problem.hpp"
 #include "gi_rundir_catalogue.hpp"
 #include "evk_testing.hpp"
 #include "test_util.hpp"
@@ -45,8 +45,8 @@ std::string setup(const fs::path& dir, std::uint64_t seed = 1) {
   return fq;
 }
 
-// `map` in the exact mode (the streaming pipeline, with --unmatched) or the default inexact mode (its
-// own driver, the serial reader); both readers refuse with the same messages (io/read_rules.hpp).
+// `map` in the exact mode (with --unmatched) or the default inexact mode: the same driver, different
+// mappers; every reader refuses with the same messages (io/read_rules.hpp).
 std::string map_args(const fs::path& dir, const std::string& reads, const std::string& out = "o.sam", bool exact = true) {
   return "map --backend cpu " + q(dir / "ref.fa") + " " + reads + " -o " + q(dir / out) +
          (exact ? " --exact --unmatched " + q(dir / "un.fq.gz") : std::string());

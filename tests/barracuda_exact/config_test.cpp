@@ -4,7 +4,7 @@
 
 #include <regex>
 
-#include "core/gi_problem.hpp"
+#include "gi/gi_problem.hpp"
 #include "core/kernel_config.hpp"
 #include "evk/cuda_library.hpp"
 #include "evk/error.hpp"

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "core/kernel_config.hpp"
-#include "core/kernel_variant.hpp"
+#include "gi/kernel_variant.hpp"
 #include "evk/cuda_library.hpp"
 #include "evk/error.hpp"
 #include "evk_kernels/barracuda_exact_kernel.hpp"
@@ -211,7 +211,7 @@ TEST(BarracudaGi, GrammarCountsMatchTheKernel) {
 #include <array>
 #include <set>
 
-#include "core/gi_problem.hpp"
+#include "gi/gi_problem.hpp"
 #include "core/match.hpp"
 
 namespace {

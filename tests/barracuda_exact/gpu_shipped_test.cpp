@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "core/gi_problem.hpp"
+#include "gi/gi_problem.hpp"
 #include "core/gpu_exact.hpp"
-#include "core/kernel_variant.hpp"
+#include "gi/kernel_variant.hpp"
 #include "core/match.hpp"
 #include "evk_testing.hpp"
 #include "shipped.hpp"

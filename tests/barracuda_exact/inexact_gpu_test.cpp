@@ -12,11 +12,11 @@
 #include <sstream>
 
 #include "core/aln_compact.hpp"
-#include "core/aln_gi_problem.hpp"
+#include "gi/aln_gi_problem.hpp"
 #include "core/aln_gpu.hpp"
 #include "core/aln_kernel.hpp"
 #include "core/aln_search.hpp"
-#include "core/gi_problem.hpp"
+#include "gi/gi_problem.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk_testing.hpp"
 

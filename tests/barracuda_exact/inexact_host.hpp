@@ -1,7 +1,7 @@
 // The inexact GPU kernel's source (kernels/original/barracuda_exact/inexact.cu) compiled for the
 // host: CUDA's built-ins replaced by plain C++ (__ldg a load, __popc a popcount, atomicAdd a plain
 // add, blockIdx/threadIdx variables), so that its search logic runs here, thread by thread, and is
-// checked against the CPU reference without a GPU. Two builds: the default limits and a tiny stack
+// checked against the CPU backend without a GPU. Two builds: the default limits and a tiny stack
 // (inexact_host_small.cpp) for the handed-back path.
 #pragma once
 #include <cstdint>

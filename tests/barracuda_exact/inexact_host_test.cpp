@@ -1,5 +1,5 @@
 // The inexact GPU kernel's logic without a GPU: its source compiled for the host (inexact_host.hpp)
-// run on read sets against the CPU reference (aln_search, itself equal to bwa aln): every read the
+// run on read sets against the CPU backend (aln_search, itself equal to bwa aln): every read the
 // kernel answers has the identical hit list (intervals, counts, score, order); reads it hands back
 // (longer than MAX_LEN, stack or hit list full) are searched on the CPU by merge_kernel_output, and
 // the merged batch equals the CPU batch. Outputs are poisoned before each run.
@@ -135,7 +135,7 @@ TEST(BarracudaInexactKernelOnHost, HandsBackWhenTheStackOrHitListIsFull) {
 }
 
 #if defined(EVK_HAVE_CUDA)
-#include "core/aln_gi_problem.hpp"
+#include "gi/aln_gi_problem.hpp"
 #include "evk/cuda_library.hpp"
 #include "evk/error.hpp"
 #include "evk_kernels/barracuda_inexact_kernel.hpp"

@@ -1,6 +1,7 @@
 // Single-end inexact mapping (bwa aln + samse) through the streaming pipeline of `map`
-// (io/aln_mapper.hpp in io/map_run.hpp) against the inexact driver it replaces (io/aln_run.hpp,
-// itself tested record by record against bwa in samse_test.cpp): byte-identical SAM and BAM from
+// (map/aln_mapper.hpp in map/map_run.hpp) against the serial oracle (serial_map.hpp: core's search
+// and samse straight, one batch at a time; the pipeline is tested record by record against bwa in
+// samse_test.cpp): byte-identical SAM and BAM from
 // every input form (plain, gzip, multi-member gzip, BGZF), with 1 and 2 threads, several lanes and
 // small batches (many in flight, out of order), bwa's options (trimming, gap opens, read group);
 // the serial path too; memory bounded whatever the file size; the CLI's stage timings.
@@ -12,9 +13,9 @@
 #include "aln_oracle.hpp"
 #include "core/index.hpp"
 #include "evk_testing.hpp"
-#include "io/aln_run.hpp"
 #include "io/index_files.hpp"
-#include "io/map_run.hpp"
+#include "map/map_run.hpp"
+#include "serial_map.hpp"
 #include "io/sequences.hpp"
 #include "pipeline_inputs.hpp"
 #include "test_util.hpp"
@@ -38,18 +39,19 @@ struct Ref {
   }
 };
 
-// The reference output: the inexact driver (io/aln_run.cpp).
+// The oracle's output: the serial inexact driver (serial_map.hpp's serial_aln_map).
 std::string driver(const std::string& ref, const fs::path& reads, const fs::path& out, const bc::AlnOptions& aln = {},
                    const std::string& rg = "") {
-  bc::AlnMapOptions o;
-  o.map.ref = ref;
-  o.map.reads = reads.string();
-  o.map.out = out.string();
-  o.map.command_line = "test";
-  o.map.threads = 2;
+  bc::MapOptions o;
+  o.ref = ref;
+  o.reads = reads.string();
+  o.out = out.string();
+  o.command_line = "test";
+  o.threads = 2;
+  o.inexact = true;
   o.aln = aln;
   o.read_group = rg;
-  bc::run_aln_map(o);
+  bct::serial_aln_map(o);
   std::string s = bct::read_file(out);
   fs::remove(out);
   return s;
@@ -66,12 +68,11 @@ std::string pipeline(const std::string& ref, const fs::path& reads, const fs::pa
   o.command_line = "test";
   o.threads = threads;
   o.batch_reads = batch;
-  o.serial_io = serial;
   o.cpu_lanes = lanes;
   o.inexact = true;
   o.aln = aln;
   o.read_group = rg;
-  const bc::MapStats st = bc::run_map(o);
+  const bc::MapStats st = serial ? bct::serial_map(o) : bc::run_map(o);
   if (stats) *stats = st;
   std::string s = bct::read_file(out);
   fs::remove(out);

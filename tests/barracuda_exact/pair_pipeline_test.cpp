@@ -1,5 +1,5 @@
 // Paired-end inexact mapping (bwa aln + sampe) through the streaming pipeline of `map`
-// (io/map_pairs.cpp) against the batch-by-batch driver it replaces (io/aln_run.cpp, itself tested
+// (map/map_run.cpp) against the batch-by-batch serial oracle (serial_map.hpp; the pipeline is tested
 // record by record against bwa sampe in samse_test.cpp): byte-identical SAM and BAM from every input
 // form (plain, gzip, multi-member gzip, BGZF; the two files in different forms), with 1 to 3
 // threads and lanes, with batches of a few dozen or hundred pairs (bwa sampe estimates the insert
@@ -19,9 +19,9 @@
 #include "core/index.hpp"
 #include "evk/error.hpp"
 #include "evk_testing.hpp"
-#include "io/aln_run.hpp"
 #include "io/index_files.hpp"
-#include "io/map_run.hpp"
+#include "map/map_run.hpp"
+#include "serial_map.hpp"
 #include "pipeline_inputs.hpp"
 #include "test_util.hpp"
 
@@ -53,20 +53,21 @@ struct Opts {
   std::string rg;
 };
 
-// The reference output: the batch-by-batch driver (io/aln_run.cpp) with the same batches.
+// The oracle's output: the batch-by-batch serial driver (serial_map.hpp's serial_aln_map) with the same batches.
 std::string driver(const std::string& ref, const fs::path& r1, const fs::path& r2, const fs::path& out, const Opts& x = {}) {
-  bc::AlnMapOptions o;
-  o.map.ref = ref;
-  o.map.reads = r1.string();
-  o.map.out = out.string();
-  o.map.command_line = "test";
-  o.map.threads = 2;
-  o.map.batch_reads = x.batch;
+  bc::MapOptions o;
+  o.ref = ref;
+  o.reads = r1.string();
+  o.out = out.string();
+  o.command_line = "test";
+  o.threads = 2;
+  o.batch_reads = x.batch;
+  o.inexact = true;
   o.reads2 = r2.string();
   o.aln = x.aln;
   o.pe = x.pe;
   o.read_group = x.rg;
-  bc::run_aln_map(o);
+  bct::serial_aln_map(o);
   std::string s = bct::read_file(out);
   fs::remove(out);
   return s;
@@ -83,7 +84,6 @@ bc::MapOptions pipeline_options(const std::string& ref, const fs::path& r1, cons
   o.threads = x.threads;
   o.cpu_lanes = x.lanes;
   o.batch_reads = x.batch;
-  o.serial_io = x.serial;
   o.inexact = true;
   o.aln = x.aln;
   o.pe = x.pe;
@@ -94,7 +94,8 @@ bc::MapOptions pipeline_options(const std::string& ref, const fs::path& r1, cons
 // The streaming pipeline (CPU backend).
 std::string pipeline(const std::string& ref, const fs::path& r1, const fs::path& r2, const fs::path& out, const Opts& x = {},
                      bc::MapStats* stats = nullptr) {
-  const bc::MapStats st = bc::run_map(pipeline_options(ref, r1, r2, out, x));
+  const bc::MapOptions o = pipeline_options(ref, r1, r2, out, x);
+  const bc::MapStats st = x.serial ? bct::serial_map(o) : bc::run_map(o);
   if (stats) *stats = st;
   std::string s = bct::read_file(out);
   fs::remove(out);

@@ -1,5 +1,5 @@
 // GPU side of the `map` pipeline: GpuStreams driven concurrently from several host threads give
-// the CPU reference's (k, l) and text positions (sa_lookup) on every read (outputs poisoned first, odd batch sizes, mixed lengths
+// the CPU backend's (k, l) and text positions (sa_lookup) on every read (outputs poisoned first, odd batch sizes, mixed lengths
 // up to 1024, non-default kernel configurations through NVRTC); the whole pipeline with several
 // streams per GPU and with every GPU of the host (--devices) writes SAM/BAM/unmatched output
 // byte-identical to the CPU backend's serial path. The same for single-end inexact mapping (bwa aln +
@@ -22,7 +22,8 @@
 #include "evk/device.hpp"
 #include "evk_testing.hpp"
 #include "io/index_files.hpp"
-#include "io/map_run.hpp"
+#include "map/map_run.hpp"
+#include "serial_map.hpp"
 #include "io/sequences.hpp"
 #include "pipeline_inputs.hpp"
 #include "test_util.hpp"
@@ -80,9 +81,8 @@ Out run(const std::string& ref, const fs::path& reads, const TempDir& dir, const
   o.streams = streams;
   o.batch_reads = batch;
   o.threads = threads;
-  o.serial_io = serial;
-  o.poison_gpu = true;
-  bc::run_map(o);
+  if (serial) bct::serial_map(o, true);
+  else bc::run_map(o, {}, bct::poison_gpu);
   Out r{bct::read_file(o.out), bct::read_file(o.unmatched)};
   fs::remove(o.out);
   fs::remove(o.unmatched);
@@ -103,15 +103,14 @@ std::string run_inexact(const std::string& ref, const fs::path& reads, const Tem
   o.streams = streams;
   o.batch_reads = batch;
   o.threads = threads;
-  o.serial_io = serial;
-  o.poison_gpu = true;
-  bc::run_map(o);
+  if (serial) bct::serial_map(o, true);
+  else bc::run_map(o, {}, bct::poison_gpu);
   std::string r = bct::read_file(o.out);
   fs::remove(o.out);
   return r;
 }
 
-// Paired inexact mapping (bwa aln + sampe) through the pipeline (io/map_pairs.cpp).
+// Paired inexact mapping (bwa aln + sampe) through the pipeline (map/map_run.cpp).
 std::string run_pairs(const std::string& ref, const fs::path& r1, const fs::path& r2, const TempDir& dir,
                       const std::string& name, bool gpu, bool serial, const std::vector<int>& devices, int streams,
                       std::size_t batch, int threads) {
@@ -127,9 +126,8 @@ std::string run_pairs(const std::string& ref, const fs::path& r1, const fs::path
   o.streams = streams;
   o.batch_reads = batch;
   o.threads = threads;
-  o.serial_io = serial;
-  o.poison_gpu = true;
-  bc::run_map(o);
+  if (serial) bct::serial_map(o, true);
+  else bc::run_map(o, {}, bct::poison_gpu);
   std::string r = bct::read_file(o.out);
   fs::remove(o.out);
   return r;

@@ -19,7 +19,8 @@
 #include "evk/error.hpp"
 #include "evk_testing.hpp"
 #include "io/index_files.hpp"
-#include "io/map_run.hpp"
+#include "map/map_run.hpp"
+#include "serial_map.hpp"
 #include "io/queue.hpp"
 #include "io/read_batch.hpp"
 #include "io/record_scan.hpp"
@@ -113,11 +114,11 @@ Outputs map_files(const std::string& ref, const fs::path& reads, const TempDir& 
   o.out = (dir / name).string();
   if (unmatched) o.unmatched = (dir / (name + ".un.fq.gz")).string();
   o.command_line = "test";  // the @PG line must not differ
-  o.serial_io = serial;
   o.threads = threads;
   o.batch_reads = batch;
   o.uncompressed = uncompressed;
-  bc::run_map(o);
+  if (serial) bct::serial_map(o);
+  else bc::run_map(o);
   Outputs out{bct::read_file(o.out), unmatched ? bct::read_file(o.unmatched) : ""};
   fs::remove(o.out);
   if (unmatched) fs::remove(o.unmatched);
@@ -125,37 +126,6 @@ Outputs map_files(const std::string& ref, const fs::path& reads, const TempDir& 
 }
 
 }  // namespace
-
-TEST(BarracudaPipeline, TaskPoolRunsEveryChunkOnceAndRethrows) {
-  for (int workers : {0, 1, 3}) {
-    evk::TaskPool pool(workers);
-    std::vector<std::atomic<int>> hits(10007);
-    pool.parallel_for(hits.size(), 64, [&](std::size_t b, std::size_t e) {
-      EXPECT_LE(e - b, 64u);
-      for (std::size_t i = b; i < e; ++i) ++hits[i];
-    });
-    for (auto& h : hits) ASSERT_EQ(h.load(), 1);
-    EXPECT_THROW(pool.parallel_for(1000, 10, [](std::size_t b, std::size_t) {
-      if (b == 500) throw std::runtime_error("chunk 50");
-    }), std::runtime_error);
-    // nested loops from a worker do not deadlock (the caller works on its own loop)
-    std::atomic<int> n{0};
-    pool.parallel_for(8, 1, [&](std::size_t, std::size_t) { pool.parallel_for(100, 7, [&](std::size_t b, std::size_t e) { n += static_cast<int>(e - b); }); });
-    EXPECT_EQ(n.load(), 800);
-  }
-}
-
-TEST(BarracudaPipeline, OrderedQueueHandsOutInSequence) {
-  bc::OrderedQueue<int> q(4);
-  std::thread producer([&] {
-    for (int s : {2, 0, 3, 1, 5, 4, 6}) ASSERT_TRUE(q.push(static_cast<std::uint64_t>(s), s * 10));
-    q.finish();
-  });
-  std::vector<int> got;
-  while (auto v = q.pop()) got.push_back(*v);
-  producer.join();
-  EXPECT_EQ(got, (std::vector<int>{0, 10, 20, 30, 40, 50, 60}));
-}
 
 TEST(BarracudaPipeline, StreamingReaderEqualsKseqOnEveryInputForm) {
   TempDir dir;
@@ -484,7 +454,7 @@ TEST(BarracudaPipeline, CliRefusesCutInputsAndBadOptionsWithOneLine) {
   expect_refused(map + (dir / "g.gz").string() + outs + " --devices 1,1", "--devices: device 1 given twice");
   if (!evk::gpu_environment().usable())
     expect_refused("map --exact --backend gpu --devices all " + fx.ref + " " + (dir / "g.gz").string() + outs, "no CUDA device");
-  // pairs stream through the pipeline too (io/map_pairs.cpp): a cut second file is refused with its
+  // pairs stream through the pipeline too (map/map_run.cpp): a cut second file is refused with its
   // options, and intact pairs map with them (-u to stdout: every record)
   const std::string pairs = "map --backend cpu " + fx.ref + " " + (dir / "g.gz").string() + " ";
   for (const char* opt : {" -u", " -l 1", " --streams 3", " --batch-reads 100"})

@@ -143,6 +143,21 @@ TEST(BarracudaSamse, EqualsBwaOnPlantedReadsOnTrickyReference) {
   EXPECT_EQ(a.records, 4000u);
 }
 
+// Ancient-DNA pipelines' options (short reads, seeding off, more differences and gaps allowed):
+// `map --seed-len 1024 --max-diff 0.01 --max-gap-open 2` is `bwa aln -l 1024 -n 0.01 -o 2 | bwa
+// samse`, and `--seed-len 1024 --max-diff 0.04` is `bwa aln -l 1024 -n 0.04 | bwa samse`.
+TEST(BarracudaSamse, EqualsBwaWithAncientDnaOptions) {
+  if (!bct::have_bwa()) GTEST_SKIP() << "bwa/samtools not installed";
+  TempDir dir;
+  bct::write_fasta(dir / "t.fa", bct::tricky_reference(43));
+  bct::planted_reads((dir / "t.fa").string(), dir / "p.fq", 3000, 25, 90, 11, bct::tricky_repeats());
+  const std::string fa = (dir / "t.fa").string(), reads = (dir / "p.fq").string();
+  auto a = map_both(dir, fa, reads, "", "--seed-len 1024 --max-diff 0.01 --max-gap-open 2", "-l 1024 -n 0.01 -o 2");
+  EXPECT_EQ(a.records, 3000u);
+  a = map_both(dir, fa, reads, "", "--seed-len 1024 --max-diff 0.04", "-l 1024 -n 0.04");
+  EXPECT_EQ(a.records, 3000u);
+}
+
 TEST(BarracudaSamse, EqualsBwaOnArtEcoli100And150WithIndels) {
   if (!bct::have_bwa()) GTEST_SKIP() << "bwa/samtools not installed";
   const auto g = evk::testing::project_data_dir() / "genomes" / "NC_008253.fna.gz";

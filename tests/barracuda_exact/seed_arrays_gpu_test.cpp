@@ -4,8 +4,8 @@
 // evaluation, instead of reading undefined values that may pass.
 #include <gtest/gtest.h>
 
-#include "core/aln_gi_problem.hpp"
-#include "core/gi_problem.hpp"
+#include "gi/aln_gi_problem.hpp"
+#include "gi/gi_problem.hpp"
 #include "evk_testing.hpp"
 #include "seed_arrays.hpp"
 

@@ -8,8 +8,8 @@
 // BarracudaInexactGpu.UnfilledReadAndCountsArePenalised (barracuda_exact_gpu_tests).
 #include <gtest/gtest.h>
 
-#include "core/aln_gi_problem.hpp"
-#include "core/gi_problem.hpp"
+#include "gi/aln_gi_problem.hpp"
+#include "gi/gi_problem.hpp"
 #include "seed_arrays.hpp"
 
 namespace bc = evk::barracuda_exact;

@@ -5,7 +5,7 @@
 
 #include <fstream>
 
-#include "core/kernel_variant.hpp"
+#include "gi/kernel_variant.hpp"
 #include "io/index_files.hpp"
 #include "shipped.hpp"
 #include "evk/error.hpp"

@@ -154,7 +154,8 @@ TEST(CompatBwa, InexactAlnAndSamseEqualBwa) {
   }
   bct::write_file(f.dir / "m.fq", o.str());
   const std::string reads = f.p("m.fq");
-  for (const std::string opts : {"", "-n 3 -o 0", "-q 15", "-e 2 -k 1 -l 20 -t 2", "-N -n 2 -R 5"}) {
+  for (const std::string opts :
+       {"", "-n 3 -o 0", "-q 15", "-e 2 -k 1 -l 20 -t 2", "-N -n 2 -R 5", "-l 1024 -n 0.01 -o 2", "-l 1024 -n 0.04 -i 3"}) {
     ASSERT_EQ(sh("bwa aln " + opts + " " + f.ref + " " + reads + " > " + f.p("bwa.sai")).exit_code, 0);
     const auto r = sh("EVK_BACKEND=cpu " + ours() + " aln " + opts + " " + f.ref + " " + reads + " > " + f.p("ours.sai"));
     ASSERT_EQ(r.exit_code, 0) << r.err;

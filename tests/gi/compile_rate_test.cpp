@@ -11,7 +11,7 @@
 #include "evk/gi/genome.hpp"
 #include "evk/parallel.hpp"
 #include "toy_problem.hpp"
-#include "core/gi_problem.hpp"  // barracuda_exact
+#include "gi/gi_problem.hpp"  // barracuda_exact
 #include "evk/stereo/gi_problem.hpp"
 #include "gi_problem.hpp"  // reg_deform (apps/reg_deform/core)
 

@@ -10,7 +10,7 @@
 #include <functional>
 #include <set>
 
-#include "core/gi_problem.hpp"  // barracuda_exact
+#include "gi/gi_problem.hpp"  // barracuda_exact
 #include "evk/cuda_library.hpp"
 #include "evk/error.hpp"
 #include "evk/gi/evaluate.hpp"

@@ -1,4 +1,4 @@
-// The inexact kernel's output compacted on the device (core/aln_compact.cu; its CPU reference is
+// The inexact kernel's output compacted on the device (core/aln_compact.cu; its CPU oracle is
 // compact_kernel_output): the answered reads' entries packed in read order, so that a batch's
 // download is its n_out and its hits, not every read's ALN_CAP-entry slot.
 #pragma once

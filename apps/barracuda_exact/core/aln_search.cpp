@@ -211,37 +211,155 @@ AlnSearcher::Entry AlnSearcher::pop() {  // the last entry of the lowest non-emp
   return e;
 }
 
+bool AlnSearcher::match_rest(const std::uint8_t* seq, int i, std::uint64_t& k, std::uint64_t& l) const {
+  for (int j = i - 1; j >= 0; --j) {
+    const int c = seq[j];
+    if (c > 3) return false;
+    std::uint64_t ok = 0, ol = 0;
+    occ2_1(idx_, k - 1, l, c, ok, ol);
+    k = idx_.L2[c] + ok + 1;
+    l = idx_.L2[c] + ol;
+    if (k > l) return false;
+  }
+  return true;
+}
+
+bool AlnSearcher::take_hit(const Entry& e, std::uint64_t k, std::uint64_t l, Read& r, std::vector<Aln>& out) {
+  const int score = score_of(static_cast<int>(e.n_mm), static_cast<int>(e.n_gapo), static_cast<int>(e.n_gape));
+  if (out.size() == r.first) {
+    r.best_score = score;
+    int best_diff = static_cast<int>(e.n_mm + e.n_gapo);
+    if (r.gape) best_diff += static_cast<int>(e.n_gape);
+    if (!opt_.non_stop) {
+      r.max_diff = best_diff + 1 > r.opt_max_diff ? r.opt_max_diff : best_diff + 1;  // top2
+      dead_above_ = r.best_score + opt_.s_mm;  // the kernel releases what it holds above
+      for (std::size_t t = static_cast<std::size_t>(dead_above_) + 1; t < stored_by_score_.size(); ++t) {
+        stored_ -= stored_by_score_[t];
+        stored_by_score_[t] = 0;
+      }
+    }
+  }
+  if (score == r.best_score) r.best_cnt += l - k + 1;
+  else if (r.best_cnt > static_cast<std::uint64_t>(opt_.max_top2)) return false;  // top2b
+  if (e.n_gapo) {  // the same interval again (a gap in a tandem repeat)
+    for (std::size_t j = r.first; j < out.size(); ++j)
+      if (out[j].k == k && out[j].l == l) return true;
+  }
+  // shadow the found interval in the widths of the part already searched differently
+  const std::uint64_t x = l - k + 1;
+  int jj = 0;
+  for (int t = 0; t < e.last_diff_pos; ++t) {
+    if (r.width[t].w > x) {
+      r.width[t].w -= x;
+    } else if (r.width[t].w == x) {
+      r.width[t].bid = 1;
+      r.width[t].w = idx_.seq_len - static_cast<std::uint64_t>(++jj);
+    }
+  }
+  Aln a;
+  a.n_mm = e.n_mm;
+  a.n_gapo = e.n_gapo;
+  a.n_gape = e.n_gape;
+  a.n_ins = e.n_ins;
+  a.n_del = e.n_del;
+  a.k = k;
+  a.l = l;
+  a.score = score;
+  out.push_back(a);
+  return true;
+}
+
+void AlnSearcher::expand(const Entry& e, int m, int m_seed, const Read& r) {
+  const std::uint8_t* seq = r.seq;
+  const Width* width = r.width;
+  const Width* seed_w = r.seed_w;
+  const int len = r.len;
+  std::uint64_t k = e.k, l = e.l;
+  const int i = e.i - 1;
+  std::uint64_t cnt_k[4], cnt_l[4];
+  occ2_4(idx_, k - 1, l, cnt_k, cnt_l);
+  const std::uint64_t occ = l - k + 1;
+  bool allow_diff = true, allow_m = true;
+  if (i > 0) {
+    const std::int64_t ii = static_cast<std::int64_t>(i) - (static_cast<std::int64_t>(len) - r.seed_len);
+    if (width[i - 1].bid > m - 1) allow_diff = false;
+    else if (width[i - 1].bid == m - 1 && width[i].bid == m - 1 && width[i - 1].w == width[i].w) allow_m = false;
+    if (r.use_seed && ii > 0) {
+      if (seed_w[ii - 1].bid > m_seed - 1) allow_diff = false;
+      else if (seed_w[ii - 1].bid == m_seed - 1 && seed_w[ii].bid == m_seed - 1 && seed_w[ii - 1].w == seed_w[ii].w)
+        allow_m = false;
+    }
+  }
+  // indels
+  const int tmp = opt_.log_gap ? int_log2(e.n_gape + e.n_gapo) / 2 + 1 : static_cast<int>(e.n_gapo + e.n_gape);
+  if (allow_diff && i >= opt_.indel_end_skip + tmp && len - i >= opt_.indel_end_skip + tmp) {
+    if (e.state == kMatch) {
+      if (static_cast<int>(e.n_gapo) < r.max_gapo) {
+        push(i, k, l, e.n_mm, e.n_gapo + 1, e.n_gape, e.n_ins + 1, e.n_del, kIns, true);
+        for (int c = 0; c < 4; ++c) {
+          const std::uint64_t kk = idx_.L2[c] + cnt_k[c] + 1, ll = idx_.L2[c] + cnt_l[c];
+          if (kk <= ll) push(i + 1, kk, ll, e.n_mm, e.n_gapo + 1, e.n_gape, e.n_ins, e.n_del + 1, kDel, true);
+        }
+      }
+    } else if (e.state == kIns) {
+      if (static_cast<int>(e.n_gape) < opt_.max_gape)
+        push(i, k, l, e.n_mm, e.n_gapo, e.n_gape + 1, e.n_ins + 1, e.n_del, kIns, true);
+    } else if (e.state == kDel) {
+      if (static_cast<int>(e.n_gape) < opt_.max_gape &&
+          (static_cast<int>(e.n_gape + e.n_gapo) < r.max_diff || occ < static_cast<std::uint64_t>(opt_.max_del_occ))) {
+        for (int c = 0; c < 4; ++c) {
+          const std::uint64_t kk = idx_.L2[c] + cnt_k[c] + 1, ll = idx_.L2[c] + cnt_l[c];
+          if (kk <= ll) push(i + 1, kk, ll, e.n_mm, e.n_gapo, e.n_gape + 1, e.n_ins, e.n_del + 1, kDel, true);
+        }
+      }
+    }
+  }
+  // mismatches
+  if (allow_diff && allow_m) {
+    for (int j = 1; j <= 4; ++j) {
+      const int c = (seq[i] + j) & 3;
+      const bool is_mm = j != 4 || seq[i] > 3;
+      const std::uint64_t kk = idx_.L2[c] + cnt_k[c] + 1, ll = idx_.L2[c] + cnt_l[c];
+      if (kk <= ll) push(i, kk, ll, e.n_mm + is_mm, e.n_gapo, e.n_gape, e.n_ins, e.n_del, kMatch, is_mm);
+    }
+  } else if (seq[i] < 4) {  // exact match only
+    const int c = seq[i];
+    const std::uint64_t kk = idx_.L2[c] + cnt_k[c] + 1, ll = idx_.L2[c] + cnt_l[c];
+    if (kk <= ll) push(i, kk, ll, e.n_mm, e.n_gapo, e.n_gape, e.n_ins, e.n_del, kMatch, false);
+  }
+}
+
 void AlnSearcher::search(const std::uint8_t* codes, std::uint32_t len32, std::vector<Aln>& out, AlnSearchStats* stats) {
   const int len = static_cast<int>(len32);
-  const std::size_t first = out.size();
+  Read r;
+  r.first = out.size();
+  r.len = len;
   // bwa's layout: the read reversed (widths are computed on it), then complemented (the search)
   rev_.assign(codes, codes + len);
   std::reverse(rev_.begin(), rev_.end());
   width_.resize(static_cast<std::size_t>(len) + 1);
   cal_width(rev_.data(), len, width_.data());
-  const int opt_max_diff = aln_max_diff(opt_, len);
-  const bool use_seed = len > opt_.seed_len;
-  const std::int64_t seed_len = opt_.seed_len < len ? opt_.seed_len : INT_MAX;
-  if (use_seed) {
+  r.opt_max_diff = aln_max_diff(opt_, len);
+  r.use_seed = len > opt_.seed_len;
+  r.seed_len = opt_.seed_len < len ? opt_.seed_len : INT_MAX;
+  if (r.use_seed) {
     seed_width_.resize(static_cast<std::size_t>(opt_.seed_len) + 1);
     cal_width(rev_.data() + (len - opt_.seed_len), opt_.seed_len, seed_width_.data());
   }
   seq_.resize(static_cast<std::size_t>(len));
   for (int j = 0; j < len; ++j) seq_[j] = rev_[j] > 3 ? 4 : static_cast<std::uint8_t>(3 - rev_[j]);
-  const std::uint8_t* seq = seq_.data();
-  Width* width = width_.data();
-  const Width* seed_w = seed_width_.data();
-  const bool gape = opt_.gape_counts;
-  const int max_gapo = batch_max_gapo_ >= 0 ? batch_max_gapo_ : std::min(opt_.max_gapo, opt_max_diff);
-
-  int best_score = score_of(opt_max_diff + 1, max_gapo + 1, opt_.max_gape + 1);
-  int max_diff = opt_max_diff;
-  std::uint64_t best_cnt = 0;
+  r.seq = seq_.data();
+  r.width = width_.data();
+  r.seed_w = seed_width_.data();
+  r.gape = opt_.gape_counts;
+  r.max_gapo = batch_max_gapo_ >= 0 ? batch_max_gapo_ : std::min(opt_.max_gapo, r.opt_max_diff);
+  r.best_score = score_of(r.opt_max_diff + 1, r.max_gapo + 1, opt_.max_gape + 1);
+  r.max_diff = r.opt_max_diff;
   std::uint64_t max_entries = 0, pops = 0;
   bool queue_limit = false;
   int n_n = 0;
-  for (int j = 0; j < len; ++j) n_n += seq[j] > 3;
-  if (n_n > max_diff) {
+  for (int j = 0; j < len; ++j) n_n += r.seq[j] > 3;
+  if (n_n > r.max_diff) {
     if (stats) *stats = AlnSearchStats{};
     return;
   }
@@ -255,7 +373,6 @@ void AlnSearcher::search(const std::uint8_t* codes, std::uint32_t len32, std::ve
   best_ = INT_MAX;
   push(len, 0, idx_.seq_len, 0, 0, 0, 0, 0, kMatch, false);
 
-  std::uint64_t cnt_k[4], cnt_l[4];
   while (n_entries_) {
     if (max_entries < n_entries_) max_entries = n_entries_;
     if (n_entries_ > static_cast<std::size_t>(opt_.max_entries)) {
@@ -265,135 +382,28 @@ void AlnSearcher::search(const std::uint8_t* codes, std::uint32_t len32, std::ve
     const Entry e = pop();
     ++pops;
     std::uint64_t k = e.k, l = e.l;
-    int i = e.i;
-    if (!opt_.non_stop && e.score > best_score + opt_.s_mm) break;
-    int m = max_diff - static_cast<int>(e.n_mm + e.n_gapo);
-    if (gape) m -= static_cast<int>(e.n_gape);
+    const int i = e.i;
+    if (!opt_.non_stop && e.score > r.best_score + opt_.s_mm) break;
+    int m = r.max_diff - static_cast<int>(e.n_mm + e.n_gapo);
+    if (r.gape) m -= static_cast<int>(e.n_gape);
     if (m < 0) continue;
     int m_seed = 0;
-    if (use_seed) {
+    if (r.use_seed) {
       m_seed = opt_.max_seed_diff - static_cast<int>(e.n_mm + e.n_gapo);
-      if (gape) m_seed -= static_cast<int>(e.n_gape);
+      if (r.gape) m_seed -= static_cast<int>(e.n_gape);
     }
-    if (i > 0 && m < width[i - 1].bid) continue;
-
-    bool hit = false;
-    if (i == 0) {
-      hit = true;
-    } else if (m == 0 && (e.state == kMatch || gape || static_cast<int>(e.n_gape) == opt_.max_gape)) {
-      // no difference left: the rest must match exactly (bwt_match_exact_alt)
-      bool ok = true;
-      for (int j = i - 1; j >= 0; --j) {
-        const int c = seq[j];
-        if (c > 3) { ok = false; break; }
-        std::uint64_t ok_ = 0, ol = 0;
-        occ2_1(idx_, k - 1, l, c, ok_, ol);
-        k = idx_.L2[c] + ok_ + 1;
-        l = idx_.L2[c] + ol;
-        if (k > l) { ok = false; break; }
-      }
-      if (!ok) continue;
+    if (i > 0 && m < r.width[i - 1].bid) continue;
+    bool hit = i == 0;
+    if (!hit && m == 0 && (e.state == kMatch || r.gape || static_cast<int>(e.n_gape) == opt_.max_gape)) {
+      // no difference left: the rest must match exactly
+      if (!match_rest(r.seq, i, k, l)) continue;
       hit = true;
     }
     if (hit) {
-      const int score = score_of(static_cast<int>(e.n_mm), static_cast<int>(e.n_gapo), static_cast<int>(e.n_gape));
-      if (out.size() == first) {
-        best_score = score;
-        int best_diff = static_cast<int>(e.n_mm + e.n_gapo);
-        if (gape) best_diff += static_cast<int>(e.n_gape);
-        if (!opt_.non_stop) {
-          max_diff = best_diff + 1 > opt_max_diff ? opt_max_diff : best_diff + 1;  // top2
-          dead_above_ = best_score + opt_.s_mm;  // the kernel releases what it holds above
-          for (std::size_t t = static_cast<std::size_t>(dead_above_) + 1; t < stored_by_score_.size(); ++t) {
-            stored_ -= stored_by_score_[t];
-            stored_by_score_[t] = 0;
-          }
-        }
-      }
-      if (score == best_score) best_cnt += l - k + 1;
-      else if (best_cnt > static_cast<std::uint64_t>(opt_.max_top2)) break;  // top2b
-      bool add = true;
-      if (e.n_gapo) {  // the same interval again (a gap in a tandem repeat)
-        for (std::size_t j = first; j < out.size(); ++j)
-          if (out[j].k == k && out[j].l == l) { add = false; break; }
-      }
-      if (add) {
-        // shadow the found interval in the widths of the part already searched differently
-        const std::uint64_t x = l - k + 1;
-        int jj = 0;
-        for (int t = 0; t < e.last_diff_pos; ++t) {
-          if (width[t].w > x) {
-            width[t].w -= x;
-          } else if (width[t].w == x) {
-            width[t].bid = 1;
-            width[t].w = idx_.seq_len - static_cast<std::uint64_t>(++jj);
-          }
-        }
-        Aln a;
-        a.n_mm = e.n_mm;
-        a.n_gapo = e.n_gapo;
-        a.n_gape = e.n_gape;
-        a.n_ins = e.n_ins;
-        a.n_del = e.n_del;
-        a.k = k;
-        a.l = l;
-        a.score = score;
-        out.push_back(a);
-      }
+      if (!take_hit(e, k, l, r, out)) break;
       continue;
     }
-
-    --i;
-    occ2_4(idx_, k - 1, l, cnt_k, cnt_l);
-    const std::uint64_t occ = l - k + 1;
-    bool allow_diff = true, allow_m = true;
-    if (i > 0) {
-      const std::int64_t ii = static_cast<std::int64_t>(i) - (static_cast<std::int64_t>(len) - seed_len);
-      if (width[i - 1].bid > m - 1) allow_diff = false;
-      else if (width[i - 1].bid == m - 1 && width[i].bid == m - 1 && width[i - 1].w == width[i].w) allow_m = false;
-      if (use_seed && ii > 0) {
-        if (seed_w[ii - 1].bid > m_seed - 1) allow_diff = false;
-        else if (seed_w[ii - 1].bid == m_seed - 1 && seed_w[ii].bid == m_seed - 1 && seed_w[ii - 1].w == seed_w[ii].w)
-          allow_m = false;
-      }
-    }
-    // indels
-    const int tmp = opt_.log_gap ? int_log2(e.n_gape + e.n_gapo) / 2 + 1 : static_cast<int>(e.n_gapo + e.n_gape);
-    if (allow_diff && i >= opt_.indel_end_skip + tmp && len - i >= opt_.indel_end_skip + tmp) {
-      if (e.state == kMatch) {
-        if (static_cast<int>(e.n_gapo) < max_gapo) {
-          push(i, k, l, e.n_mm, e.n_gapo + 1, e.n_gape, e.n_ins + 1, e.n_del, kIns, true);
-          for (int c = 0; c < 4; ++c) {
-            const std::uint64_t kk = idx_.L2[c] + cnt_k[c] + 1, ll = idx_.L2[c] + cnt_l[c];
-            if (kk <= ll) push(i + 1, kk, ll, e.n_mm, e.n_gapo + 1, e.n_gape, e.n_ins, e.n_del + 1, kDel, true);
-          }
-        }
-      } else if (e.state == kIns) {
-        if (static_cast<int>(e.n_gape) < opt_.max_gape)
-          push(i, k, l, e.n_mm, e.n_gapo, e.n_gape + 1, e.n_ins + 1, e.n_del, kIns, true);
-      } else if (e.state == kDel) {
-        if (static_cast<int>(e.n_gape) < opt_.max_gape &&
-            (static_cast<int>(e.n_gape + e.n_gapo) < max_diff || occ < static_cast<std::uint64_t>(opt_.max_del_occ))) {
-          for (int c = 0; c < 4; ++c) {
-            const std::uint64_t kk = idx_.L2[c] + cnt_k[c] + 1, ll = idx_.L2[c] + cnt_l[c];
-            if (kk <= ll) push(i + 1, kk, ll, e.n_mm, e.n_gapo, e.n_gape + 1, e.n_ins, e.n_del + 1, kDel, true);
-          }
-        }
-      }
-    }
-    // mismatches
-    if (allow_diff && allow_m) {
-      for (int j = 1; j <= 4; ++j) {
-        const int c = (seq[i] + j) & 3;
-        const bool is_mm = j != 4 || seq[i] > 3;
-        const std::uint64_t kk = idx_.L2[c] + cnt_k[c] + 1, ll = idx_.L2[c] + cnt_l[c];
-        if (kk <= ll) push(i, kk, ll, e.n_mm + is_mm, e.n_gapo, e.n_gape, e.n_ins, e.n_del, kMatch, is_mm);
-      }
-    } else if (seq[i] < 4) {  // exact match only
-      const int c = seq[i];
-      const std::uint64_t kk = idx_.L2[c] + cnt_k[c] + 1, ll = idx_.L2[c] + cnt_l[c];
-      if (kk <= ll) push(i, kk, ll, e.n_mm, e.n_gapo, e.n_gape, e.n_ins, e.n_del, kMatch, false);
-    }
+    expand(e, m, m_seed, r);
   }
   if (stats) {
     stats->max_entries = max_entries;
@@ -401,7 +411,7 @@ void AlnSearcher::search(const std::uint8_t* codes, std::uint32_t len32, std::ve
     stats->stopped_by_queue_limit = queue_limit;
     stats->kernel_peak_stored = peak_stored_;
     stats->kernel_max_stored_score = max_stored_score_;
-    stats->n_aln = static_cast<std::uint32_t>(out.size() - first);
+    stats->n_aln = static_cast<std::uint32_t>(out.size() - r.first);
   }
 }
 

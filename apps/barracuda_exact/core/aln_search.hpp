@@ -75,7 +75,25 @@ class AlnSearcher {
     int last_diff_pos = 0;
     std::uint64_t k = 0, l = 0;
   };
+  // One read's search: its complemented reversed codes, widths and limits, and the best hits so far.
+  struct Read {
+    const std::uint8_t* seq = nullptr;
+    Width* width = nullptr;
+    const Width* seed_w = nullptr;
+    int len = 0;
+    std::int64_t seed_len = 0;
+    bool use_seed = false, gape = false;
+    int max_gapo = 0, opt_max_diff = 0, max_diff = 0, best_score = 0;
+    std::uint64_t best_cnt = 0;
+    std::size_t first = 0;  // the read's first hit in out
+  };
   void cal_width(const std::uint8_t* str, int len, Width* w) const;
+  // bwt_match_exact_alt: the rest of the read, seq[0, i), matched exactly from (k, l); false: no match.
+  bool match_rest(const std::uint8_t* seq, int i, std::uint64_t& k, std::uint64_t& l) const;
+  // A hit of entry e at (k, l) into out (bwa's top2 limits, the widths shadowed); false: stop (top2b).
+  bool take_hit(const Entry& e, std::uint64_t k, std::uint64_t l, Read& r, std::vector<Aln>& out);
+  // The entries that extend e by one base: indels, then mismatches or the exact base.
+  void expand(const Entry& e, int m, int m_seed, const Read& r);
   void push(int i, std::uint64_t k, std::uint64_t l, std::uint32_t n_mm, std::uint32_t n_gapo, std::uint32_t n_gape,
             std::uint32_t n_ins, std::uint32_t n_del, std::uint32_t state, bool is_diff);
   Entry pop();

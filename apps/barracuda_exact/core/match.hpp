@@ -31,7 +31,7 @@ struct ReadCodes {
 };
 
 KL match_exact(const BwtIndex& idx, const std::uint8_t* codes, std::uint32_t len);
-// Multi-threaded CPU reference (threads <= 0: all cores).
+// The CPU backend, multi-threaded (threads <= 0: all cores).
 std::vector<KL> match_cpu(const BwtIndex& idx, const ReadCodes& reads, int threads = 0);
 
 // Reads packed for the kernel: 4 bits per base, 8 per word (base j at bits 4*(j%8)), blocked by 32

@@ -5,7 +5,7 @@
 // bam_write1 lays them out, or its SAM line by sam_format1), and write() hands the parts to BGZF in
 // order, record by record with bam_write1's block-boundary rule, so htslib's thread pool
 // (hts_set_threads) compresses the blocks. The serial path, write_serial(), is sam_write1 per
-// record: the reference the streaming path is tested against.
+// record: the oracle the streaming path is tested against (tests/barracuda_exact/serial_map).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -13,14 +13,14 @@
 #include <vector>
 
 #include "core/index.hpp"
-#include "io/mapper.hpp"
+#include "io/mapped_batch.hpp"
 #include "io/read_batch.hpp"
 #include "evk/task_pool.hpp"
 
 namespace evk::barracuda_exact {
 
 // Header and output choices beyond the defaults (the bwa drop-in writes bwa's @PG; `-R` adds a read
-// group line; its RG:Z tag on every record is the mapper's, see mapper.hpp's RecordOptions).
+// group line; its RG:Z tag on every record is the mapper's, see map/mapper.hpp's RecordOptions).
 struct SamOptions {
   std::string pg_id = "barracuda_exact", pg_name = "barracuda_exact", pg_version;
   std::string rg_line;        // a whole "@RG\tID:..." header line (tabs, not escapes); empty: none
@@ -53,7 +53,7 @@ class SamWriter {
   void format(const ReadBatch& reads, const MappedBatch& mapped, FormattedBatch& out, TaskPool& pool,
               bool with_unmatched) const;
   void write(const FormattedBatch& f);
-  // The reference path: sam_write1 record by record.
+  // The serial path (the tests' oracle): sam_write1 record by record.
   void write_serial(const ReadBatch& reads, const MappedBatch& mapped);
   void close();  // flushes; throws InputError when the write failed
 
@@ -72,7 +72,7 @@ class FastqWriter {  // gzip (BGZF) FASTQ; FASTA records for reads without quali
   FastqWriter(const FastqWriter&) = delete;
   FastqWriter& operator=(const FastqWriter&) = delete;
   void write(const FormattedBatch& f);                                  // the parts' unmatched text
-  void write_serial(const ReadBatch& reads, const MappedBatch& mapped);  // the reference path
+  void write_serial(const ReadBatch& reads, const MappedBatch& mapped);  // the serial path
   void close();
 
  private:

@@ -1,6 +1,7 @@
 // FASTA/FASTQ input through htslib (BGZF reads plain and gzip files; htslib's kseq parses records).
-// References are read whole. ReadSource streams reads serially: the reference path that the
-// streaming reader of `map` (text_input, record_scan, read_batch) is tested against.
+// References (genomes) are read whole. ReadSource streams reads serially (kseq): the path that the
+// streaming reader of `map` (text_input, record_scan, read_batch) is tested against, and the bwa
+// drop-ins' reader.
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -1,6 +1,6 @@
-#include "core/kernel_variant.hpp"
+#include "gi/kernel_variant.hpp"
 
-#include "core/gi_problem.hpp"
+#include "gi/gi_problem.hpp"
 #include "core/kernel_config.hpp"
 #include "evk/error.hpp"
 #include "evk/gi/genome.hpp"

@@ -1,4 +1,4 @@
-#include "core/gi_problem.hpp"
+#include "gi/gi_problem.hpp"
 
 #include <algorithm>
 #include <array>
@@ -16,7 +16,7 @@
 #include "evk/parallel.hpp"
 
 #include "core/kernel_config.hpp"
-#include "core/kernel_variant.hpp"
+#include "gi/kernel_variant.hpp"
 #include "evk_kernels/barracuda_exact_kernel.hpp"
 #if defined(EVK_HAVE_CUDA)
 #include "core/gpu_exact.hpp"

@@ -8,17 +8,10 @@
 
 #include "core/hits.hpp"
 #include "core/index.hpp"
-#include "evk/gi/problem.hpp"
-#include "io/mapper.hpp"
+#include "map/map_options.hpp"
+#include "map/mapper.hpp"
 
 namespace evk::barracuda_exact {
-
-// One GPU of the GPU backend and the kernel variant it runs.
-struct GpuPlan {
-  int device = 0;
-  gi::Config config;   // empty: the default configuration
-  std::string source;  // empty: the original kernel; else an evolved variant's patched text
-};
 
 // The exact mapper's results for a batch: (k, l) and the resolved hit of every read.
 class ExactMapped : public MappedBatch {

@@ -1,4 +1,4 @@
-#include "io/exact_mapper.hpp"
+#include "map/exact_mapper.hpp"
 
 #include <algorithm>
 #include <chrono>

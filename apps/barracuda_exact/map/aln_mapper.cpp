@@ -1,4 +1,4 @@
-#include "io/aln_mapper.hpp"
+#include "map/aln_mapper.hpp"
 
 #include <algorithm>
 #include <chrono>

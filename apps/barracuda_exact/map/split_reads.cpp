@@ -1,4 +1,4 @@
-#include "io/split_reads.hpp"
+#include "map/split_reads.hpp"
 
 #include <htslib/bgzf.h>
 

@@ -2,11 +2,11 @@
 // inexact kernel through core/aln_gpu on one or more GPUs, several streams each) in the pipeline's
 // lanes, then bwa samse's records: the primary hits drawn in input order (finish(): bwa's random
 // generator sees the reads in file order), positions, CIGAR/MD/NM and tags per read in parallel.
-// Output equal to io/aln_run.hpp's driver (and so to bwa aln | bwa samse) for batches of bwa's
+// Output equal to bwa aln | bwa samse (and to the tests' serial oracle) for batches of bwa's
 // 0x40000 reads (kSampeBatch; bwa limits gap opens per batch, which matters only with -o above the
 // batch's maximum differences).
-// Pairs (io/map_pairs.cpp): map() searches each end's reads of a batch of pairs (a lane, one end
-// after the other), then finish_pairs() makes bwa sampe's records of the batch in input order.
+// Pairs (map_run.hpp): map() searches each end's reads of a batch of pairs (a lane, one end after
+// the other), then finish_pairs() makes bwa sampe's records of the batch in input order.
 #pragma once
 #include <memory>
 #include <string>
@@ -19,7 +19,7 @@
 #include "core/rand48.hpp"
 #include "core/sampe.hpp"
 #include "core/samse.hpp"
-#include "io/mapper.hpp"
+#include "map/mapper.hpp"
 
 namespace evk::barracuda_exact {
 

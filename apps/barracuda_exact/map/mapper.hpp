@@ -1,8 +1,9 @@
 // The mapping stage of `map` as an interface, so that the streaming driver (reading, batching,
 // lanes, ordering, formatting, writing: map_run.cpp) serves any mapper: a batch of reads in, one
-// SAM/BAM record per read out. The exact mapper (exact_mapper.hpp) and the inexact single-end one
-// (aln_mapper.hpp: bwa aln + samse, whose record step must see the batches in file order: finish())
-// implement it. Paired-end inexact mapping still has its own driver (aln_run.hpp).
+// SAM/BAM record per read out (io/mapped_batch.hpp). The exact mapper (exact_mapper.hpp) and the
+// inexact one (aln_mapper.hpp: bwa aln + samse, whose record step must see the batches in file order:
+// finish()) implement it. Pairs go through the same driver: it maps each end's reads with map() and
+// makes bwa sampe's records with AlnMapper::finish_pairs() (map_run.hpp).
 //
 // Threading contract: map() is called concurrently from lanes() threads, never twice at once for
 // one lane (a lane may own a GPU stream), on batches in any order; a lane may use the task pool for
@@ -11,37 +12,15 @@
 // is called concurrently for different reads of one batch, after finish(). prepare() is called on
 // each parsed batch before it is mapped (from the parse stage, in input order).
 #pragma once
-#include <htslib/sam.h>
-
 #include <cstdint>
 #include <memory>
 #include <string>
 
-#include "io/read_batch.hpp"
 #include "evk/task_pool.hpp"
+#include "io/mapped_batch.hpp"
+#include "io/read_batch.hpp"
 
 namespace evk::barracuda_exact {
-
-struct MapCounts {
-  std::uint64_t reads = 0, unique = 0, repeat = 0, unmatched = 0, bridging = 0;
-  // the inexact mapper: pairs, mapped reads with a gap, rescued by their mate, in proper pairs,
-  // mapped by edit distance (NM 0..6, 7+), handed back by the GPU to the CPU search
-  std::uint64_t pairs = 0, gapped = 0, mate_rescued = 0, proper_pairs = 0, handed_back = 0;
-  std::uint64_t by_diff[8] = {};
-  void add(const MapCounts& o) {
-    reads += o.reads;
-    unique += o.unique;
-    repeat += o.repeat;
-    unmatched += o.unmatched;
-    bridging += o.bridging;
-    pairs += o.pairs;
-    gapped += o.gapped;
-    mate_rescued += o.mate_rescued;
-    proper_pairs += o.proper_pairs;
-    handed_back += o.handed_back;
-    for (int d = 0; d < 8; ++d) by_diff[d] += o.by_diff[d];
-  }
-};
 
 // Seconds spent by one lane (summed over lanes by the driver). match: the lane's search (exact
 // matching, or the inexact search with its transfers and kernel and the CPU search of the reads the
@@ -64,17 +43,6 @@ struct MapTimes {
 struct RecordOptions {
   std::string rg_id;  // empty: none
   int max_top2 = 30;
-};
-
-// A mapper's results for one batch.
-class MappedBatch {
- public:
-  virtual ~MappedBatch() = default;
-  // The SAM/BAM record of read i into `rec`; false when htslib refuses it (bam_set1 failed).
-  virtual bool record(const ReadBatch& reads, std::size_t i, bam1_t* rec) const = 0;
-  // Whether read i goes to --unmatched (FASTQ of the reads the mapper could not place).
-  virtual bool unmatched(std::size_t i) const = 0;
-  virtual MapCounts counts() const = 0;
 };
 
 class Mapper {

@@ -1,4 +1,4 @@
-#include "core/aln_gi_problem.hpp"
+#include "gi/aln_gi_problem.hpp"
 
 #include <algorithm>
 #include <random>
@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "core/aln_kernel.hpp"
-#include "core/gi_problem.hpp"
+#include "gi/gi_problem.hpp"
 #include "evk/error.hpp"
 #include "evk_kernels/barracuda_inexact_kernel.hpp"
 #if defined(EVK_HAVE_CUDA)

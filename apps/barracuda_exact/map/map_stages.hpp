@@ -1,5 +1,5 @@
-// What the drivers of `map` share (single end: map_run.cpp, pairs: map_pairs.cpp): the outputs
-// opened first, the first failure of any stage, the batch sizes, the statistics. Internal to io/.
+// The plumbing of `map`'s driver (map_run.cpp): the outputs opened first, the stages' threads and
+// queues, the first failure of any stage, the batch sizes, the statistics. Internal to map/.
 #pragma once
 #include <sys/resource.h>
 
@@ -16,11 +16,11 @@
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
 #include "io/aln_sam.hpp"
-#include "io/map_run.hpp"
-#include "io/mapper.hpp"
 #include "io/queue.hpp"
 #include "io/sam_writer.hpp"
 #include "io/text_input.hpp"
+#include "map/map_options.hpp"
+#include "map/mapper.hpp"
 
 namespace evk::barracuda_exact::stages {
 
@@ -105,7 +105,7 @@ class Pipeline {
   std::vector<std::thread> threads_;
 };
 
-// The pipelined drivers' closing figures: stage seconds, the mapper, the layout, wall and CPU time.
+// The driver's closing figures: stage seconds, the mapper, the layout, wall and CPU time.
 struct StageSeconds {
   double scan = 0, parse = 0, format = 0, write = 0;
 };

@@ -1,6 +1,6 @@
 // The inexact kernel as barracuda_exact's second problem for the GI engine ("barracuda_inexact"):
 // its limits and launch shape as the fixed part, reads with sequencing errors sampled per seed from
-// the generated GI reference, the CPU search's hit lists as the reference, and the paper's k/l
+// the generated GI reference, the CPU search's hit lists as the oracle, and the paper's k/l
 // penalty rules extended to hit lists.
 #pragma once
 #include <cstdint>

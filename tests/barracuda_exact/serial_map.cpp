@@ -1,32 +1,38 @@
-#include "io/aln_run.hpp"
+// The serial oracles of `map` (serial_map.hpp).
+#include "serial_map.hpp"
 
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <exception>
 #include <memory>
-#include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 
 #include "core/aln_search.hpp"
-#include "core/kernel_config.hpp"
 #include "core/sampe.hpp"
 #include "core/samse.hpp"
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
 #include "io/aln_sam.hpp"
 #include "io/index_files.hpp"
-#include "io/map_stages.hpp"
 #include "io/queue.hpp"
 #include "io/read_batch.hpp"
 #include "io/sam_writer.hpp"
 #include "io/sequences.hpp"
+#include "map/aln_mapper.hpp"
+#include "map/exact_mapper.hpp"
+#include "map/map_run.hpp"
+#include "map/map_stages.hpp"
 #if defined(EVK_HAVE_CUDA)
 #include "core/aln_gpu.hpp"
 #endif
 
-namespace evk::barracuda_exact {
+namespace bct {
+
+using namespace evk::barracuda_exact;
+using evk::InputError;
+using evk::AtomicOutput;
+
 namespace {
 
 using stages::Clock;
@@ -72,18 +78,54 @@ void count(AlnMapStats& st, const AlnRecord& r) {
   ++st.by_diff[r.nm < 7 ? r.nm : 7];
 }
 
+// bwa aln's search of one end's reads: on the CPU, or on opt.gpus' first GPU.
+class Searcher {
+ public:
+  Searcher(const BwtIndex& idx, const MapOptions& opt) : idx_(idx), opt_(opt) {
+#if defined(EVK_HAVE_CUDA)
+    if (opt.gpu) gpu_ = std::make_unique<GpuAligner>(idx, opt.aln, opt.gpus.empty() ? 0 : opt.gpus.front().device);
+#else
+    if (opt.gpu) throw InputError("--backend gpu: built without CUDA");
+#endif
+  }
+  void search(End& E, AlnMapStats& st) {
+    E.searched.codes.swap(E.reads.codes.codes);  // share the codes: the search reads only the first len of each read
+#if defined(EVK_HAVE_CUDA)
+    if (gpu_) {
+      GpuAlnTimes gt;
+      E.alns = gpu_->search(E.searched, opt_.threads, &gt);
+      st.kernel_s += gt.kernel_ms / 1e3;
+      st.transfer_s += (gt.pack_ms + gt.upload_ms + gt.compact_ms + gt.download_ms) / 1e3;  // moving reads and hits
+      st.gpu_fallback += gt.fallback_reads;
+      st.fallback_s += gt.fallback_s;
+    } else
+#endif
+    {
+      E.alns = aln_search_batch(idx_, E.searched, opt_.aln, opt_.threads);
+    }
+    E.searched.codes.swap(E.reads.codes.codes);
+  }
+
+ private:
+  const BwtIndex& idx_;
+  const MapOptions& opt_;
+#if defined(EVK_HAVE_CUDA)
+  std::unique_ptr<GpuAligner> gpu_;
+#endif
+};
+
 }  // namespace
 
-AlnMapStats run_aln_map(const AlnMapOptions& opt, const std::function<void(std::uint64_t)>& progress) {
+AlnMapStats serial_aln_map(const MapOptions& opt, const std::function<void(std::uint64_t)>& progress) {
   AlnMapStats st;
   const auto t0 = Clock::now();
-  const MapOptions& mo = opt.map;
+  const MapOptions& mo = opt;
   const bool paired = !opt.reads2.empty();
   const ReadGroup rg = parse_read_group(opt.read_group);
   (void)sam_path_is_bam(mo.out);  // validates the extension before any work
   std::optional<AtomicOutput> out_file;
   if (mo.out != "-") out_file.emplace(mo.out);
-  if (!mo.unmatched.empty()) input_error("--unmatched", "only available with --exact");
+  if (!mo.unmatched.empty()) evk::input_error("--unmatched", "only available with --exact");
   ReadSource src1(mo.reads);
   std::optional<ReadSource> src2;
   if (paired) src2.emplace(opt.reads2);
@@ -93,12 +135,7 @@ AlnMapStats run_aln_map(const AlnMapOptions& opt, const std::function<void(std::
   st.index_s = since(t);
   AlnSamWriter sam(mo.out, out_file ? out_file->temp_path().string() : "-", idx, mo.command_line, rg, mo.threads);
 
-#if defined(EVK_HAVE_CUDA)
-  std::unique_ptr<GpuAligner> gpu;
-  if (mo.gpu) gpu = std::make_unique<GpuAligner>(idx, opt.aln, mo.device);
-#else
-  if (mo.gpu) throw InputError("--backend gpu: built without CUDA");
-#endif
+  Searcher searcher(idx, opt);
 
   const std::size_t batch = mo.batch_reads > 0 ? mo.batch_reads : kSampeBatch;  // reads (pairs) per batch
   Queue<BatchPtr> parsed(2), done(2);
@@ -152,24 +189,7 @@ AlnMapStats run_aln_map(const AlnMapOptions& opt, const std::function<void(std::
       Batch& B = **b;
       const int n_end = B.paired ? 2 : 1;
       auto ts = Clock::now();
-      for (int e = 0; e < n_end; ++e) {
-        End& E = B.end[e];
-        E.searched.codes.swap(E.reads.codes.codes);  // share the codes: the search reads only the first len of each read
-#if defined(EVK_HAVE_CUDA)
-        if (gpu) {
-          GpuAlnTimes gt;
-          E.alns = gpu->search(E.searched, mo.threads, &gt);
-          st.kernel_s += gt.kernel_ms / 1e3;
-          st.transfer_s += (gt.pack_ms + gt.upload_ms + gt.compact_ms + gt.download_ms) / 1e3;  // moving reads and hits
-          st.gpu_fallback += gt.fallback_reads;
-          st.fallback_s += gt.fallback_s;
-        } else
-#endif
-        {
-          E.alns = aln_search_batch(idx, E.searched, opt.aln, mo.threads);
-        }
-        E.searched.codes.swap(E.reads.codes.codes);
-      }
+      for (int e = 0; e < n_end; ++e) searcher.search(B.end[e], st);
       st.search_s += since(ts);
       ts = Clock::now();
       if (B.paired) {
@@ -206,4 +226,105 @@ AlnMapStats run_aln_map(const AlnMapOptions& opt, const std::function<void(std::
   return st;
 }
 
-}  // namespace evk::barracuda_exact
+void poison_gpu(Mapper& m) {
+  if (auto* e = dynamic_cast<ExactMapper*>(&m)) e->poison_gpu_outputs();
+  if (auto* a = dynamic_cast<AlnMapper*>(&m)) a->poison_gpu_outputs();
+}
+
+namespace {
+
+using stages::add_counts;
+using stages::add_times;
+using stages::cpu_seconds;
+using stages::peak_rss_mib;
+
+// Pairs: serial_aln_map's figures as the driver's (htslib's default compression: no -u or -l).
+MapStats serial_pairs(const MapOptions& opt, const std::function<void(std::uint64_t)>& progress) {
+  const AlnMapStats a = serial_aln_map(opt, progress);
+  MapStats st;
+  st.reads = a.reads;
+  st.unique = a.unique;
+  st.repeat = a.repeat;
+  st.unmatched = a.unmapped;
+  MapCounts& c = st.counts;
+  c.reads = a.reads;
+  c.unique = a.unique;
+  c.repeat = a.repeat;
+  c.unmatched = a.unmapped;
+  c.pairs = a.pairs;
+  c.gapped = a.gapped;
+  c.mate_rescued = a.mate_rescued;
+  c.proper_pairs = a.proper_pairs;
+  c.handed_back = a.gpu_fallback;
+  for (int d = 0; d < 8; ++d) c.by_diff[d] = a.by_diff[d];
+  st.index_s = a.index_s;
+  st.parse_s = a.parse_s;
+  st.match_s = a.search_s;
+  st.kernel_s = a.kernel_s;
+  st.transfer_s = a.transfer_s;
+  st.fallback_s = a.fallback_s;
+  st.records_s = a.sam_s;
+  st.write_s = a.write_s;
+  st.total_s = a.total_s;
+  st.input_format = "kseq";
+  st.mapper = std::string("bwa aln + sampe, serial driver, ") + (opt.gpu ? "GPU" : "CPU");
+  st.peak_rss_mib = peak_rss_mib();
+  st.cpu_s = cpu_seconds();
+  return st;
+}
+
+}  // namespace
+
+MapStats serial_map(const MapOptions& opt, bool poison, const std::function<void(std::uint64_t)>& progress) {
+  (void)parse_read_group(opt.read_group);  // a bad -R fails before any work
+  if (!opt.reads2.empty()) {
+    if (!opt.inexact) throw InputError("--exact maps single-end reads only (no READS2)");
+    if (!opt.unmatched.empty()) evk::input_error("--unmatched", "only available with --exact");
+    return serial_pairs(opt, progress);
+  }
+  MapStats st;
+  const auto t0 = Clock::now();
+  stages::Outputs outs(opt);
+  ReadSource source(opt.reads);
+  auto t = Clock::now();
+  const BwtIndex idx = read_index(opt.ref);
+  st.index_s = since(t);
+  auto mapper = make_mapper(opt, idx, 1);
+  if (poison) poison_gpu(*mapper);
+  SamWriter sam(opt.out, outs.out_file(), idx, opt.command_line, 1, stages::sam_options(opt));
+  std::unique_ptr<FastqWriter> fq;
+  if (outs.un) fq = std::make_unique<FastqWriter>(opt.unmatched, outs.un->temp_path().string(), 1);
+  evk::TaskPool pool(0);
+  ReadBatch reads;
+  std::unique_ptr<MappedBatch> mapped;
+  MapTimes times;
+  for (;;) {
+    t = Clock::now();
+    if (!source.next(reads, stages::batch_reads(opt), stages::batch_bases(opt), kMaxReadLen)) break;
+    mapper->prepare(reads);
+    st.parse_s += since(t);
+    mapper->map(0, reads, mapped, pool, times);
+    mapper->finish(*mapped, reads, pool, times);
+    t = Clock::now();
+    sam.write_serial(reads, *mapped);
+    if (fq) fq->write_serial(reads, *mapped);
+    st.write_s += since(t);
+    add_counts(st, mapped->counts());
+    if (progress) progress(st.reads);
+  }
+  t = Clock::now();
+  sam.close();
+  if (fq) fq->close();
+  st.write_s += since(t);
+  outs.commit();
+  add_times(st, times);
+  st.mapper = mapper->describe();
+  st.kernel_origin = mapper->kernel_origin();
+  st.input_format = "kseq";
+  st.total_s = since(t0);
+  st.peak_rss_mib = peak_rss_mib();
+  st.cpu_s = cpu_seconds();
+  return st;
+}
+
+}  // namespace bct

@@ -1,0 +1,62 @@
+// The options of `barracuda_exact map` (one struct for every mode: exact or inexact, single end or
+// pairs, CPU or GPU) and the figures a run reports.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/aln_options.hpp"
+#include "evk/gi/problem.hpp"
+#include "io/mapped_batch.hpp"
+
+namespace evk::barracuda_exact {
+
+// One GPU of the GPU backend and the kernel variant it runs (the exact kernel's; the inexact mode
+// uses the device only).
+struct GpuPlan {
+  int device = 0;
+  gi::Config config;   // empty: the default configuration
+  std::string source;  // empty: the original kernel; else an evolved variant's patched text
+};
+
+struct MapOptions {
+  std::string ref;        // prefix of the index files (REF.fa)
+  std::string reads;      // FASTQ/FASTA, plain, gzip or BGZF, "-" = stdin
+  std::string reads2;     // the second ends of pairs (paired inexact mode: bwa sampe); empty = single end
+  std::string out;        // .sam, .bam or "-"
+  std::string unmatched;  // optional FASTQ.gz of reads without an exact hit (exact mode)
+  std::string command_line;
+  std::string read_group;     // -R as typed ('\t' escapes): a header line and RG:Z on every record
+  int threads = 0;            // worker threads and BGZF compression threads (0 = all cores)
+  bool uncompressed = false;  // BAM without compression (-u; with "-": BAM on stdout)
+  int level = -1;             // BAM compression level 1-9 (-1: htslib's default, 6)
+  bool gpu = false;
+  std::vector<GpuPlan> gpus;  // the GPUs sharing the batches (empty: GPU 0 with the original kernel)
+  int streams = 2;            // lanes (CUDA streams) per GPU
+  int cpu_lanes = 2;          // batches matched at once by the CPU backend
+  std::size_t batch_reads = 0;  // reads per batch; 0: 65536 exact, bwa's 0x40000 (kSampeBatch) inexact
+  bool inexact = false;         // bwa aln + samse (sampe with reads2) with `aln` (else the exact mode)
+  AlnOptions aln;  // bwa aln's options; aln.max_top2 (-R) also limits X1 in the exact mode's records
+  PeOptions pe;    // pairs: bwa sampe's options
+};
+
+struct MapStats {
+  std::uint64_t reads = 0, unique = 0, repeat = 0, unmatched = 0, bridging = 0;
+  MapCounts counts;  // all of the mapper's counts (the inexact ones too)
+  // wall seconds of the whole run and of loading the index; the rest are busy seconds of each
+  // stage (summed over lanes; a parallel stage's time is its wall time with the pool)
+  double index_s = 0, total_s = 0;
+  double read_s = 0, inflate_s = 0;  // read(2) and inflation thread-seconds (all threads)
+  double scan_s = 0, parse_s = 0;
+  double transfer_s = 0, kernel_s = 0, match_s = 0, lookup_s = 0, fallback_s = 0, records_s = 0;
+  double format_s = 0, write_s = 0;
+  std::uint64_t input_bytes = 0, text_bytes = 0;
+  std::string input_format, mapper;
+  std::string kernel_origin;  // GPU: "embedded fatbin", "embedded fatbin (ID)" or "NVRTC ..." (per GPU)
+  int lanes = 1, threads = 1, batches = 0;
+  double peak_rss_mib = 0;
+  double cpu_s = 0;  // user + system CPU seconds of the whole process (cores used = cpu_s / total_s)
+};
+
+}  // namespace evk::barracuda_exact
