@@ -83,27 +83,6 @@ void parse_max_diff(const std::string& v, bc::AlnOptions& o) {
   }
 }
 
-// --devices: "all" or a comma-separated list of device numbers.
-std::vector<int> parse_devices(const std::string& text) {
-  std::vector<int> d;
-  if (text == "all") {
-    for (const auto& g : evk::gpu_environment().devices) d.push_back(g.index);
-    return d;
-  }
-  std::size_t p = 0;
-  while (p <= text.size()) {
-    const std::size_t c = std::min(text.find(',', p), text.size());
-    const std::string item = text.substr(p, c - p);
-    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos)
-      evk::input_error("--devices", "expected 'all' or device numbers like 0,1 (got '" + text + "')");
-    const int v = std::stoi(item);
-    if (std::find(d.begin(), d.end(), v) != d.end()) evk::input_error("--devices", "device " + item + " given twice");
-    d.push_back(v);
-    p = c + 1;
-  }
-  return d;
-}
-
 // The keys both pipelined modes report: the backend, the mapper, the input and the resources used.
 nlohmann::json pipeline_keys(const bc::MapOptions& mo, const bc::MapStats& st) {
   return {{"backend", mo.gpu ? "gpu" : "cpu"},      {"kernel_origin", st.kernel_origin},
@@ -273,7 +252,7 @@ void add_map_command(CLI::App& app, const std::string& command_line) {
     if (!ao->reads2.empty() && ao->reads2 == m.reads) throw evk::InputError(ao->reads2 + ": READS2 is READS (give the second ends' file)");
     std::vector<int> devs;
     if (!devices->empty()) {
-      devs = parse_devices(*devices);
+      devs = evk::parse_devices(*devices);
       if (devs.empty() && co->backend == "gpu") evk::input_error("--devices", evk::gpu_environment().status);
       if (!devs.empty()) co->device = devs.front();
     }
