@@ -10,13 +10,6 @@ namespace evk::gi {
 
 namespace {
 
-// "ssd, expert or sgm"
-std::string choices_text(const std::vector<std::string>& names) {
-  std::string t;
-  for (std::size_t i = 0; i < names.size(); ++i) t += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
-  return t;
-}
-
 // --seed-kernel NAME on `gi` and on every subcommand that makes a problem (before or after the
 // subcommand's name); forwarded to the workers by make_evaluators.
 void add_seed_option(CLI::App& gi, const cli::Ctx& ctx) {
@@ -27,7 +20,7 @@ void add_seed_option(CLI::App& gi, const cli::Ctx& ctx) {
   const CLI::Validator member(
       [names](std::string& v) {
         if (std::find(names.begin(), names.end(), v) != names.end()) return std::string();
-        return "must be " + choices_text(names) + " (got '" + v + "')";
+        return "must be " + cli::choices_text(names) + " (got '" + v + "')";
       },
       set, "seed kernel");
   const std::string help = "Seed kernel the search starts from (default: " + ctx->seeds.default_name + ")";

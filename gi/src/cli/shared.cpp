@@ -25,13 +25,15 @@ std::string Context::seed_name() const {
 std::unique_ptr<Problem> Context::problem() const {
   if (!seeds.make) return make_problem();
   const std::string name = seed_name();
-  if (std::find(seeds.names.begin(), seeds.names.end(), name) == seeds.names.end()) {
-    std::string choices;
-    for (std::size_t i = 0; i < seeds.names.size(); ++i)
-      choices += (i == 0 ? "" : i + 1 == seeds.names.size() ? " or " : ", ") + seeds.names[i];
-    input_error("--seed-kernel", "must be " + choices + " (got '" + name + "')");
-  }
+  if (std::find(seeds.names.begin(), seeds.names.end(), name) == seeds.names.end())
+    input_error("--seed-kernel", "must be " + choices_text(seeds.names) + " (got '" + name + "')");
   return seeds.make(name);
+}
+
+std::string choices_text(const std::vector<std::string>& names) {
+  std::string t;
+  for (std::size_t i = 0; i < names.size(); ++i) t += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return t;
 }
 
 std::string read_genome_arg(const std::string& path) {

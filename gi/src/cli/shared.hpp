@@ -51,6 +51,8 @@ void add_remove(CLI::App& gi, const Ctx& ctx);
 void add_report(CLI::App& gi, const Ctx& ctx);
 void add_worker(CLI::App& gi, const Ctx& ctx);
 
+// "ssd, expert or sgm": the choices of --seed-kernel in messages.
+std::string choices_text(const std::vector<std::string>& names);
 // A genome file's text, or stdin for "-" (InputError naming a missing file).
 std::string read_genome_arg(const std::string& path);
 // `text` to `path` through AtomicOutput, or to stdout for "" or "-".
