@@ -3,7 +3,7 @@
 // the fatbin nvcc builds from it is found at run time.
 #include "core/gpu_exact.hpp"
 #include "gi/kernel_variant.hpp"
-#include "evk/embedded.hpp"
+#include "evk/embed_variant.hpp"
 
 int main(int argc, char** argv) {
   return evk::embed_variant_main(argc, argv, [](const evk::Variant& v) {

@@ -1,7 +1,7 @@
 // Build-time generator for shipped reg_deform variants (cmake/EvkEvolved.cmake): the NVRTC request
 // Kernels::load makes for a genome (its configuration does not depend on the job), so the fatbin
 // nvcc builds from it is found at run time.
-#include "evk/embedded.hpp"
+#include "evk/embed_variant.hpp"
 #include "gpu_field.hpp"
 #include "gpu_field_expert.hpp"
 #include "kernel_config.hpp"

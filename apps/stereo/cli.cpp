@@ -16,38 +16,6 @@
 using namespace evk::stereo;
 using namespace stereo_cli;
 
-namespace {
-
-// `stereo gi ... --seed-kernel K` / `--seed-kernel=K` (K: ssd, expert, sgm) -> EVK_STEREO_GI_KERNEL=K,
-// the option removed from the arguments (the GI command belongs to the engine, which knows no seeds).
-std::vector<char*> take_seed_kernel_option(int argc, char** argv) {
-  std::vector<char*> out(argv, argv + argc);
-  if (argc < 2 || std::string(argv[1]) != "gi") return out;
-  for (std::size_t i = 2; i < out.size(); ++i) {
-    const std::string a = out[i];
-    std::string v;
-    std::size_t n = 0;
-    if (a == "--seed-kernel") {
-      if (i + 1 >= out.size()) throw evk::InputError("--seed-kernel: needs a value (ssd, expert or sgm)");
-      v = out[i + 1];
-      n = 2;
-    } else if (a.rfind("--seed-kernel=", 0) == 0) {
-      v = a.substr(14);
-      n = 1;
-    } else {
-      continue;
-    }
-    if (v != "ssd" && v != "expert" && v != "sgm")
-      throw evk::InputError("--seed-kernel: must be ssd, expert or sgm (got '" + v + "')");
-    ::setenv("EVK_STEREO_GI_KERNEL", v.c_str(), 1);
-    out.erase(out.begin() + static_cast<std::ptrdiff_t>(i), out.begin() + static_cast<std::ptrdiff_t>(i + n));
-    --i;
-  }
-  return out;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   auto app = evk::make_app("stereo", "Disparity maps from rectified stereo pairs: Stam's block matcher (genetically "
                                      "improved per GPU) or semi-global matching, with LR check and sub-pixel refinement");
@@ -92,15 +60,7 @@ int main(int argc, char** argv) {
   vcmd->callback([&] { run_video(vc); });
 
   evk::add_devices_command(*app, "stereo", [] { return make_registry(); });
-  // The GI problem's seed kernel: EVK_STEREO_GI_KERNEL=ssd (Stam's, default) | expert | sgm, or
-  // `stereo gi --seed-kernel K ...`, which sets it (the GI worker inherits the environment).
-  std::vector<char*> args;
-  try {
-    args = take_seed_kernel_option(argc, argv);
-  } catch (const evk::InputError& e) {
-    std::fprintf(stderr, "stereo: %s\n", e.what());
-    return 2;
-  }
-  evk::gi::add_gi_command(*app, [] { return evk::stereo::make_gi_problem_for_seed(); }, [] { return make_registry(); });
-  return evk::run_cli(*app, static_cast<int>(args.size()), args.data());
+  evk::gi::add_gi_command(*app, {{"ssd", "expert", "sgm"}, "ssd", evk::stereo::make_gi_problem_for_seed},
+                          [] { return make_registry(); });
+  return evk::run_cli(*app, argc, argv);
 }

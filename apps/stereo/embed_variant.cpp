@@ -1,7 +1,7 @@
 // Build-time generator for shipped stereo variants (cmake/EvkEvolved.cmake): the NVRTC request the
 // GPU backend makes for a genome on the default job (window 11), so the fatbin nvcc builds from it
 // is found by load_kernel at run time.
-#include "evk/embedded.hpp"
+#include "evk/embed_variant.hpp"
 #include "evk/stereo/ssd_gpu.hpp"
 #include "evk/stereo/gpu_frame.hpp"
 

@@ -2,7 +2,7 @@
 # First-run latency of an evolved kernel variant, before and after shipping it inside the tool
 # (issue 10): each tool's main job, run cold (fresh NVRTC cache, new process), three ways:
 #   auto      --kernel auto: the shipped variant from the embedded fatbin (no NVRTC)
-#   file      --kernel GENOME (the same genome as a file) with EVK_NO_EMBEDDED_VARIANTS=1: NVRTC
+#   file      --kernel GENOME (the same genome as a file) with --no-embedded-variants: NVRTC
 #             compile into an empty disk cache, what every first run paid before variants were shipped
 #   original  --kernel original: the human kernel's embedded fatbin
 # Wall time of the whole command (median of REPEATS cold runs) and the tool's own load/kernel
@@ -38,11 +38,11 @@ PY
 time_cmd() {
   local name=$1
   shift
+  case $name in *-file) set -- "$@" --no-embedded-variants ;; esac
   local ts=()
   for i in $(seq "$reps"); do
     rm -rf "$W/cache"
     export EVK_CACHE_DIR="$W/cache"
-    case $name in *-file) export EVK_NO_EMBEDDED_VARIANTS=1 ;; *) unset EVK_NO_EMBEDDED_VARIANTS ;; esac
     local t0=$(date +%s%N)
     "$@" > "$W/$name.out" 2> "$W/$name.err" || { echo "$name: FAILED: $(tail -1 "$W/$name.err")" >> "$log"; return; }
     ts+=($(( ($(date +%s%N) - t0) / 1000000 )))

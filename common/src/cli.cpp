@@ -11,6 +11,7 @@
 #include "evk/embedded.hpp"
 #include "evk/error.hpp"
 #include "evk/install_dirs.hpp"
+#include "evk/strings.hpp"
 
 #ifndef EVK_VERSION
 #define EVK_VERSION "0.0.0"
@@ -31,6 +32,11 @@ void add_common_options(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--device", o.device, "CUDA device index")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_flag("--verbose,-v", o.verbose, "Say what runs where, with per-stage times");
   cmd->add_flag("--json", o.json, "Machine-readable summary on stdout");
+  // benchmarks only (bench/gi/first_run_latency.sh): every evolved variant through NVRTC, as before
+  // variants were shipped; hidden from --help
+  cmd->add_flag_callback("--no-embedded-variants", [] { set_embedded_variants_enabled(false); },
+                         "Compile shipped variants with NVRTC instead of loading their embedded fatbins")
+      ->group("");
 }
 
 BackendChoice choose_backend(const CommonOptions& o) {
@@ -186,63 +192,49 @@ void add_devices_command(CLI::App& app, const std::string& tool, const std::func
   });
 }
 
-namespace {
-// Error messages are one line: newlines and other control characters (from file names or file
-// contents quoted in a message) are shown escaped.
-std::string one_line(std::string msg) {
-  while (!msg.empty() && std::isspace(static_cast<unsigned char>(msg.back()))) msg.pop_back();
-  std::string o;
-  for (unsigned char c : msg) {
-    if (c == '\n') o += "\\n";
-    else if (c == '\r') o += "\\r";
-    else if (c < 0x20 && c != '\t') {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\x%02x", c);
-      o += b;
-    } else {
-      o += static_cast<char>(c);
-    }
-  }
-  return o;
-}
-
-int report(const std::string& name, const std::string& msg, int code) {
-  std::fprintf(stderr, "%s: %s\n", name.c_str(), one_line(msg).c_str());
-  return code;
-}
-}  // namespace
-
 int run_cli(CLI::App& app, int argc, char** argv) {
-  install_cleanup_signal_handlers();
   const std::string name = app.get_name();
-  try {
-    app.parse(argc, argv);
+  return run_guarded(name, [&] {
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+      return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+      std::string msg = e.what();
+      if (msg.empty()) msg = e.get_name();
+      return report_error(name, msg + " (see --help)", kExitInput);
+    }
     // what was printed on stdout (summaries, --json, SAM to "-") must have reached it
     std::cout.flush();
     if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout))
-      return report(name, "standard output: write failed (disk full or closed?)", kExitInput);
-    return kExitOk;
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::string msg = e.what();
-    if (msg.empty()) msg = e.get_name();
-    return report(name, msg + " (see --help)", kExitInput);
-  } catch (const InputError& e) {
-    return report(name, e.what(), kExitInput);
-  } catch (const Refused& e) {
-    return report(name, e.what(), kExitInternal);
-  } catch (const CudaError& e) {
-    return report(name, std::string("CUDA error: ") + e.what(), kExitInternal);
-  } catch (const std::bad_alloc&) {
-    return report(name, "out of memory", kExitInternal);
-  } catch (const std::exception& e) {
-    return report(name, std::string("internal error: ") + e.what(), kExitInternal);
+      return report_error(name, "standard output: write failed (disk full or closed?)", kExitInput);
+    return static_cast<int>(kExitOk);
+  });
+}
+
+std::vector<int> parse_devices(const std::string& spec, const std::function<int()>& device_count) {
+  std::vector<int> d;
+  if (spec == "all") {
+    const int n = device_count ? device_count() : static_cast<int>(gpu_environment().devices.size());
+    for (int i = 0; i < n; ++i) d.push_back(i);
+    return d;
   }
+  std::size_t p = 0;
+  while (p <= spec.size()) {
+    const std::size_t c = std::min(spec.find(',', p), spec.size());
+    const std::string item = trim(spec.substr(p, c - p));
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos)
+      input_error("--devices", "expected 'all' or device indices like 0,1 (got '" + spec + "')");
+    const int v = std::stoi(item);
+    if (std::find(d.begin(), d.end(), v) != d.end()) input_error("--devices", "device " + item + " given twice");
+    d.push_back(v);
+    p = c + 1;
+  }
+  return d;
 }
 
 void verbose_line(const CommonOptions& o, const std::string& line) {

@@ -8,6 +8,7 @@
 #include "evk/embedded.hpp"
 #include "evk/error.hpp"
 #include "evk/install_dirs.hpp"
+#include "evk/strings.hpp"
 
 namespace fs = std::filesystem;
 
@@ -23,13 +24,6 @@ const char* to_string(VariantSource s) {
 }
 
 std::string format_cc(int cc) { return std::to_string(cc / 10) + "." + std::to_string(cc % 10); }
-
-static std::string trim(const std::string& s) {
-  auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  auto e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
 
 // "9.0" or "90" or "sm_90" -> 90
 static int parse_cc(const std::string& v, const std::string& where) {

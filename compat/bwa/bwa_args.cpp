@@ -10,6 +10,7 @@
 #include "evk/atomic_file.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk/error.hpp"
+#include "evk/main_guard.hpp"
 
 #ifndef EVK_VERSION
 #define EVK_VERSION "0.0.0"
@@ -75,25 +76,7 @@ std::string command_line(int argc, char** argv) {
 }
 
 int run(const char* name, int (*body)(int, char**), int argc, char** argv) {
-  install_cleanup_signal_handlers();
-  try {
-    return body(argc, argv);
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "%s: %s\n", name, e.what());
-    return kExitInput;
-  } catch (const Refused& e) {
-    std::fprintf(stderr, "%s: %s\n", name, e.what());
-    return kExitInternal;
-  } catch (const CudaError& e) {
-    std::fprintf(stderr, "%s: CUDA error: %s\n", name, e.what());
-    return kExitInternal;
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "%s: out of memory\n", name);
-    return kExitInternal;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: internal error: %s\n", name, e.what());
-    return kExitInternal;
-  }
+  return run_guarded(name, [&] { return body(argc, argv); });
 }
 
 }  // namespace evk::bwa_compat

@@ -7,6 +7,7 @@
 #include "evk/atomic_file.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk/error.hpp"
+#include "evk/main_guard.hpp"
 
 #ifndef EVK_VERSION
 #define EVK_VERSION "0.0.0"
@@ -98,30 +99,13 @@ Platform platform_of(const Parsed& p) {
 }
 
 int run(const Command& cmd, int argc, char** argv, void (*body)(const Parsed&)) {
-  install_cleanup_signal_handlers();
-  const char* name = cmd.name.c_str();
-  try {
+  return run_guarded(cmd.name, [&] {
     Parsed p;
     int code = 0;
     if (!parse(cmd, argc, argv, p, code)) return code;
     body(p);
-    return kExitOk;
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "%s: %s\n", name, e.what());
-    return kExitInput;
-  } catch (const Refused& e) {
-    std::fprintf(stderr, "%s: %s\n", name, e.what());
-    return kExitInternal;
-  } catch (const CudaError& e) {
-    std::fprintf(stderr, "%s: CUDA error: %s\n", name, e.what());
-    return kExitInternal;
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "%s: out of memory\n", name);
-    return kExitInternal;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: internal error: %s\n", name, e.what());
-    return kExitInternal;
-  }
+    return static_cast<int>(kExitOk);
+  });
 }
 
 }  // namespace evk::niftyreg_compat

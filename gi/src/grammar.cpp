@@ -1,5 +1,5 @@
 #include "evk/gi/grammar.hpp"
-#include "evk/gi/genome.hpp"
+#include "evk/gi/option_genes.hpp"
 
 #include <sstream>
 

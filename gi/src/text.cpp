@@ -6,13 +6,6 @@
 
 namespace evk::gi::text {
 
-std::string trim(const std::string& s) {
-  std::size_t a = s.find_first_not_of(" \t\r\n");
-  if (a == std::string::npos) return "";
-  std::size_t b = s.find_last_not_of(" \t\r\n");
-  return s.substr(a, b - a + 1);
-}
-
 std::string leading_ws(const std::string& s) {
   std::size_t a = s.find_first_not_of(" \t");
   return a == std::string::npos ? s : s.substr(0, a);

@@ -3,9 +3,11 @@
 #include <string>
 #include <vector>
 
+#include "evk/strings.hpp"
+
 namespace evk::gi::text {
 
-std::string trim(const std::string& s);
+using evk::trim;  // common/include/evk/strings.hpp
 std::string leading_ws(const std::string& s);
 bool starts_with(const std::string& s, const std::string& p);
 bool ends_with(const std::string& s, const std::string& p);

@@ -297,9 +297,9 @@ TEST(RegistryApplicability, BuiltinVariantsComeFromTheEmbeddedTable) {
   EXPECT_EQ(evk::find_embedded_variant("SOURCE", {"-DX=1"}), nullptr);
   EXPECT_EQ(evk::find_embedded_variant("SOURCE2", {"-DX=1", "--maxrregcount=64"}), nullptr);
   // measuring the NVRTC path: the lookup can be switched off
-  setenv("EVK_NO_EMBEDDED_VARIANTS", "1", 1);
+  evk::set_embedded_variants_enabled(false);
   EXPECT_EQ(evk::find_embedded_variant("SOURCE", {"-DX=1", "--maxrregcount=64"}), nullptr);
-  unsetenv("EVK_NO_EMBEDDED_VARIANTS");
+  evk::set_embedded_variants_enabled(true);
   EXPECT_EQ(evk::find_embedded_variant("SOURCE", {"-DX=1", "--maxrregcount=64"}), &e);
 }
 

@@ -1,13 +1,19 @@
 #include <atomic>
+#include <new>
 #include <numeric>
+#include <stdexcept>
 #include <vector>
 
 #include <filesystem>
 
+#include "evk/cli.hpp"
+#include "evk/error.hpp"
 #include "evk/install_dirs.hpp"
+#include "evk/main_guard.hpp"
 #include "evk/parallel.hpp"
 #include "evk/progress.hpp"
 #include "evk/stats.hpp"
+#include "evk/strings.hpp"
 #include "evk_testing.hpp"
 
 TEST(Stats, MedianMinMaxStdev) {
@@ -83,4 +89,42 @@ TEST(InstallDirs, DataDirFromTheBinarysLocation) {
   setenv("EVK_SHARE_DIR", (d / "missing").c_str(), 1);
   EXPECT_TRUE(evk::data_dir().empty());
   unsetenv("EVK_SHARE_DIR");
+}
+
+TEST(Strings, TrimDropsSpaceTabsAndNewlinesAtBothEnds) {
+  EXPECT_EQ(evk::trim("  a b\t\r\n"), "a b");
+  EXPECT_EQ(evk::trim("\n\t "), "");
+  EXPECT_EQ(evk::trim(""), "");
+  EXPECT_EQ(evk::trim("x"), "x");
+}
+
+TEST(ParseDevices, AllListsAndErrors) {
+  EXPECT_EQ(evk::parse_devices("all", [] { return 3; }), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(evk::parse_devices("2, 0"), (std::vector<int>{2, 0}));
+  EXPECT_EQ(evk::parse_devices("1"), (std::vector<int>{1}));
+  for (const char* bad : {"", ",", "1,", "a", "-1", "0,x"}) {
+    try {
+      evk::parse_devices(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const evk::InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("--devices: expected 'all'", 0), 0u) << e.what();
+    }
+  }
+  try {
+    evk::parse_devices("1,1");
+    ADD_FAILURE() << "accepted a device given twice";
+  } catch (const evk::InputError& e) {
+    EXPECT_STREQ(e.what(), "--devices: device 1 given twice");
+  }
+}
+
+TEST(RunGuarded, MapsEachExceptionToItsExitCode) {
+  EXPECT_EQ(evk::run_guarded("t", [] { return 7; }), 7);
+  EXPECT_EQ(evk::run_guarded("t", []() -> int { throw evk::InputError("f: bad"); }), evk::kExitInput);
+  EXPECT_EQ(evk::run_guarded("t", []() -> int { throw evk::Refused("no"); }), evk::kExitInternal);
+  EXPECT_EQ(evk::run_guarded("t", []() -> int { throw std::bad_alloc(); }), evk::kExitInternal);
+  EXPECT_EQ(evk::run_guarded("t", []() -> int { throw std::runtime_error("bug"); }), evk::kExitInternal);
+  testing::internal::CaptureStderr();
+  evk::run_guarded("tool", []() -> int { throw evk::InputError("a.txt: line\nbreak"); });
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "tool: a.txt: line\\nbreak\n");
 }

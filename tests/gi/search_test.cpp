@@ -77,21 +77,26 @@ TEST(GiSearch, RunKeepsTabuAndNeverCompilesAPhenotypeTwice) {
   o.seed = 11;
   SearchState s = run_search(g, ev, o);
   ASSERT_EQ(s.history.size(), 5u);
-  int code_hits = 0, geno_hits = 0;
+  int code_hits = 0, geno_hits = 0, evaluated = 0;
   for (const auto& h : s.history) {
     EXPECT_EQ(h.evaluated, 24);
     code_hits += h.tabu_code;
     geno_hits += h.tabu_genotype;
+    evaluated += h.evaluated;
     EXPECT_GT(h.parents, 0);
   }
   EXPECT_GT(code_hits, 0) << "pragma-only variants should hit the tier-2 tabu";
+  // the genotypic tabu: children of the same parents repeat genomes, and every repeat is refused, so
+  // no genome is evaluated twice in the run: the tabu list holds the original and every child
+  // evaluated (more where tier 1 or 2 replaced a child), each once
+  EXPECT_GT(geno_hits, 0) << "mutants of the same parents should hit the genotypic tabu";
+  EXPECT_GE(s.tabu_genotype.size(), static_cast<std::size_t>(evaluated) + 1);
   std::set<std::string> seen;
   for (const auto& ph : ev.compiled_phenotypes) EXPECT_TRUE(seen.insert(ph).second) << "compiled twice:\n" << ph;
   std::set<std::string> texts;
   for (const auto& i : s.population) EXPECT_TRUE(texts.insert(i.text).second) << "duplicate genome " << i.text;
   EXPECT_GT(s.best_speedup, 1.0);
   EXPECT_FALSE(s.best_genome.empty());
-  (void)geno_hits;
 }
 
 // Compile results arriving out of order, from several threads, with delays (as NVRTC threads deliver

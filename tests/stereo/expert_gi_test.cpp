@@ -1,7 +1,7 @@
 // The expert SSD kernel (kernels/original/stereo/ssd_expert.cu) as a GI seed, without a GPU: the
 // grammar reader parses it, the empty genome reproduces its source, every configuration and edited
-// variants compile with NVRTC, and `stereo gi --seed-kernel expert` / EVK_STEREO_GI_KERNEL=expert
-// select it. The GPU side (zero penalty for the original and config variants, a breaking edit
+// variants compile with NVRTC, and `stereo gi --seed-kernel expert` (also after
+// the subcommand) selects it. The GPU side (zero penalty for the original and config variants, a breaking edit
 // caught) is in stereo_gpu_tests (StereoExpertGpuGi.*).
 #include <gtest/gtest.h>
 
@@ -106,7 +106,7 @@ TEST(StereoExpertGi, ConfigurationsAndEditsCompileWithNvrtc) {
 TEST(StereoExpertGi, SeedKernelOptionSelectsTheKernel) {
   const std::string bin = "'" + (evk::testing::bin_dir() / "stereo").string() + "'";
   for (const std::string& cmd : {bin + " gi --seed-kernel expert grammar --json", bin + " gi grammar --seed-kernel=expert --json",
-                                "EVK_STEREO_GI_KERNEL=expert " + bin + " gi grammar --json"}) {
+                                bin + " gi --seed-kernel=expert grammar --json"}) {
     auto r = evk::testing::run(cmd);
     ASSERT_EQ(r.exit_code, 0) << cmd << ": " << r.err;
     EXPECT_EQ(nlohmann::json::parse(r.out)["entry"], "ssd_expert") << cmd;
@@ -118,7 +118,7 @@ TEST(StereoExpertGi, SeedKernelOptionSelectsTheKernel) {
   ASSERT_EQ(sgm.exit_code, 0) << sgm.err;
   EXPECT_EQ(nlohmann::json::parse(sgm.out)["entry"], "sgm_aggregate");
   for (const std::string& cmd : {bin + " gi --seed-kernel bm grammar", bin + " gi grammar --seed-kernel",
-                                "EVK_STEREO_GI_KERNEL=bm " + bin + " gi grammar"}) {
+                                bin + " gi grammar --seed-kernel=bm"}) {
     auto bad = evk::testing::run(cmd);
     EXPECT_EQ(bad.exit_code, 2) << cmd;
     EXPECT_NE(bad.err.find("expert"), std::string::npos) << cmd << ": " << bad.err;  // names the choices

@@ -1,6 +1,6 @@
 // Stereo's second evolvable kernel (SGM path aggregation) as a gi::Problem, without a GPU: its
 // grammar, the empty genome, NVRTC compiles of every configuration and of an edited variant, and
-// the EVK_STEREO_GI_KERNEL switch of `stereo gi`. The GPU side (zero penalty for the original, a
+// the --seed-kernel option of `stereo gi`. The GPU side (zero penalty for the original, a
 // breaking edit caught) is in stereo_gpu_tests (StereoSgmGpuGi.*).
 #include <gtest/gtest.h>
 
@@ -75,15 +75,16 @@ TEST(StereoSgmGi, EveryConfigurationAndAnEditCompileWithNvrtc) {
 }
 #endif
 
-TEST(StereoSgmGi, EnvironmentSelectsTheKernel) {
+TEST(StereoSgmGi, SeedKernelOptionSelectsTheKernel) {
   const std::string bin = "'" + (evk::testing::bin_dir() / "stereo").string() + "'";
-  auto r = evk::testing::run("EVK_STEREO_GI_KERNEL=sgm " + bin + " gi grammar --json");
+  auto r = evk::testing::run(bin + " gi grammar --seed-kernel=sgm --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out)["entry"], "sgm_aggregate");
-  auto d = evk::testing::run(bin + " gi grammar --json");
+  // the environment no longer picks the seed (EVK_STEREO_GI_KERNEL is gone)
+  auto d = evk::testing::run("EVK_STEREO_GI_KERNEL=sgm " + bin + " gi grammar --json");
   ASSERT_EQ(d.exit_code, 0) << d.err;
   EXPECT_EQ(nlohmann::json::parse(d.out)["entry"], "stereoKernel");
-  auto bad = evk::testing::run("EVK_STEREO_GI_KERNEL=bm " + bin + " gi grammar");
+  auto bad = evk::testing::run(bin + " gi --seed-kernel bm grammar");
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("EVK_STEREO_GI_KERNEL"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("--seed-kernel"), std::string::npos) << bad.err;
 }

@@ -35,27 +35,6 @@ void parse_max_diff(const std::string& v, AlnOptions& o) {
   }
 }
 
-// --devices: "all" or a comma-separated list of device numbers.
-std::vector<int> parse_devices(const std::string& text) {
-  std::vector<int> d;
-  if (text == "all") {
-    for (const auto& g : gpu_environment().devices) d.push_back(g.index);
-    return d;
-  }
-  std::size_t p = 0;
-  while (p <= text.size()) {
-    const std::size_t c = std::min(text.find(',', p), text.size());
-    const std::string item = text.substr(p, c - p);
-    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos)
-      input_error("--devices", "expected 'all' or device numbers like 0,1 (got '" + text + "')");
-    const int v = std::stoi(item);
-    if (std::find(d.begin(), d.end(), v) != d.end()) input_error("--devices", "device " + item + " given twice");
-    d.push_back(v);
-    p = c + 1;
-  }
-  return d;
-}
-
 // What `map`'s command line fills: the options, the backend choice and the arguments parsed after.
 struct MapArgs {
   MapOptions m;
@@ -156,7 +135,7 @@ void run_map_command(MapArgs& x) {
   if (!m.reads2.empty() && m.reads2 == m.reads) throw InputError(m.reads2 + ": READS2 is READS (give the second ends' file)");
   std::vector<int> devs;
   if (!x.devices.empty()) {
-    devs = parse_devices(x.devices);
+    devs = evk::parse_devices(x.devices);
     if (devs.empty() && co.backend == "gpu") input_error("--devices", gpu_environment().status);
     if (!devs.empty()) co.device = devs.front();
   }

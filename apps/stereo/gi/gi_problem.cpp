@@ -335,12 +335,11 @@ class ExpertProblem final : public gi::Problem {
 std::unique_ptr<gi::Problem> make_gi_problem() { return std::make_unique<StereoProblem>(); }
 std::unique_ptr<gi::Problem> make_expert_gi_problem() { return std::make_unique<ExpertProblem>(); }
 
-std::unique_ptr<gi::Problem> make_gi_problem_for_seed() {
-  const char* k = std::getenv("EVK_STEREO_GI_KERNEL");
-  const std::string v = k ? k : "ssd";
-  if (v == "expert") return make_expert_gi_problem();
-  if (v != "ssd" && v != "sgm") input_error("EVK_STEREO_GI_KERNEL", "must be ssd, expert or sgm (got '" + v + "')");
-  return make_gi_problem_from_env();
+std::unique_ptr<gi::Problem> make_gi_problem_for_seed(const std::string& seed) {
+  if (seed == "ssd") return make_gi_problem();
+  if (seed == "expert") return make_expert_gi_problem();
+  if (seed == "sgm") return make_sgm_gi_problem();
+  input_error("--seed-kernel", "must be ssd, expert or sgm (got '" + seed + "')");
 }
 
 GiCase gi_case(std::uint64_t seed, bool holdout, const std::string& size_class) {

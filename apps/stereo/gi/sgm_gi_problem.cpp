@@ -184,12 +184,4 @@ class SgmAggregateProblem final : public gi::Problem {
 
 std::unique_ptr<gi::Problem> make_sgm_gi_problem() { return std::make_unique<SgmAggregateProblem>(); }
 
-std::unique_ptr<gi::Problem> make_gi_problem_from_env() {
-  const char* k = std::getenv("EVK_STEREO_GI_KERNEL");
-  const std::string v = k ? k : "ssd";
-  if (v == "sgm") return make_sgm_gi_problem();
-  if (v != "ssd") input_error("EVK_STEREO_GI_KERNEL", "must be ssd or sgm (got '" + v + "')");
-  return make_gi_problem();
-}
-
 }  // namespace evk::stereo

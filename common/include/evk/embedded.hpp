@@ -25,22 +25,11 @@ void register_embedded_variant(const EmbeddedVariant* v);
 // Every registered variant (of one kernel when `kernel` is not empty), in registration order.
 std::vector<const EmbeddedVariant*> embedded_variants(const std::string& kernel = "");
 // The variant built from exactly this source and these options (order matters), with a fatbin;
-// nullptr when there is none, or when $EVK_NO_EMBEDDED_VARIANTS is set (not "0"): then every
-// variant compiles with NVRTC as before variants were shipped (for measuring that path).
+// nullptr when there is none, or when the lookup is switched off (below).
 const EmbeddedVariant* find_embedded_variant(const std::string& source, const std::vector<std::string>& options);
+// Switches the run-time lookup off (false) or on again (true, the default): switched off, every
+// variant compiles with NVRTC as before variants were shipped (benchmarks measuring that path; the
+// tools' hidden --no-embedded-variants flag).
+void set_embedded_variants_enabled(bool on);
 
 }  // namespace evk
-
-#if defined(EVK_HAVE_CUDA)
-#include <functional>
-
-#include "evk/cuda_library.hpp"
-#include "evk/dispatch.hpp"
-
-namespace evk {
-// main() of an app's build-time generator (`<app>_embed_variant GENOME OUT.cu OUT.opts`): reads the
-// genome file, asks `request` for the NVRTC request the tool's run-time path makes for it on the
-// default job, and writes its source and options (one per line). Errors: one line, exit 2.
-int embed_variant_main(int argc, char** argv, const std::function<NvrtcRequest(const Variant&)>& request);
-}  // namespace evk
-#endif

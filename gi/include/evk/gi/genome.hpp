@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "evk/gi/grammar.hpp"
+#include "evk/gi/option_genes.hpp"
 #include "evk/gi/problem.hpp"
 
 namespace evk::gi {
@@ -28,19 +29,6 @@ struct Genome {
   Config options;           // every NVRTC option gene (Grammar::option_params, defaults filled in)
   bool operator==(const Genome& o) const { return config == o.config && edits == o.edits && options == o.options; }
 };
-
-// NVRTC option genes (the engine's, the same for every app): code-generation options that keep
-// results exact (no fast-math). Text form "nvrtc:NAME=value", after the config values:
-//   nvrtc:maxrregcount=64   --maxrregcount=64          (0 = compiler's choice, the default)
-//   nvrtc:ptxas-O=2         -Xptxas=-O2                (3 = the default)
-//   nvrtc:vectorize=true    --extra-device-vectorization
-// `gi tune` searches them after the launch parameters; the search itself leaves them alone.
-std::vector<ConfigParam> nvrtc_option_params();
-std::vector<std::string> nvrtc_options(const Config& option_values);  // non-default ones only
-// apply() also writes them into the source's first line ("// evk-gi-nvrtc-options: ..."), so that
-// tools that carry an evolved variant as source text alone compile it as `gi run` did: they append
-// source_nvrtc_options(source) to their NVRTC options. {} when the line is absent.
-std::vector<std::string> source_nvrtc_options(const std::string& source);
 
 Genome empty_genome(const Grammar& g);  // default config, no edits
 bool is_empty(const Grammar& g, const Genome& x);

@@ -24,10 +24,10 @@ std::unique_ptr<gi::Problem> make_gi_problem();
 // the same size classes, cases and penalties as make_gi_problem(); window 11 (EX_R 5); config
 // parameters EX_TY, EX_DC, EX_DS (tile rows, disparities per chunk, per staged right strip).
 std::unique_ptr<gi::Problem> make_expert_gi_problem();
-// The problem EVK_STEREO_GI_KERNEL names (`stereo gi --seed-kernel K` sets it for the search and its
-// workers): unset or "ssd" -> make_gi_problem(), "expert" -> make_expert_gi_problem(), "sgm" -> the
-// SGM aggregation kernel (sgm_gi_problem.hpp); InputError otherwise.
-std::unique_ptr<gi::Problem> make_gi_problem_for_seed();
+// The problem of a seed kernel (`stereo gi --seed-kernel K`): "ssd" -> make_gi_problem(), "expert" ->
+// make_expert_gi_problem(), "sgm" -> the SGM aggregation kernel (sgm_gi_problem.hpp); InputError
+// naming --seed-kernel otherwise.
+std::unique_ptr<gi::Problem> make_gi_problem_for_seed(const std::string& seed = "ssd");
 
 // What case (seed, holdout) of a size class is (CPU only; the GPU case is made from it).
 struct GiCase {

@@ -1,6 +1,6 @@
 // Stereo's second evolvable kernel: SGM path aggregation (kernels/original/stereo/sgm_aggregate.cu)
-// as a gi::Problem. `stereo gi ...` works on it when EVK_STEREO_GI_KERNEL=sgm (the GI worker is
-// the same executable and inherits the environment); the default stays Stam's SSD kernel.
+// as a gi::Problem. `stereo gi --seed-kernel sgm ...` works on it (make_gi_problem_for_seed); the
+// default stays Stam's SSD kernel.
 //
 // Cases: synthetic 480x360 pairs, census costs, disparities 0..63, P1 10, P2 120, all 8 directions
 // in one launch (8-bit volumes); training and hold-out pair seeds disjoint (2s, 2s+1). The
@@ -16,6 +16,4 @@
 
 namespace evk::stereo {
 std::unique_ptr<gi::Problem> make_sgm_gi_problem();
-// EVK_STEREO_GI_KERNEL: "sgm" -> make_sgm_gi_problem(), unset or "ssd" -> make_gi_problem().
-std::unique_ptr<gi::Problem> make_gi_problem_from_env();
 }  // namespace evk::stereo
