@@ -125,7 +125,6 @@ std::shared_ptr<const Kernels> Kernels::load(const KernelConfig& cfg, const std:
   auto k = std::shared_ptr<Kernels>(new Kernels());
   if (source.empty() && cfg.macros_default()) {  // block size is a launch parameter only
     k->lib_ = CudaLibrary(reg_deform_original().fatbin);
-    k->fatbin_ = true;
     k->origin_ = "embedded fatbin";
   } else {
     int dev = 0;
@@ -135,7 +134,6 @@ std::shared_ptr<const Kernels> Kernels::load(const KernelConfig& cfg, const std:
     const NvrtcRequest req = kernel_request(cfg, source, cc);
     if (const EmbeddedVariant* e = find_embedded_variant(req.source, req.options)) {
       k->lib_ = CudaLibrary(e->fatbin);
-      k->fatbin_ = true;
       k->origin_ = std::string("embedded fatbin (") + e->id + ")";
     } else {
       NvrtcResult r = CompileCache().compile(req);

@@ -63,14 +63,12 @@ class Kernels {
   static void precompile(const std::vector<KernelConfig>& cfgs, int cc);
   cudaKernel_t tile5() const { return tile5_; }
   cudaKernel_t generic() const { return generic_; }
-  bool from_fatbin() const { return fatbin_; }
   // "embedded fatbin", "embedded fatbin (ID)" for a shipped evolved variant, or "NVRTC sm_90 ..."
   const std::string& origin() const { return origin_; }
 
  private:
   CudaLibrary lib_;
   cudaKernel_t tile5_ = nullptr, generic_ = nullptr;
-  bool fatbin_ = false;
   std::string origin_;
 };
 
@@ -182,7 +180,6 @@ class FieldEngine {
   const std::vector<std::uint32_t>& voxels() const { return voxels_host_; }
   const Geometry& reference() const { return ref_; }
   float* device_field() const { return field_.get(); }  // planar 3 * voxels
-  float4* device_compact() const { return compact_.get(); }
   // The control points the kernel reads (after set_grid), for updates on the device (register).
   float4* device_control_points() const { return grid_.data(); }
   const Kernels& kernels() const { return *kernels_; }
