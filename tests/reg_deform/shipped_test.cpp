@@ -3,7 +3,7 @@
 // `--kernel auto` picks each only on devices and size classes it fits (fake devices).
 #include <gtest/gtest.h>
 
-#include "kernel_config.hpp"
+#include "kernel_variant.hpp"
 #include "shipped.hpp"
 #if defined(EVK_HAVE_CUDA)
 #include "gpu_field.hpp"

@@ -16,7 +16,7 @@
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
 #include "evk/quiet_stderr.hpp"
-#include "../core/grid_make.hpp"
+#include "grid_make.hpp"
 
 namespace evk::reg_deform {
 
