@@ -5,7 +5,6 @@
 #include "active.hpp"
 #include "evk/error.hpp"
 #include "field_cpu.hpp"
-#include "grid_make.hpp"
 #if defined(EVK_HAVE_CUDA)
 #include <cuda_runtime.h>
 

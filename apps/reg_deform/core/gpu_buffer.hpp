@@ -7,7 +7,6 @@
 #include <cstddef>
 
 #include "evk/cuda_check.hpp"
-#include "types.hpp"
 
 namespace evk::reg_deform::gpu {
 
