@@ -4,7 +4,7 @@
 #include "evk/embed_variant.hpp"
 #include "gpu_field.hpp"
 #include "gpu_field_expert.hpp"
-#include "kernel_config.hpp"
+#include "kernel_variant.hpp"
 
 int main(int argc, char** argv) {
   return evk::embed_variant_main(argc, argv, [](const evk::Variant& v) {

@@ -24,7 +24,7 @@
 #include "active.hpp"
 #include "field_cpu.hpp"
 #include "grid_make.hpp"
-#include "kernel_config.hpp"
+#include "kernel_variant.hpp"
 #include "nifti_io.hpp"
 #include "random_case.hpp"
 #if defined(EVK_HAVE_CUDA)

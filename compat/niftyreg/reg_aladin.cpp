@@ -152,8 +152,10 @@ void body(const nr::Parsed& p) {
   run.backend = pl.backend;
   run.device = pl.device;
   run.threads = pl.threads;
-  rd::RunInfo info;
-  const rd::AffineResult r = rd::affine_register(ref, flo, rmask, fmask, init, o, run, &info);
+  const rd::Plan plan = rd::plan_backend(run);
+  const rd::RunInfo& info = plan.info;
+  const rd::AffineResult r = rd::register_affine(
+      {.ref = ref, .flo = flo, .rmask = rmask, .fmask = fmask, .init = init, .options = o}, plan);
   rd::write_affine(aff_out, r.affine);
   rd::Volume warped;
   warped.geo = ref.geo;

@@ -161,11 +161,12 @@ void body(const nr::Parsed& p) {
   run.backend = pl.backend;
   run.device = pl.device;
   run.threads = pl.threads;
-  rd::RunInfo info;
-  const rd::RegisterResult r = rd::nonrigid_register(ref, flo, rmask, fmask, o, run, &info);
+  const rd::Plan plan = rd::plan_run(run, rd::register_request(ref.geo, o.spacing));
+  const rd::RunInfo& info = plan.info;
+  const rd::RegisterResult r = rd::register_nonrigid(
+      {.ref = ref, .flo = flo, .rmask = rmask, .fmask = fmask, .options = o, .names = names}, plan);
   rd::write_grid(cpp_out, r.grid);
-  rd::RunInfo finfo;
-  const rd::Field field = rd::compute_field(ref.geo, r.grid, {}, false, run, &finfo);
+  const rd::Field field = rd::compute_field({.ref = ref.geo, .grid = r.grid}, plan).field;
   rd::Volume warped;
   warped.geo = ref.geo;
   warped.data = rd::resample_niftyreg(flo_stored.vol, field, 3, static_cast<float>(pad), {}, pl.threads);

@@ -84,7 +84,6 @@ void body(const nr::Parsed& p) {
   run.backend = pl.backend;
   run.device = pl.device;
   run.threads = pl.threads;
-  rd::RunInfo info;
   rd::Field field;
   std::string trans_text = "identity";
   if (!p.has("-trans")) {
@@ -95,7 +94,9 @@ void body(const nr::Parsed& p) {
   } else {
     rd::Transformation t = rd::read_transformation(p.str("-trans"), ref.vol.geo);
     if (t.kind == rd::TransKind::grid) {
-      field = rd::compute_field(ref.vol.geo, t.grid, {}, false, run, &info);
+      const rd::Plan plan = rd::plan_run(run, rd::field_request(ref.vol.geo, t.grid));
+      const rd::RunInfo& info = plan.info;
+      field = rd::compute_field({.ref = ref.vol.geo, .grid = t.grid}, plan).field;
       trans_text = "cubic B-spline grid " + p.str("-trans") + " (field on " + info.backend +
                    (info.device.empty() ? "" : ", " + info.device) + ")";
     } else {

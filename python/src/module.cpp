@@ -253,6 +253,11 @@ rd::RunOptions run_options(const std::string& backend, const std::string& kernel
   return r;
 }
 
+// info of a reg job: "kernel" is "cpu-reference" on the CPU, as the other tools' Python jobs say.
+py::dict reg_info(const rd::RunInfo& info) {
+  return info_dict(info.backend, info.backend == "cpu" ? "cpu-reference" : info.kernel, info.device, info.reason);
+}
+
 rd::Grid make_grid(const py::buffer& data, const std::array<int, 3>& dims, const std::array<double, 16>& affine,
                    const rd::Geometry& ref) {
   rd::Grid g;
@@ -281,10 +286,13 @@ py::dict reg_field(const std::array<int, 3>& ref_dims, const std::array<double, 
   rd::RunInfo info;
   {
     py::gil_scoped_release nogil;
-    const rd::Field f = rd::compute_field(ref, grid, m, displacement, run_options(backend, kernel, device, threads), &info);
+    const rd::Plan plan = rd::plan_run(run_options(backend, kernel, device, threads), rd::field_request(ref, grid));
+    info = plan.info;
+    const rd::Field f =
+        rd::compute_field({.ref = ref, .grid = grid, .mask = &m, .displacement = displacement}, plan).field;
     std::memcpy(oi.ptr, f.data.data(), f.data.size() * sizeof(float));
   }
-  py::dict j = info_dict(info.backend, info.kernel, info.device, info.reason);
+  py::dict j = reg_info(info);
   j["spacing_voxels"] = std::vector<double>{grid.sx, grid.sy, grid.sz};
   return j;
 }
@@ -307,17 +315,18 @@ py::dict reg_resample(const std::array<int, 3>& ref_dims, const std::array<doubl
   ro.pad = pad;
   ro.threads = threads;
   const rd::RunOptions run = run_options(backend, kernel, device, threads);
-  rd::Grid grid;
-  rd::Field field;
+  rd::Transformation t;
   if (trans_type == "grid") {
-    grid = make_grid(trans, trans_dims, trans_affine, ref);
+    t.kind = rd::TransKind::grid;
+    t.grid = make_grid(trans, trans_dims, trans_affine, ref);
   } else if (trans_type == "deformation" || trans_type == "displacement") {
     if (trans_dims[0] != ref.nx || trans_dims[1] != ref.ny || trans_dims[2] != ref.nz)
       throw evk::InputError("trans: a deformation/displacement field must have the reference's dims");
-    field.geo = ref;
-    field.displacement = trans_type == "displacement";
+    t.kind = trans_type == "displacement" ? rd::TransKind::displacement : rd::TransKind::deformation;
+    t.field.geo = ref;
+    t.field.displacement = trans_type == "displacement";
     const py::buffer_info ti = contiguous(trans, 3 * ref.voxels(), 4, "trans", false);
-    field.data.assign(static_cast<const float*>(ti.ptr), static_cast<const float*>(ti.ptr) + 3 * ref.voxels());
+    t.field.data.assign(static_cast<const float*>(ti.ptr), static_cast<const float*>(ti.ptr) + 3 * ref.voxels());
   } else {
     throw evk::InputError("trans_type: '" + trans_type + "' is not deformation, displacement or grid");
   }
@@ -325,11 +334,13 @@ py::dict reg_resample(const std::array<int, 3>& ref_dims, const std::array<doubl
   rd::RunInfo info;
   {
     py::gil_scoped_release nogil;
-    if (trans_type == "grid") field = rd::compute_field(ref, grid, {}, false, run, &info);
-    const rd::Volume v = rd::resample_volume(f, field, ro, run, &info);
+    const rd::Plan plan =
+        rd::plan_run(run, t.kind == rd::TransKind::grid ? rd::field_request(ref, t.grid) : evk::Request{});
+    info = plan.info;
+    const rd::Volume v = rd::resample({.ref = ref, .flo = f, .trans = t, .options = ro}, plan).image;
     std::memcpy(oi.ptr, v.data.data(), v.data.size() * sizeof(float));
   }
-  return info_dict(info.backend, info.kernel, info.device, info.reason);
+  return reg_info(info);
 }
 
 rd::Volume make_volume(const py::buffer& data, const std::array<int, 3>& dims, const std::array<double, 16>& affine,
@@ -397,9 +408,12 @@ py::dict reg_affine(const py::buffer& ref_data, const std::array<int, 3>& ref_di
     } else {
       start = cog ? rd::init_centres_of_mass(ref, rm, flo, fm) : rd::init_centres(ref.geo, flo.geo);
     }
-    result = rd::affine_register(ref, flo, rm, fm, start, o, run_options(backend, kernel, device, threads), &info).affine;
+    const rd::Plan plan = rd::plan_backend(run_options(backend, kernel, device, threads));
+    info = plan.info;
+    result = rd::register_affine({.ref = ref, .flo = flo, .rmask = rm, .fmask = fm, .init = start, .options = o}, plan)
+                 .affine;
   }
-  py::dict j = info_dict(info.backend, info.kernel, info.device, info.reason);
+  py::dict j = reg_info(info);
   j["affine"] = flat44(result);
   return j;
 }
@@ -447,9 +461,11 @@ py::dict reg_register(const py::buffer& ref_data, const std::array<int, 3>& ref_
       o.affine = rd::init_centres_of_mass(ref, rm, flo, fm);  // the CLI's start without --aff
     }
     o.has_affine = true;
-    grid = rd::nonrigid_register(ref, flo, rm, fm, o, run, &info).grid;
+    const rd::Plan plan = rd::plan_run(run, rd::register_request(ref.geo, o.spacing));
+    info = plan.info;
+    grid = rd::register_nonrigid({.ref = ref, .flo = flo, .rmask = rm, .fmask = fm, .options = o}, plan).grid;
     // --res: the field on the chosen backend, resampled (cubic) on the CPU as the CLI does.
-    const rd::Field f = rd::compute_field(ref.geo, grid, {}, false, run);
+    const rd::Field f = rd::compute_field({.ref = ref.geo, .grid = grid}, plan).field;
     rd::ResampleOptions ro;
     ro.interp = rd::Interp::cubic;
     ro.pad = pad;
@@ -457,7 +473,7 @@ py::dict reg_register(const py::buffer& ref_data, const std::array<int, 3>& ref_
     const rd::Volume w = rd::resample_cpu(flo, f, ro);
     std::memcpy(wi.ptr, w.data.data(), w.data.size() * sizeof(float));
   }
-  py::dict j = info_dict(info.backend, info.kernel, info.device, info.reason);
+  py::dict j = reg_info(info);
   j["grid_dims"] = std::vector<int>{grid.geo.nx, grid.geo.ny, grid.geo.nz};
   j["grid_affine"] = flat44(grid.geo.vox2world);
   j["grid"] = py::bytes(reinterpret_cast<const char*>(grid.data.data()), grid.data.size() * sizeof(float));

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # No FMA contraction in the kernels that must repeat the CPU's double operations bit for bit
-# (core/affine_kernels.cu, core/pyramid_kernels.cu): compiles each to PTX with the build's options
+# (core/affine/affine_kernels.cu, core/pyramid_kernels.cu): compiles each to PTX with the build's options
 # (-fmad=false) and checks that no
 # floating-point fma/mad is emitted and that every floating add/sub/mul/div/sqrt carries an explicit
 # .rn (ptxas never fuses explicitly rounded operations into FMAs; PTX ISA, "add" / "mul").

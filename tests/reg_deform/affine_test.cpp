@@ -66,74 +66,46 @@ TEST(RegAffine, PointFitsAreExact) {
 }
 
 namespace {
-// The LTS as first written (reg_aladin's optimize_3D rule, plainly): points as given, a full copy and
-// nth_element for the threshold, a kept flag per point, two passes over all points for each fit.
-// The fast fit_lts (columns, radix selection, kept index list) must give the same bits.
-rd::Mat44 ref_fit(const std::vector<rd::Point3>& from, const std::vector<rd::Point3>& to,
-                  const std::vector<unsigned char>* keep, bool affine) {
-  std::vector<rd::Point3> f, t;
-  for (std::size_t i = 0; i < from.size(); ++i)
-    if (!keep || (*keep)[i]) f.push_back(from[i]), t.push_back(to[i]);
-  return affine ? rd::fit_affine(f, t) : rd::fit_rigid(f, t);
-}
-rd::LtsResult ref_lts(const std::vector<rd::Point3>& from, const std::vector<rd::Point3>& to, int pct, bool affine) {
-  const std::size_t n = from.size();
-  std::size_t keep = std::clamp<std::size_t>(static_cast<std::size_t>(static_cast<double>(n) * pct / 100.0),
-                                             affine ? 4 : 3, n);
-  rd::LtsResult r;
-  r.m = ref_fit(from, to, nullptr, affine);
-  r.kept = static_cast<int>(n);
-  rd::Mat44 last_m = r.m;
-  double last = std::numeric_limits<double>::infinity();
-  std::vector<double> r2(n);
-  std::vector<unsigned char> kept(n);
-  for (int it = 0; it < 30; ++it) {
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto p = r.m.apply(from[i][0], from[i][1], from[i][2]);
-      const double dx = p[0] - to[i][0], dy = p[1] - to[i][1], dz = p[2] - to[i][2];
-      r2[i] = dx * dx + dy * dy + dz * dz;
-    }
-    std::vector<double> s = r2;
-    std::nth_element(s.begin(), s.begin() + (keep - 1), s.end());
-    const double thr = s[keep - 1];
-    std::size_t taken = 0;
-    for (std::size_t i = 0; i < n; ++i) taken += (kept[i] = r2[i] < thr);
-    for (std::size_t i = 0; i < n && taken < keep; ++i)
-      if (r2[i] == thr) kept[i] = 1, ++taken;
-    double sum = 0;
-    for (std::size_t i = 0; i < n; ++i)
-      if (kept[i]) sum += std::sqrt(r2[i]);
-    if (!std::isfinite(sum) || sum > last || last - sum < 0.001) {
-      r.m = last_m;
-      break;
-    }
-    last = sum;
-    last_m = r.m;
-    r.trimmed_sum = sum;
-    r.kept = static_cast<int>(keep);
-    r.refits = it + 1;
-    r.m = ref_fit(from, to, &kept, affine);
+// The sum of the `keep` smallest distances |m(from_i) - to_i| (a full sort: independent of fit_lts's
+// selection and of its order of summation).
+double trimmed_sum_under(const rd::Mat44& m, const std::vector<rd::Point3>& from, const std::vector<rd::Point3>& to,
+                         std::size_t keep) {
+  std::vector<double> d;
+  for (std::size_t i = 0; i < from.size(); ++i) {
+    const auto p = m.apply(from[i][0], from[i][1], from[i][2]);
+    d.push_back(std::sqrt((p[0] - to[i][0]) * (p[0] - to[i][0]) + (p[1] - to[i][1]) * (p[1] - to[i][1]) +
+                          (p[2] - to[i][2]) * (p[2] - to[i][2])));
   }
-  return r;
+  std::sort(d.begin(), d.end());
+  double s = 0;
+  for (std::size_t i = 0; i < keep; ++i) s += d[i];
+  return s;
 }
 }  // namespace
 
-// fit_lts is a fast implementation of ref_lts: on point sets like the block matching's (grid
-// centres, integer displacements: many equal residuals, ties at the threshold) and on continuous
-// ones, small and large (the radix selection's every stage), it must give the same result bit for bit.
-TEST(RegAffine, LtsEqualsPlainReferenceBitForBit) {
+// fit_lts against what least trimmed squares promises, whatever its implementation (columns, radix
+// selection, kept index list), on point sets like the block matching's (grid centres, integer
+// displacements: many equal residuals, ties at the threshold) and continuous ones, small and large:
+// - it keeps the documented count: clamp(n * pi / 100, 3 rigid | 4 affine, n);
+// - its trimmed sum is the sum of the kept smallest distances under the matrix it returns (when it
+//   stopped before its 30 refits), and never above the same sum under the plain fit of all points;
+// - with 30 % outliers and 50 % kept, exact inliers give the planted transform and noisy ones (0.3 mm)
+//   give it within the noise.
+TEST(RegAffine, LtsKeepsItsPromises) {
   std::mt19937_64 rng(11);
   int cases = 0, with_ties = 0, max_refits = 0, refused = 0;
   for (std::size_t n : {8u, 9u, 40u, 500u, 1025u, 3000u, 33000u}) {
-    for (int kind = 0; kind < 3; ++kind) {
+    for (int kind = 0; kind < 4; ++kind) {
       for (bool affine : {false, true}) {
         const rd::Mat44 t = random_transform(rng, affine);
         std::uniform_real_distribution<double> u(-80, 80);
         std::uniform_int_distribution<int> g(-20, 20), d(-3, 3), out(0, 9);
+        std::normal_distribution<double> noise(0, 0.3);
         std::vector<rd::Point3> from(n), to(n);
         for (std::size_t i = 0; i < n; ++i) {
           // kind 0: continuous points, noise and 30 % outliers; 1: grid points with integer
-          // displacements (block centres; many exact ties); 2: duplicated points (equal residuals).
+          // displacements (block centres; many exact ties); 2: duplicated points (equal residuals);
+          // 3: exact inliers and 30 % gross outliers.
           if (kind == 1) from[i] = {4.0 * g(rng) + 1.5, 4.0 * g(rng) + 1.5, 4.0 * g(rng) + 1.5};
           else if (kind == 2 && i % 3 != 0) from[i] = from[i - 1];
           else from[i] = {u(rng), u(rng), u(rng)};
@@ -142,8 +114,9 @@ TEST(RegAffine, LtsEqualsPlainReferenceBitForBit) {
             p = {from[i][0] + d(rng), from[i][1] + d(rng), from[i][2] + d(rng)};
           } else if (kind == 2 && i % 3 != 0) {
             p = {to[i - 1][0], to[i - 1][1], to[i - 1][2]};
+          } else if (kind == 3) {
+            if (i % 10 < 3) p = {u(rng), u(rng), u(rng)};
           } else {
-            std::normal_distribution<double> noise(0, 0.3);
             for (auto& c : p) c += out(rng) < 3 ? u(rng) / 4 : noise(rng);
           }
           to[i] = {p[0], p[1], p[2]};
@@ -151,31 +124,32 @@ TEST(RegAffine, LtsEqualsPlainReferenceBitForBit) {
         for (int pct : {50, 80}) {
           const std::string what = "n " + std::to_string(n) + " kind " + std::to_string(kind) +
                                    (affine ? " affine" : " rigid") + " pi " + std::to_string(pct);
-          rd::LtsResult want;
+          rd::LtsResult got;
           try {
-            want = ref_lts(from, to, pct, affine);
-          } catch (const evk::InputError&) {  // degenerate (few distinct points): both refuse
-            EXPECT_THROW(rd::fit_lts(from, to, pct, affine), evk::InputError) << what;
+            got = rd::fit_lts(from, to, pct, affine);
+          } catch (const evk::InputError&) {  // degenerate (few distinct points)
             ++refused;
             continue;
           }
-          const rd::LtsResult got = rd::fit_lts(from, to, pct, affine);
-          for (int i = 0; i < 4; ++i)
-            for (int j = 0; j < 4; ++j) ASSERT_EQ(got.m.m[i][j], want.m.m[i][j]) << what << " entry " << i << j;
-          EXPECT_EQ(got.refits, want.refits) << what;
-          EXPECT_EQ(got.kept, want.kept) << what;
-          EXPECT_EQ(got.trimmed_sum, want.trimmed_sum) << what;
+          const std::size_t keep = std::clamp<std::size_t>(n * pct / 100, affine ? 4 : 3, n);
+          EXPECT_EQ(got.kept, static_cast<int>(keep)) << what;
+          const double all = trimmed_sum_under(affine ? rd::fit_affine(from, to) : rd::fit_rigid(from, to), from, to, keep);
+          EXPECT_LE(got.trimmed_sum, all * (1 + 1e-12) + 1e-12) << what;
+          if (got.refits < 30)
+            EXPECT_NEAR(got.trimmed_sum, trimmed_sum_under(got.m, from, to, keep), 1e-9 * (1 + got.trimmed_sum)) << what;
+          if (kind == 3 && n >= 40 && pct == 50) EXPECT_LT(max_abs_diff(got.m, t), 1e-6) << what;
+          if (kind == 0 && n >= 500 && pct == 50) EXPECT_LT(max_abs_diff(got.m, t), 0.3) << what;
           ++cases;
-          with_ties += kind > 0;
-          max_refits = std::max(max_refits, want.refits);
+          with_ties += kind == 1 || kind == 2;
+          max_refits = std::max(max_refits, got.refits);
         }
       }
     }
   }
-  EXPECT_EQ(cases + refused, 84);
+  EXPECT_EQ(cases + refused, 112);
   EXPECT_LE(refused, 4);
   EXPECT_GE(with_ties, 40);
-  EXPECT_GE(max_refits, 3);  // the cases do refit (the comparison covers the loop, not only the first fit)
+  EXPECT_GE(max_refits, 3);  // the cases do refit (the checks cover the loop, not only the first fit)
 }
 
 TEST(RegAffine, LogEuclideanAverage) {

@@ -10,7 +10,7 @@
 #include "evk/error.hpp"
 #include "evk_testing.hpp"
 #include "gi_problem.hpp"
-#include "kernel_config.hpp"
+#include "kernel_variant.hpp"
 
 namespace rd = evk::reg_deform;
 

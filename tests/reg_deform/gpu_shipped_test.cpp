@@ -13,7 +13,7 @@
 #include "field_cpu.hpp"
 #include "gpu_field.hpp"
 #include "grid_make.hpp"
-#include "kernel_config.hpp"
+#include "kernel_variant.hpp"
 #include "nifti_io.hpp"
 #include "random_case.hpp"
 #include "shipped.hpp"

@@ -16,7 +16,7 @@
 #include "evk/parallel.hpp"
 #include "evk/error.hpp"
 #include "evk/gi/grammar.hpp"
-#include "kernel_config.hpp"
+#include "kernel_variant.hpp"
 #include "evk_testing.hpp"
 #include "active.hpp"
 #include "field_cpu.hpp"

@@ -20,7 +20,7 @@
 #include "field_cpu.hpp"
 #include "gpu_affine.hpp"
 #include "gpu_field.hpp"
-#include "kernel_config.hpp"
+#include "kernel_variant.hpp"
 #include "evk/device.hpp"
 #include "evk/dispatch.hpp"
 #include <map>

@@ -3,7 +3,9 @@
 // `--kernel auto` picks each only on devices and size classes it fits (fake devices).
 #include <gtest/gtest.h>
 
-#include "kernel_config.hpp"
+#include <filesystem>
+
+#include "kernel_variant.hpp"
 #include "shipped.hpp"
 #if defined(EVK_HAVE_CUDA)
 #include "gpu_field.hpp"
@@ -12,9 +14,24 @@
 namespace rd = evk::reg_deform;
 using evk::testing::builtin_variants;
 
+// The number of genomes the build embedded (tests/reg_deform/CMakeLists.txt): the checks below
+// compare the registry and the source tree with it, so an empty or missing genome directory, or
+// a registry without the variants, fails instead of checking nothing.
+constexpr std::size_t kShipped = REG_SHIPPED_GENOMES;
+
 TEST(ShippedRegDeform, EveryGenomeFileIsBuiltIn) {
-  evk::testing::expect_every_genome_file_built_in(rd::make_registry(), REG_SOURCE_DIR "/kernels/evolved/reg_deform",
-                                                  "reg_deform");
+  const std::filesystem::path dir = REG_SOURCE_DIR "/kernels/evolved/reg_deform";
+  std::size_t files = 0;
+  if (std::filesystem::is_directory(dir))
+    for (const auto& e : std::filesystem::directory_iterator(dir)) files += e.path().extension() == ".genome";
+  EXPECT_EQ(files, kShipped) << dir.string() << " holds " << files << " genomes, the build shipped " << kShipped;
+  EXPECT_EQ(builtin_variants(rd::make_registry()).size(), kShipped);
+  evk::testing::expect_every_genome_file_built_in(rd::make_registry(), dir, "reg_deform");
+}
+
+TEST(ShippedRegDeform, TheProjectShipsAGenome) {
+  // kernels/evolved/reg_deform ships sm90-h200-paper217.genome: a build without it is broken.
+  EXPECT_GE(kShipped, 1u);
 }
 
 TEST(ShippedRegDeform, SizeClasses) {
@@ -26,6 +43,7 @@ TEST(ShippedRegDeform, SizeClasses) {
 
 TEST(ShippedRegDeform, AutoPicksEachVariantOnlyWhereItFits) {
   const evk::Registry reg = rd::make_registry();
+  ASSERT_EQ(builtin_variants(reg).size(), kShipped);
   for (const auto& v : builtin_variants(reg)) {
     const evk::DeviceKey own{v.cc, v.device_name.empty() ? "Some GPU" : v.device_name};
     for (const char* cls : {"paper", "head1mm", "head2mm"}) {

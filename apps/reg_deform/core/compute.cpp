@@ -1,10 +1,10 @@
 #include "compute.hpp"
 
-#include "evk/cli.hpp"
-#include "evk/dispatch.hpp"
+#include <chrono>
+
+#include "active.hpp"
 #include "evk/error.hpp"
 #include "field_cpu.hpp"
-#include "kernel_config.hpp"
 #if defined(EVK_HAVE_CUDA)
 #include <cuda_runtime.h>
 
@@ -19,12 +19,24 @@ namespace evk::reg_deform {
 
 namespace {
 
-struct Plan {
-  BackendChoice backend;
-  KernelChoice kernel;
-};
+bool is_genome_file(const std::string& kernel) {
+  return kernel != "auto" && kernel != "original" && kernel != "evolved" && kernel != "expert";
+}
 
-Plan plan_for(const RunOptions& run, RunInfo& info) {
+#if defined(EVK_HAVE_CUDA)
+gpu::FieldOptions gpu_field_options(const KernelChoice& k) {
+  gpu::FieldOptions fo;
+  fo.config = k.config;
+  fo.source = k.source;
+  fo.expert = k.expert;
+  fo.expert_config = k.expert_config;
+  return fo;
+}
+#endif
+
+}  // namespace
+
+Plan plan_backend(const RunOptions& run) {
   if (run.backend != "auto" && run.backend != "cpu" && run.backend != "gpu")
     input_error("--backend " + run.backend, "must be auto, cpu or gpu");
   CommonOptions c;
@@ -32,112 +44,121 @@ Plan plan_for(const RunOptions& run, RunInfo& info) {
   c.kernel = run.kernel;
   c.device = run.device;
   Plan p;
+  p.threads = run.threads;
   p.backend = choose_backend(c);
-  info.reason = p.backend.reason;
-  Registry reg = make_registry();
-  const bool file = run.kernel != "auto" && run.kernel != "original" && run.kernel != "evolved";
-  if (p.backend.backend == Backend::gpu) {
+  p.info.reason = p.backend.reason;
+  p.info.backend = p.gpu() ? "gpu" : "cpu";
+  p.info.device = p.gpu() ? p.backend.device.name : "";
+  p.info.kernel = p.gpu() ? "block-matching" : "cpu";
+#if defined(EVK_HAVE_CUDA)
+  if (p.gpu()) EVK_CUDA(cudaSetDevice(p.backend.device.index));
+#endif
+  return p;
+}
+
+Plan plan_run(const RunOptions& run, const Request& request) {
+  Plan p = plan_backend(run);
+  if (p.gpu()) {
+    Registry reg = make_registry();
     const auto overlay = default_overlay_dir();
     if (!overlay.empty()) reg.load_overlay(overlay);
     const auto& d = p.backend.device;
-    const Selection s = reg.select("reg_deform", DeviceKey{d.cc(), d.name}, run.kernel);
-    p.kernel = kernel_for_variant(s.variant);
-    info.backend = "gpu";
-    info.device = d.name;
-    info.kernel = s.variant.id + " (" + s.rule + ")";
-#if defined(EVK_HAVE_CUDA)
-    EVK_CUDA(cudaSetDevice(d.index));
-#endif
+    const KernelPick k = pick_kernel(reg, DeviceKey{d.cc(), d.name}, run.kernel, request);
+    p.kernel = k.kernel;
+    p.info.kernel = k.variant;
+  } else if (is_genome_file(run.kernel)) {
+    // A genome file is still checked on the CPU backend (bad input is reported, never ignored).
+    pick_kernel(make_registry(), DeviceKey{}, run.kernel, request);
+    p.info.kernel = "cpu (genome " + run.kernel + " checked, not used by the CPU reference)";
   } else {
-    if (file) kernel_for_variant(reg.select("reg_deform", DeviceKey{}, run.kernel).variant);  // bad genome: error
-    info.backend = "cpu";
-    info.kernel = "cpu-reference";
+    p.info.kernel = "cpu";
   }
   return p;
 }
 
-}  // namespace
+Request field_request(const Geometry& ref, const Grid& grid) {
+  return make_request(ref.nx, ref.ny, ref.nz, grid.sx, grid.sy, grid.sz);
+}
 
-Field compute_field(const Geometry& ref, const Grid& grid, const Mask& mask, bool displacement, const RunOptions& run,
-                    RunInfo* info) {
-  RunInfo local;
-  RunInfo& i = info ? *info : local;
-  check_grid_fits(ref, grid, "cpp");
-  if (!mask.empty() && mask.size() != ref.voxels()) input_error("mask", "size differs from the reference's voxels");
-  const Plan p = plan_for(run, i);
+Request register_request(const Geometry& ref, double spacing) {
+  const auto vox = [&](double d) { return spacing < 0 ? -spacing : spacing / d; };
+  return make_request(ref.nx, ref.ny, ref.nz, vox(ref.dx), vox(ref.dy), vox(ref.dz));
+}
+
+FieldResult compute_field(const FieldRequest& req, const Plan& plan) {
+  static const Mask kEvery;
+  const Mask& mask = req.mask ? *req.mask : kEvery;
+  check_grid_fits(req.ref, req.grid, "cpp");
+  if (!mask.empty() && mask.size() != req.ref.voxels()) input_error("mask", "size differs from the reference's voxels");
+  FieldResult r;
 #if defined(EVK_HAVE_CUDA)
-  if (p.backend.backend == Backend::gpu) {
-    gpu::FieldOptions fo;
-    fo.config = p.kernel.config;
-    fo.source = p.kernel.source;
-    gpu::FieldEngine eng(ref, mask, grid.sx, grid.sy, grid.sz, fo);
-    eng.set_grid(grid);
-    eng.compute(displacement);
-    return eng.download(displacement);
+  if (plan.gpu()) {
+    gpu::FieldEngine eng(req.ref, mask, req.grid.sx, req.grid.sy, req.grid.sz, gpu_field_options(plan.kernel));
+    eng.set_grid(req.grid);
+    eng.compute(req.displacement);
+    r.gpu_path = eng.path();
+    r.kernel_origin = eng.kernel_origin();
+    r.active_voxels = eng.active_voxels();
+    r.field = eng.download(req.displacement);
+    return r;
   }
 #endif
   FieldOptions fo;
-  fo.displacement = displacement;
-  fo.threads = run.threads;
-  return compute_field_cpu(ref, grid, mask, fo);
+  fo.displacement = req.displacement;
+  fo.threads = plan.threads;
+  r.active_voxels = count_active(req.ref, mask);
+  r.field = compute_field_cpu(req.ref, req.grid, mask, fo);
+  return r;
 }
 
-Volume resample_volume(const Volume& flo, const Field& field, const ResampleOptions& opt, const RunOptions& run,
-                       RunInfo* info) {
-  RunInfo local;
-  RunInfo& i = info ? *info : local;
-  if (field.data.size() != 3 * field.geo.voxels()) input_error("trans", "field size does not match its geometry");
-  if (flo.data.size() != flo.geo.voxels()) input_error("flo", "data size does not match its geometry");
-  const Plan p = plan_for(run, i);
-  (void)p;
+ResampleResult resample(const ResampleRequest& req, const Plan& plan) {
+  ResampleResult r;
+  const Field* field = &req.trans.field;
+  if (req.trans.kind == TransKind::grid) {
+    const auto t0 = std::chrono::steady_clock::now();
+    r.field = compute_field({.ref = req.ref, .grid = req.trans.grid}, plan);
+    r.field_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    field = &r.field.field;
+  }
+  if (field->data.size() != 3 * field->geo.voxels()) input_error("trans", "field size does not match its geometry");
+  if (req.flo.data.size() != req.flo.geo.voxels()) input_error("flo", "data size does not match its geometry");
+  ResampleOptions o = req.options;
+  if (o.threads <= 0) o.threads = plan.threads;
 #if defined(EVK_HAVE_CUDA)
-  if (p.backend.backend == Backend::gpu) return gpu::resample(flo, field, opt);
+  if (plan.gpu()) {
+    r.image = gpu::resample(req.flo, *field, o);
+    return r;
+  }
 #endif
-  ResampleOptions o = opt;
-  if (o.threads <= 0) o.threads = run.threads;
-  return resample_cpu(flo, field, o);
+  r.image = resample_cpu(req.flo, *field, o);
+  return r;
 }
 
-AffineResult affine_register(const Volume& ref, const Volume& flo, const Mask& rmask, const Mask& fmask,
-                             const Mat44& init, const AffineOptions& opt, const RunOptions& run, RunInfo* info,
-                             const AffineProgress& progress) {
-  RunInfo local;
-  RunInfo& i = info ? *info : local;
-  check_affine_options(opt);
-  const Plan p = plan_for(run, i);
-  AffineOptions o = opt;
-  if (o.threads <= 0) o.threads = run.threads;
+AffineResult register_affine(const AffineRequest& req, const Plan& plan) {
+  check_affine_options(req.options);
+  AffineOptions o = req.options;
+  if (o.threads <= 0) o.threads = plan.threads;
   AffineEngine engine = cpu_matcher(o.threads);
 #if defined(EVK_HAVE_CUDA)
-  if (p.backend.backend == Backend::gpu) engine = gpu::affine_engine();
-#else
-  (void)p;
+  if (plan.gpu()) engine = gpu::affine_engine();
 #endif
-  return register_affine(ref, flo, rmask, fmask, init, o, engine, progress);
+  return register_affine(req.ref, req.flo, req.rmask, req.fmask, req.init, o, engine, req.progress);
 }
 
-RegisterResult nonrigid_register(const Volume& ref, const Volume& flo, const Mask& rmask, const Mask& fmask,
-                                 const RegisterOptions& opt, const RunOptions& run, RunInfo* info,
-                                 const RegisterCallbacks& cb) {
-  RunInfo local;
-  RunInfo& i = info ? *info : local;
-  RegisterOptions o = opt;
-  if (o.threads <= 0) o.threads = run.threads;
-  check_register_inputs(ref, flo, rmask, fmask, o);
-  const Plan p = plan_for(run, i);
+RegisterResult register_nonrigid(const RegisterRequest& req, const Plan& plan) {
+  RegisterOptions o = req.options;
+  if (o.threads <= 0) o.threads = plan.threads;
+  check_register_inputs(req.ref, req.flo, req.rmask, req.fmask, o, req.names);
   EngineFactory factory = make_cpu_engine;
 #if defined(EVK_HAVE_CUDA)
-  if (p.backend.backend == Backend::gpu) {
+  if (plan.gpu()) {
     GpuEngineOptions go;
-    go.field.config = p.kernel.config;
-    go.field.source = p.kernel.source;
+    go.field = gpu_field_options(plan.kernel);
     factory = [go](const LevelInput& in) { return make_gpu_engine(in, go); };
     o.pyramid = [](const Volume& v, int levels, int used) { return gpu::make_image_pyramid(v, levels, used); };
   }
-#else
-  (void)p;
 #endif
-  return register_images(ref, flo, rmask, fmask, o, factory, cb);
+  return register_images(req.ref, req.flo, req.rmask, req.fmask, o, factory, req.callbacks);
 }
 
 }  // namespace evk::reg_deform

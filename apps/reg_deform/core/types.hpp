@@ -57,6 +57,14 @@ struct Field {
   std::vector<float> data;  // 3 * voxels
 };
 
+// A transformation: a control-point grid or a dense deformation/displacement field.
+enum class TransKind { deformation, displacement, grid };
+struct Transformation {
+  TransKind kind = TransKind::deformation;
+  Grid grid;    // kind == grid
+  Field field;  // otherwise
+};
+
 // Mask: nonzero = active. Same size as the reference; empty = every voxel active.
 using Mask = std::vector<std::uint8_t>;
 

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "../core/types.hpp"
+#include "types.hpp"
 
 namespace evk::reg_deform {
 

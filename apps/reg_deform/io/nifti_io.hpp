@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <string>
 
-#include "../core/types.hpp"
+#include "types.hpp"
 
 namespace evk::reg_deform {
 
@@ -30,12 +30,6 @@ Mask read_mask(const fs::path& path, const Geometry& ref);
 // NiftyReg layout relative to the reference, dims covering the reference at its spacing.
 Grid read_grid(const fs::path& path, const Geometry& ref);
 
-enum class TransKind { deformation, displacement, grid };
-struct Transformation {
-  TransKind kind = TransKind::deformation;
-  Grid grid;    // kind == grid
-  Field field;  // otherwise
-};
 // A transformation told apart by intent_p1 (0, 1 or 2), checked against the reference.
 Transformation read_transformation(const fs::path& path, const Geometry& ref);
 // The same, refusing anything but a grid (intent_p1 2) when grid_only.

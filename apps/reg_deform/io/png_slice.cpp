@@ -5,7 +5,7 @@
 #include <fstream>
 #include <string>
 
-#include "../core/resample_cpu.hpp"
+#include "resample_cpu.hpp"
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
 #include "evk/png.hpp"

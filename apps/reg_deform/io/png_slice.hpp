@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "../core/types.hpp"
+#include "types.hpp"
 
 namespace evk::reg_deform {
 

@@ -214,7 +214,6 @@ const std::vector<HeadDef>& heads(bool one_mm) {
 
 std::filesystem::path gi_shared_data_dir(const GiProblemOptions& opt) {
   if (!opt.shared_data.empty()) return opt.shared_data;
-  if (const char* e = std::getenv("EVK_SHARED_DATA"); e && *e) return e;
   return std::filesystem::path("..") / "shared" / "data";
 }
 

@@ -4,7 +4,7 @@
 
 #include "evk/error.hpp"
 #include "field_cpu.hpp"
-#include "random_case.hpp"
+#include "splitmix.hpp"
 
 namespace evk::reg_deform {
 

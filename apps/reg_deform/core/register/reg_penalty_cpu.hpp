@@ -27,9 +27,6 @@ void linear_energy_gradient(const Grid& g, double weight, double* grad, int thre
 double jacobian_log_penalty(const Grid& g, int threads = 0);
 void jacobian_log_gradient(const Grid& g, double weight, double* grad, int threads = 0);
 
-// The world Jacobian of the transformation at control point (i, j, k) (interior), and the world-
-// to-grid-index matrix used for it: J[c][k] = sum_i dpos_c/didx_i * M[i][k].
-void node_jacobian(const Grid& g, int i, int j, int k, double J[3][3]);
 // Minimum Jacobian determinant over the interior control points.
 double min_node_jacobian(const Grid& g);
 // The orthogonal polar factor R of a nonsingular 3x3 matrix (J = R U, U symmetric positive

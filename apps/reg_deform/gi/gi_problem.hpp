@@ -19,7 +19,8 @@ namespace evk::reg_deform {
 
 struct GiProblemOptions {
   int case_size = 217;  // random-case cube side
-  // The brains' directory parent ($EVK_SHARED_DATA, else ../shared/data when empty).
+  // The brains' directory parent (holding brain/): the GI cases' data directory. Empty:
+  // ../shared/data (beside a checkout, relative to the working directory).
   std::filesystem::path shared_data;
   // Reads a volume's geometry (the tool passes its NIfTI reader; core has none). Unset: the head
   // classes use synthetic geometries of the brains' sizes.

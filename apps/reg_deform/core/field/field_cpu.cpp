@@ -107,11 +107,6 @@ void shift_by_own(Field& f, double sign) {
 }
 }  // namespace
 
-void to_displacement(Field& f) {
-  if (f.displacement) return;
-  shift_by_own(f, -1);
-  f.displacement = true;
-}
 void to_deformation(Field& f) {
   if (!f.displacement) return;
   shift_by_own(f, +1);

@@ -8,9 +8,6 @@
 
 namespace evk::reg_deform {
 
-// Spacing in reference voxels per axis for a world spacing in mm (pixdim based, as reg_f3d).
-std::array<double, 3> spacing_in_voxels(const Geometry& ref, double spacing_mm);
-
 // Spacings within 1e-6 (relative) of a multiple of 0.5 voxel snapped to it (rounding of mm / pixdim).
 std::array<double, 3> snap_spacing(std::array<double, 3> s);
 

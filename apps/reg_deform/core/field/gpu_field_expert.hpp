@@ -11,7 +11,7 @@
 #include <string>
 
 #include "evk/cuda_library.hpp"
-#include "gpu_field.hpp"
+#include "gpu_buffer.hpp"
 #include "kernel_config.hpp"
 #include "types.hpp"
 

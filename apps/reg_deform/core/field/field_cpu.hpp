@@ -26,8 +26,7 @@ std::array<double, 3> bspline_position(const Grid& grid, int x, int y, int z);
 // mask: empty or ref.voxels() entries (nonzero = active).
 Field compute_field_cpu(const Geometry& ref, const Grid& grid, const Mask& mask = {}, const FieldOptions& opt = {});
 
-// Deformation <-> displacement (adds / subtracts each voxel's world position), in place.
-void to_displacement(Field& f);
+// Displacement -> deformation (adds each voxel's world position), in place.
 void to_deformation(Field& f);
 
 }  // namespace evk::reg_deform

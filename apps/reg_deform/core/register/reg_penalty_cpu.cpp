@@ -184,13 +184,6 @@ void polar_rotation(const double J[3][3], double R[3][3]) {
     for (int c = 0; c < 3; ++c) R[r][c] = X[r][c];
 }
 
-void node_jacobian(const Grid& g, int i, int j, int k, double J[3][3]) {
-  View v(g);
-  double M[3][3], A[3][3];
-  world_to_index(g, M);
-  jacobian_from(v, M, i, j, k, A, J);
-}
-
 double min_node_jacobian(const Grid& g) {
   View v(g);
   double M[3][3];

@@ -8,10 +8,6 @@
 
 namespace evk::reg_deform {
 
-std::array<double, 3> spacing_in_voxels(const Geometry& ref, double spacing_mm) {
-  return {spacing_mm / ref.dx, spacing_mm / ref.dy, spacing_mm / ref.dz};
-}
-
 std::array<double, 3> snap_spacing(std::array<double, 3> s) {
   for (double& v : s) {
     if (!(v > 0) || !std::isfinite(v)) input_error("--sx", "control-point spacing must be positive");

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 
+#include "splitmix.hpp"
 #include "types.hpp"
 
 namespace evk::reg_deform {
@@ -25,18 +26,5 @@ struct RandomCase {
 
 RandomCase make_random_case(const RandomCaseOptions& opt);
 
-// splitmix64: the generator used by the case maker (exposed for tests and the GI problem).
-struct SplitMix64 {
-  std::uint64_t s;
-  explicit SplitMix64(std::uint64_t seed) : s(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
-  double uniform(double a, double b) { return a + (b - a) * uniform(); }
-};
 
 }  // namespace evk::reg_deform

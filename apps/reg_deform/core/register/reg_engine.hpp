@@ -27,8 +27,7 @@ struct LevelInput {
 
 class LevelEngine : public OptimiserProblem {
  public:
-  // The terms of the last objective() and of the best accepted one.
-  const ObjectiveTerms& last_terms() const { return last_; }
+  // The terms of the best accepted objective() (last_: of the last one).
   const ObjectiveTerms& best_terms() const { return best_; }
   void accept() override { best_ = last_; }
   // The current control points (on the GPU: downloaded).
