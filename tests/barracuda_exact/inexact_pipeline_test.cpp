@@ -192,6 +192,10 @@ TEST(BarracudaInexactPipeline, CountsAndStageTimes) {
   EXPECT_EQ(j["mapped"].get<std::uint64_t>(), mapped);
   for (const char* k : {"parse", "search", "sam", "format", "write", "total"}) EXPECT_TRUE(j["seconds"].contains(k)) << k;
   EXPECT_GT(j["seconds"]["sam"].get<double>(), 0);
+  // the GPU search's hand-backs: none on the CPU backend (every read is searched there in the first place)
+  EXPECT_EQ(j.at("gpu_first_pass_handed_back").get<std::uint64_t>(), 0u);
+  EXPECT_EQ(j.at("gpu_fallback_reads").get<std::uint64_t>(), 0u);
+  EXPECT_EQ(j["seconds"].at("later_passes").get<double>(), 0.0);
   // the keys every pipelined mode reports
   EXPECT_EQ(j.at("backend"), "cpu");
   EXPECT_EQ(j.at("input_format"), "plain");

@@ -82,10 +82,11 @@ void print_aln_stats(const MapOptions& mo, const CommonOptions& co, const MapSta
                         {"unmapped", c.unmatched},
                         {"proper_pairs_reads", c.proper_pairs},
                         {"mate_rescued", c.mate_rescued},
+                        {"gpu_first_pass_handed_back", c.first_pass_back},
                         {"gpu_fallback_reads", c.handed_back},
                         {"seconds", {{"index", st.index_s}, {"read", st.read_s}, {"inflate", st.inflate_s},
                                      {"scan", st.scan_s}, {"parse", st.parse_s}, {"search", st.match_s},
-                                     {"transfer", st.transfer_s}, {"kernel", st.kernel_s}, {"fallback", st.fallback_s},
+                                     {"transfer", st.transfer_s}, {"kernel", st.kernel_s}, {"later_passes", st.later_passes_s}, {"fallback", st.fallback_s},
                                      {"position_lookup", st.lookup_s}, {"sam", st.records_s}, {"format", st.format_s}, {"write", st.write_s},
                                      {"total", st.total_s}}},
                         {"reads_per_s", {{"inflate", rate(st.inflate_s)}, {"scan", rate(st.scan_s)},
@@ -108,7 +109,7 @@ void print_aln_stats(const MapOptions& mo, const CommonOptions& co, const MapSta
                             ", inflate " + std::to_string(st.inflate_s) + ", scan " + std::to_string(st.scan_s) +
                             ", parse " + std::to_string(st.parse_s) + ", search " + std::to_string(st.match_s) +
                             " (transfer " + std::to_string(st.transfer_s) + ", kernel " + std::to_string(st.kernel_s) +
-                            ", CPU fallback " + std::to_string(st.fallback_s) + ", position lookup " +
+                            ", later GPU passes " + std::to_string(st.later_passes_s) + ", CPU fallback " + std::to_string(st.fallback_s) + ", position lookup " +
                             std::to_string(st.lookup_s) + "), " + (mo.reads2.empty() ? "samse " : "sampe ") + std::to_string(st.records_s) +
                             ", format " + std::to_string(st.format_s) + ", write " + std::to_string(st.write_s) +
                             "; total " + std::to_string(st.total_s));

@@ -15,6 +15,8 @@ struct MapCounts {
   // the inexact mapper: pairs, mapped reads with a gap, rescued by their mate, in proper pairs,
   // mapped by edit distance (NM 0..6, 7+), handed back by the GPU to the CPU search
   std::uint64_t pairs = 0, gapped = 0, mate_rescued = 0, proper_pairs = 0, handed_back = 0;
+  // the GPU's first pass handed back (searched again by the later GPU passes, then handed_back on the CPU)
+  std::uint64_t first_pass_back = 0;
   std::uint64_t by_diff[8] = {};
   void add(const MapCounts& o) {
     reads += o.reads;
@@ -27,6 +29,7 @@ struct MapCounts {
     mate_rescued += o.mate_rescued;
     proper_pairs += o.proper_pairs;
     handed_back += o.handed_back;
+    first_pass_back += o.first_pass_back;
     for (int d = 0; d < 8; ++d) by_diff[d] += o.by_diff[d];
   }
 };

@@ -168,6 +168,7 @@ void AlnMapper::map(int lane, const ReadBatch& reads, std::unique_ptr<MappedBatc
                                    : static_cast<int>(rc.len[i]);
   }
   m->handed_back = 0;
+  m->first_pass_back = 0;
   if (n == 0) {
     m->alns.clear();
     times.match += since(t);
@@ -191,6 +192,8 @@ void AlnMapper::map(int lane, const ReadBatch& reads, std::unique_ptr<MappedBatc
     times.transfer += (gt.pack_ms + gt.upload_ms + gt.compact_ms + gt.download_ms) / 1e3;
     times.fallback += gt.fallback_s;
     m->handed_back = gt.fallback_reads;
+    m->first_pass_back = gt.first_pass_handed_back;
+    times.later_passes += gt.later_passes_ms() / 1e3;
     const auto tl = Clock::now();
     gpu_->rows[l]->lookup(m->alns, m->pos);
     times.lookup += since(tl);
@@ -223,6 +226,7 @@ void AlnMapper::finish(MappedBatch& out, const ReadBatch& reads, TaskPool& pool,
   m.counts_ = MapCounts{};
   for (const auto& r : m.recs) aln_count(m.counts_, r);
   m.counts_.handed_back = m.handed_back;
+  m.counts_.first_pass_back = m.first_pass_back;
   times.records += since(t);
 }
 
@@ -248,6 +252,7 @@ void AlnMapper::finish_pairs(const MappedBatch& one, const MappedBatch& two, con
   }
   out.counts_.pairs = r1.size();
   out.counts_.handed_back = m1.handed_back + m2.handed_back;
+  out.counts_.first_pass_back = m1.first_pass_back + m2.first_pass_back;
   times.records += since(t);
 }
 

@@ -32,7 +32,8 @@ class AlnMapped : public MappedBatch {
   MapCounts counts() const override { return counts_; }
   std::vector<int> len;        // searched length of each read (after -q trimming)
   AlnBatch alns;               // hit intervals, in search order
-  std::uint64_t handed_back = 0;  // reads the GPU handed back to the CPU search
+  std::uint64_t handed_back = 0;      // reads the GPU handed back to the CPU search
+  std::uint64_t first_pass_back = 0;  // reads its first pass handed back (to the later GPU passes)
   std::vector<std::uint64_t> pos;  // GPU: text positions of the hit rows (core/aln_positions.hpp)
   std::vector<AlnDraw> draws;  // finish(): bwa's draws of the primary hits
   std::vector<AlnRecord> recs; // finish(): the records

@@ -50,6 +50,7 @@ struct MapStats {
   double read_s = 0, inflate_s = 0;  // read(2) and inflation thread-seconds (all threads)
   double scan_s = 0, parse_s = 0;
   double transfer_s = 0, kernel_s = 0, match_s = 0, lookup_s = 0, fallback_s = 0, records_s = 0;
+  double later_passes_s = 0;
   double format_s = 0, write_s = 0;
   std::uint64_t input_bytes = 0, text_bytes = 0;
   std::string input_format, mapper;

@@ -159,6 +159,7 @@ inline void add_times(MapStats& st, const MapTimes& t) {
   st.match_s += t.match;
   st.lookup_s += t.lookup;
   st.fallback_s += t.fallback;
+  st.later_passes_s += t.later_passes;
   st.records_s += t.records;
 }
 

@@ -28,12 +28,14 @@ namespace evk::barracuda_exact {
 // inexact mapper's samse: primary draws, SA rows -> positions, CIGAR/MD/NM, tags).
 struct MapTimes {
   double transfer = 0, kernel = 0, match = 0, lookup = 0, fallback = 0, records = 0;
+  double later_passes = 0;  // the inexact search's later GPU passes (reads the first pass handed back)
   void add(const MapTimes& o) {
     transfer += o.transfer;
     kernel += o.kernel;
     match += o.match;
     lookup += o.lookup;
     fallback += o.fallback;
+    later_passes += o.later_passes;
     records += o.records;
   }
 };
