@@ -9,7 +9,8 @@
 # where they were searched) and, when BUNDLE_A is given, of A (an older build) on the same reads,
 # then `bwa aln -t N` + `bwa samse` on the same reads and index (timed apart), and B's records
 # against bwa's (bc_sam_agree). FASTQ.gz -> SAM everywhere (the SAM is what the records are compared on).
-# Run from the repository root. Usage: adna_device.sh BUNDLE OUTDIR [SIZE=200M] [READS=200000] [BUNDLE_A]
+# Run from the repository root. Usage: adna_device.sh BUNDLE OUTDIR [SIZE=200M|GENOME.fa] [READS=200000] [BUNDLE_A]
+# (GENOME.fa: a genome made before, indexed beside it or indexed here)
 # OUTDIR/summary.txt: one line per run; OUTDIR/*.json: each map's --json.
 set -uo pipefail
 b=$(cd "${1:?usage: adna_device.sh BUNDLE OUTDIR [SIZE] [READS] [BUNDLE_A]}" && pwd)
@@ -29,10 +30,18 @@ S="$out/summary.txt"
   echo "host cores: $T; B $(cat "$b/COMMIT" 2>/dev/null); A $(cat "$a/COMMIT" 2>/dev/null)"; } > "$S" 2>&1
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
-t=$(now); bc_human_genome --size "$size" -t "$T" --seed 1 -o "$W/g.fa" --stats "$out/genome-stats.tsv" 2> "$out/genome.log"
-echo "genome $size: exit $?, $(secs "$t") s" >> "$S"
-t=$(now); barracuda_exact index --json "$W/g.fa" > "$out/index.json" 2> "$out/index.log"
-echo "index: exit $?, $(secs "$t") s" >> "$S"
+if [ -f "$size" ]; then  # a genome made (and indexed) before: used in place
+  ln -s "$(cd "$(dirname "$size")" && pwd)/$(basename "$size")" "$W/g.fa"
+  for e in amb ann bwt pac sa; do [ -f "$size.$e" ] && ln -s "$(cd "$(dirname "$size")" && pwd)/$(basename "$size").$e" "$W/g.fa.$e"; done
+fi
+if [ ! -e "$W/g.fa" ]; then
+  t=$(now); bc_human_genome --size "$size" -t "$T" --seed 1 -o "$W/g.fa" --stats "$out/genome-stats.tsv" 2> "$out/genome.log"
+  echo "genome $size: exit $?, $(secs "$t") s" >> "$S"
+fi
+if [ ! -e "$W/g.fa.sa" ]; then
+  t=$(now); barracuda_exact index --json "$W/g.fa" > "$out/index.json" 2> "$out/index.log"
+  echo "index: exit $?, $(secs "$t") s" >> "$S"
+fi
 t=$(now); bc_adna_reads "$W/g.fa" "$n" "$W/r.fq.gz" -t "$T" --seed 1 2> "$out/reads.log"
 echo "reads $n: exit $?, $(secs "$t") s" >> "$S"
 
