@@ -151,7 +151,7 @@ TEST(BarracudaAlnSecondPassGpu, LaterPassesOffLeaveTheReadsToTheCpu) {
   bc::InexactKernelConfig cfg;
   cfg.stack_cap = 40;
   cfg.aln_cap = 2;
-  cfg.later_passes = false;
+  cfg.later_passes = 0;
   bc::GpuAligner g(bc::gi_reference_index(), bc::AlnOptions{}, 0, cfg);
   bc::GpuAlnTimes t;
   const bc::AlnBatch got = g.search(reads, 0, &t);

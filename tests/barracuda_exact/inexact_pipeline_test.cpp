@@ -196,6 +196,13 @@ TEST(BarracudaInexactPipeline, CountsAndStageTimes) {
   EXPECT_EQ(j.at("gpu_first_pass_handed_back").get<std::uint64_t>(), 0u);
   EXPECT_EQ(j.at("gpu_fallback_reads").get<std::uint64_t>(), 0u);
   EXPECT_EQ(j["seconds"].at("later_passes").get<double>(), 0.0);
+  ASSERT_EQ(j.at("gpu_later_passes").size(), 3u);
+  for (const auto& p : j["gpu_later_passes"]) EXPECT_EQ(p.at("reads").get<std::uint64_t>(), 0u);
+  // --gpu-passes takes 0..3
+  const auto bad = evk::testing::run_tool("barracuda_exact", "map --gpu-passes 4 " + fx.ref + " " + (fx.dir / "p.fq").string() +
+                                                                  " -o " + (fx.dir / "bad.bam").string());
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--gpu-passes"), std::string::npos) << bad.err;
   // the keys every pipelined mode reports
   EXPECT_EQ(j.at("backend"), "cpu");
   EXPECT_EQ(j.at("input_format"), "plain");

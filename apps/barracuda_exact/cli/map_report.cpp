@@ -12,6 +12,14 @@ namespace evk::barracuda_exact {
 namespace {
 
 // The keys both pipelined modes report: the backend, the mapper, the input and the resources used.
+// Each later GPU pass of the inexact search: reads in, reads answered, busy seconds.
+nlohmann::json later_passes_json(const MapCounts& c, const MapStats& st) {
+  nlohmann::json a = nlohmann::json::array();
+  for (std::size_t k = 0; k < kMapLaterPasses; ++k)
+    a.push_back({{"reads", c.pass_reads[k]}, {"answered", c.pass_answered[k]}, {"seconds", st.pass_s[k]}});
+  return a;
+}
+
 nlohmann::json pipeline_keys(const MapOptions& mo, const MapStats& st) {
   return {{"backend", mo.gpu ? "gpu" : "cpu"},      {"kernel_origin", st.kernel_origin},
           {"mapper", st.mapper},                     {"input_format", st.input_format},
@@ -84,6 +92,7 @@ void print_aln_stats(const MapOptions& mo, const CommonOptions& co, const MapSta
                         {"mate_rescued", c.mate_rescued},
                         {"gpu_first_pass_handed_back", c.first_pass_back},
                         {"gpu_fallback_reads", c.handed_back},
+                        {"gpu_later_passes", later_passes_json(c, st)},
                         {"seconds", {{"index", st.index_s}, {"read", st.read_s}, {"inflate", st.inflate_s},
                                      {"scan", st.scan_s}, {"parse", st.parse_s}, {"search", st.match_s},
                                      {"transfer", st.transfer_s}, {"kernel", st.kernel_s}, {"later_passes", st.later_passes_s}, {"fallback", st.fallback_s},

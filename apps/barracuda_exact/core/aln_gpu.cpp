@@ -238,7 +238,7 @@ GpuAligner::GpuAligner(const BwtIndex& idx, const AlnOptions& opt, int device, c
   EVK_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
   lib_ = load_inexact_kernel(cfg_, major * 10 + minor, source);
   kernel_ = lib_.kernel(kAlnKernelEntry);
-  if (cfg_.later_passes) passes_ = std::make_unique<AlnPasses>(opt_, cfg_, major * 10 + minor);
+  if (cfg_.later_passes > 0) passes_ = std::make_unique<AlnPasses>(opt_, cfg_, major * 10 + minor);
   EVK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   for (auto& e : ev_) EVK_CUDA(cudaEventCreate(&e));
 }

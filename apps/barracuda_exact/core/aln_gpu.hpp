@@ -31,7 +31,7 @@ struct InexactKernelConfig {
   int aln_cap = kAlnKernelAlnCap;
   int max_len = kAlnKernelMaxLen;
   int threads_per_sm = 0;  // persistent threads per SM; 0 = 512 (within 4 GiB of stacks)
-  bool later_passes = true;  // search the handed-back reads again on the GPU (wide kernel) before the CPU
+  int later_passes = 3;  // how many later GPU passes (wide kernel) search the handed-back reads before the CPU (0-3)
   bool operator==(const InexactKernelConfig&) const = default;
   std::vector<std::string> nvrtc_options() const;  // -D for the four macros
 };
@@ -179,7 +179,7 @@ class GpuAligner {
   cudaKernel_t kernel_ = nullptr;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t ev_[5] = {};
-  std::unique_ptr<AlnPasses> passes_;  // null when cfg.later_passes is off
+  std::unique_ptr<AlnPasses> passes_;  // null when cfg.later_passes is 0
 };
 
 }  // namespace evk::barracuda_exact

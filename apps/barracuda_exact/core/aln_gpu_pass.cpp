@@ -32,6 +32,8 @@ AlnPasses::AlnPasses(const AlnOptions& opt, const InexactKernelConfig& first, in
     : limits_(aln_pass_limits(opt, first.stack_cap, first.aln_cap)), first_aln_cap_(first.aln_cap),
       max_len_(first.max_len), cc_(cc) {
   if (limits_.size() > kAlnMaxLaterPasses) throw std::logic_error("AlnPasses: more passes than GpuAlnTimes holds");
+  if (first.later_passes >= 0 && limits_.size() > static_cast<std::size_t>(first.later_passes))
+    limits_.resize(static_cast<std::size_t>(first.later_passes));
   for (const AlnPassLimits& l : limits_) passes_.push_back(Pass{l, {}, nullptr});
 }
 

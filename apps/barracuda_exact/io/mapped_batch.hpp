@@ -3,12 +3,15 @@
 #pragma once
 #include <htslib/sam.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
 #include "io/read_batch.hpp"
 
 namespace evk::barracuda_exact {
+
+inline constexpr std::size_t kMapLaterPasses = 3;  // = kAlnMaxLaterPasses (core/aln_gpu.hpp, CUDA builds)
 
 struct MapCounts {
   std::uint64_t reads = 0, unique = 0, repeat = 0, unmatched = 0, bridging = 0;
@@ -17,6 +20,7 @@ struct MapCounts {
   std::uint64_t pairs = 0, gapped = 0, mate_rescued = 0, proper_pairs = 0, handed_back = 0;
   // the GPU's first pass handed back (searched again by the later GPU passes, then handed_back on the CPU)
   std::uint64_t first_pass_back = 0;
+  std::array<std::uint64_t, kMapLaterPasses> pass_reads{}, pass_answered{};  // each later GPU pass: in, answered
   std::uint64_t by_diff[8] = {};
   void add(const MapCounts& o) {
     reads += o.reads;
@@ -30,6 +34,10 @@ struct MapCounts {
     proper_pairs += o.proper_pairs;
     handed_back += o.handed_back;
     first_pass_back += o.first_pass_back;
+    for (std::size_t k = 0; k < kMapLaterPasses; ++k) {
+      pass_reads[k] += o.pass_reads[k];
+      pass_answered[k] += o.pass_answered[k];
+    }
     for (int d = 0; d < 8; ++d) by_diff[d] += o.by_diff[d];
   }
 };

@@ -11,6 +11,7 @@
 #if defined(EVK_HAVE_CUDA)
 #include "core/aln_gpu.hpp"
 #include "evk/cuda_check.hpp"
+static_assert(evk::barracuda_exact::kMapLaterPasses == evk::barracuda_exact::kAlnMaxLaterPasses);
 #endif
 
 namespace evk::barracuda_exact {
@@ -103,7 +104,7 @@ AlnMapper::AlnMapper(const BwtIndex& idx, const AlnOptions& opt, int lanes, cons
     : idx_(idx), opt_(opt), ro_(ro), lanes_(std::max(lanes, 1)), rng_(static_cast<std::uint32_t>(idx.seed)) {}
 
 AlnMapper::AlnMapper(const BwtIndex& idx, const AlnOptions& opt, const std::vector<int>& devices, int streams,
-                     const RecordOptions& ro)
+                     const RecordOptions& ro, int gpu_passes)
     : idx_(idx), opt_(opt), ro_(ro), rng_(static_cast<std::uint32_t>(idx.seed)) {
 #if defined(EVK_HAVE_CUDA)
   if (devices.empty()) throw std::invalid_argument("AlnMapper: no GPU given");
@@ -111,7 +112,9 @@ AlnMapper::AlnMapper(const BwtIndex& idx, const AlnOptions& opt, const std::vect
   streams = std::max(streams, 1);
   for (int d : devices) {
     for (int s = 0; s < streams; ++s) {
-      gpu_->lanes.push_back(std::make_unique<GpuAligner>(idx, opt, d));
+      InexactKernelConfig cfg;
+      cfg.later_passes = gpu_passes;
+      gpu_->lanes.push_back(std::make_unique<GpuAligner>(idx, opt, d, cfg));
       gpu_->rows.push_back(std::make_unique<GpuHitRows>(idx, gpu_->lanes.back()->device().bwt(), d));
       gpu_->device.push_back(d);
     }
@@ -123,6 +126,7 @@ AlnMapper::AlnMapper(const BwtIndex& idx, const AlnOptions& opt, const std::vect
 #else
   (void)devices;
   (void)streams;
+  (void)gpu_passes;
   throw InputError("--backend gpu: built without CUDA");
 #endif
 }
@@ -169,6 +173,8 @@ void AlnMapper::map(int lane, const ReadBatch& reads, std::unique_ptr<MappedBatc
   }
   m->handed_back = 0;
   m->first_pass_back = 0;
+  m->pass_reads = {};
+  m->pass_answered = {};
   if (n == 0) {
     m->alns.clear();
     times.match += since(t);
@@ -194,6 +200,11 @@ void AlnMapper::map(int lane, const ReadBatch& reads, std::unique_ptr<MappedBatc
     m->handed_back = gt.fallback_reads;
     m->first_pass_back = gt.first_pass_handed_back;
     times.later_passes += gt.later_passes_ms() / 1e3;
+    for (std::size_t k = 0; k < kMapLaterPasses; ++k) {
+      m->pass_reads[k] = gt.passes[k].reads;
+      m->pass_answered[k] = gt.passes[k].answered;
+      times.pass[k] += gt.passes[k].ms / 1e3;
+    }
     const auto tl = Clock::now();
     gpu_->rows[l]->lookup(m->alns, m->pos);
     times.lookup += since(tl);
@@ -227,6 +238,8 @@ void AlnMapper::finish(MappedBatch& out, const ReadBatch& reads, TaskPool& pool,
   for (const auto& r : m.recs) aln_count(m.counts_, r);
   m.counts_.handed_back = m.handed_back;
   m.counts_.first_pass_back = m.first_pass_back;
+  m.counts_.pass_reads = m.pass_reads;
+  m.counts_.pass_answered = m.pass_answered;
   times.records += since(t);
 }
 
@@ -253,6 +266,10 @@ void AlnMapper::finish_pairs(const MappedBatch& one, const MappedBatch& two, con
   out.counts_.pairs = r1.size();
   out.counts_.handed_back = m1.handed_back + m2.handed_back;
   out.counts_.first_pass_back = m1.first_pass_back + m2.first_pass_back;
+  for (std::size_t k = 0; k < kMapLaterPasses; ++k) {
+    out.counts_.pass_reads[k] = m1.pass_reads[k] + m2.pass_reads[k];
+    out.counts_.pass_answered[k] = m1.pass_answered[k] + m2.pass_answered[k];
+  }
   times.records += since(t);
 }
 

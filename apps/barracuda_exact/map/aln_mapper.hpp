@@ -34,6 +34,7 @@ class AlnMapped : public MappedBatch {
   AlnBatch alns;               // hit intervals, in search order
   std::uint64_t handed_back = 0;      // reads the GPU handed back to the CPU search
   std::uint64_t first_pass_back = 0;  // reads its first pass handed back (to the later GPU passes)
+  std::array<std::uint64_t, kMapLaterPasses> pass_reads{}, pass_answered{};  // per later pass
   std::vector<std::uint64_t> pos;  // GPU: text positions of the hit rows (core/aln_positions.hpp)
   std::vector<AlnDraw> draws;  // finish(): bwa's draws of the primary hits
   std::vector<AlnRecord> recs; // finish(): the records
@@ -67,8 +68,9 @@ class AlnMapper : public Mapper {
   AlnMapper(const BwtIndex& idx, const AlnOptions& opt, int lanes, const RecordOptions& ro = {});
   // The GPU backend: `streams` lanes per GPU (devices), each with its own aligner (stream, buffers)
   // and its lookup of the hits' text positions on the GPU.
+  // gpu_passes: the later GPU passes over the reads the first pass hands back (0-3; then the CPU).
   AlnMapper(const BwtIndex& idx, const AlnOptions& opt, const std::vector<int>& devices, int streams,
-            const RecordOptions& ro = {});
+            const RecordOptions& ro = {}, int gpu_passes = 3);
   ~AlnMapper() override;
   int lanes() const override { return lanes_; }
   void map(int lane, const ReadBatch& reads, std::unique_ptr<MappedBatch>& out, TaskPool& pool,

@@ -34,6 +34,7 @@ struct MapOptions {
   bool gpu = false;
   std::vector<GpuPlan> gpus;  // the GPUs sharing the batches (empty: GPU 0 with the original kernel)
   int streams = 2;            // lanes (CUDA streams) per GPU
+  int gpu_passes = 3;         // inexact: later GPU passes over the reads the first pass hands back (0-3)
   int cpu_lanes = 2;          // batches matched at once by the CPU backend
   std::size_t batch_reads = 0;  // reads per batch; 0: 65536 exact, bwa's 0x40000 (kSampeBatch) inexact
   bool inexact = false;         // bwa aln + samse (sampe with reads2) with `aln` (else the exact mode)
@@ -51,6 +52,7 @@ struct MapStats {
   double scan_s = 0, parse_s = 0;
   double transfer_s = 0, kernel_s = 0, match_s = 0, lookup_s = 0, fallback_s = 0, records_s = 0;
   double later_passes_s = 0;
+  std::array<double, kMapLaterPasses> pass_s{};
   double format_s = 0, write_s = 0;
   std::uint64_t input_bytes = 0, text_bytes = 0;
   std::string input_format, mapper;

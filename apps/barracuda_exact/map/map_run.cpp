@@ -31,7 +31,7 @@ std::unique_ptr<Mapper> make_mapper(const MapOptions& opt, const BwtIndex& idx, 
     if (!opt.gpu) return std::make_unique<AlnMapper>(idx, opt.aln, lanes, ro);
     std::vector<int> devices;
     for (const auto& g : gpus) devices.push_back(g.device);
-    return std::make_unique<AlnMapper>(idx, opt.aln, devices, lanes, ro);
+    return std::make_unique<AlnMapper>(idx, opt.aln, devices, lanes, ro, opt.gpu_passes);
   }
   if (!opt.gpu) return std::make_unique<ExactMapper>(idx, lanes, ro);
   return std::make_unique<ExactMapper>(idx, gpus, lanes, ro);

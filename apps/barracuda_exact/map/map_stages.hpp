@@ -160,6 +160,7 @@ inline void add_times(MapStats& st, const MapTimes& t) {
   st.lookup_s += t.lookup;
   st.fallback_s += t.fallback;
   st.later_passes_s += t.later_passes;
+  for (std::size_t k = 0; k < kMapLaterPasses; ++k) st.pass_s[k] += t.pass[k];
   st.records_s += t.records;
 }
 

@@ -12,6 +12,7 @@
 // is called concurrently for different reads of one batch, after finish(). prepare() is called on
 // each parsed batch before it is mapped (from the parse stage, in input order).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -29,6 +30,7 @@ namespace evk::barracuda_exact {
 struct MapTimes {
   double transfer = 0, kernel = 0, match = 0, lookup = 0, fallback = 0, records = 0;
   double later_passes = 0;  // the inexact search's later GPU passes (reads the first pass handed back)
+  std::array<double, kMapLaterPasses> pass{};  // each of them
   void add(const MapTimes& o) {
     transfer += o.transfer;
     kernel += o.kernel;
@@ -36,6 +38,7 @@ struct MapTimes {
     lookup += o.lookup;
     fallback += o.fallback;
     later_passes += o.later_passes;
+    for (std::size_t k = 0; k < kMapLaterPasses; ++k) pass[k] += o.pass[k];
     records += o.records;
   }
 };
