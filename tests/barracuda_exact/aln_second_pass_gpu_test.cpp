@@ -69,7 +69,11 @@ Expected predict(const bc::ReadCodes& reads, const bc::AlnOptions& opt, const bc
     const bc::AlnSearchStats& st = stats[i];
     if (bc::kernel_answers(st, reads.len[i], cfg.max_len, cfg.stack_cap, cfg.aln_cap)) continue;
     ++e.first_back;
-    bool done = reads.len[i] > static_cast<std::uint32_t>(cfg.max_len);  // never given to a later pass
+    if (reads.len[i] > static_cast<std::uint32_t>(cfg.max_len)) {  // never given to a later pass: the CPU's
+      ++e.cpu;
+      continue;
+    }
+    bool done = false;
     for (std::size_t k = 0; k < passes.size() && !done; ++k) {
       if (g.device().stack_fit(passes[k].stack_cap, bc::kAlnWideEntryBytes) < static_cast<std::uint64_t>(bc::kAlnWideBlockW)) {
         ++e.reads[k];  // given to the pass, whose stacks do not fit: the CPU's
@@ -133,7 +137,9 @@ TEST(BarracudaAlnSecondPassGpu, TinyFirstPassEveryReadOnTheGpu) {
     cfg.aln_cap = 2;
     const bc::GpuAlnTimes t = check(reads, opt, cfg);
     EXPECT_GT(t.first_pass_handed_back, 3000u);
-    EXPECT_EQ(t.cpu_reads(), longer_than(reads, cfg.max_len));
+    // the reads too long for the kernel always reach the CPU; the others only where a pass's stacks
+    // did not fit the (tiny) first pass's stack memory, as predicted in check()
+    EXPECT_GE(t.cpu_reads(), longer_than(reads, cfg.max_len));
     EXPECT_GT(t.passes[0].answered, 2000u);
   }
 }
