@@ -141,15 +141,23 @@ static int loop_end(const Grammar& g, int i) {
   return n - 1;
 }
 
-Variant apply(const Grammar& g, const Genome& x, const ApplyOptions& ao) {
-  int n = static_cast<int>(g.lines.size());
-  std::vector<LineState> st(n);
-  std::map<int, std::string> cond;          // IF rule -> condition text
-  std::map<int, std::string> for_part;      // for rule -> text
-  std::map<int, int> pragma;                // pragma rule -> -1 none, 0 bare, 1..11
-  bool restrict_on = g.restrict_default, volatile_on = false;
+namespace {
+// What a genome's edits do to the grammar's lines and rules.
+struct Edits {
+  std::vector<LineState> st;          // per line
+  std::map<int, std::string> cond;    // IF rule -> condition text
+  std::map<int, std::string> for_part;  // for rule -> text
+  std::map<int, int> pragma;          // pragma rule -> -1 none, 0 bare, 1..11
+  bool restrict_on = false, volatile_on = false;
   int lb = -1;
   std::map<std::string, bool> const_on;
+};
+
+// Gathers the genome's edits per line and rule, in the genome's order.
+Edits apply_edits(const Grammar& g, const Genome& x) {
+  Edits ed;
+  ed.st.resize(g.lines.size());
+  ed.restrict_on = g.restrict_default;
   for (const auto& e : x.edits) {
     int t = g.find(e.target);
     if (t < 0) continue;
@@ -159,53 +167,97 @@ Variant apply(const Grammar& g, const Genome& x, const ApplyOptions& ao) {
     switch (tr.type) {
       case RuleType::line:
         if (e.op == Edit::Op::del) {
-          st[li].deleted = true;
+          ed.st[li].deleted = true;
         } else if (s >= 0 && e.op == Edit::Op::replace) {
-          st[li].deleted = false;
-          st[li].replaced = true;
-          st[li].replacement = g.rules[s].text;
+          ed.st[li].deleted = false;
+          ed.st[li].replaced = true;
+          ed.st[li].replacement = g.rules[s].text;
         } else if (s >= 0) {
-          st[li].inserted.push_back(g.rules[s].text);
+          ed.st[li].inserted.push_back(g.rules[s].text);
         }
         break;
       case RuleType::if_cond:
-        cond[t] = e.op == Edit::Op::del ? "(false)" : (s >= 0 ? g.rules[s].text : tr.text);
+        ed.cond[t] = e.op == Edit::Op::del ? "(false)" : (s >= 0 ? g.rules[s].text : tr.text);
         break;
       case RuleType::for1:
       case RuleType::for2:
       case RuleType::for3:
-        if (s >= 0) for_part[t] = g.rules[s].text;
+        if (s >= 0) ed.for_part[t] = g.rules[s].text;
         break;
       case RuleType::pragma:
-        pragma[t] = e.op == Edit::Op::del ? -1 : std::stoi(e.source.substr(std::string("pragma_K").size()));
+        ed.pragma[t] = e.op == Edit::Op::del ? -1 : std::stoi(e.source.substr(std::string("pragma_K").size()));
         break;
       case RuleType::launch_bounds:
-        lb = e.op == Edit::Op::del ? -1 : std::stoi(e.source.substr(std::string("launchbounds_K").size()));
+        ed.lb = e.op == Edit::Op::del ? -1 : std::stoi(e.source.substr(std::string("launchbounds_K").size()));
         break;
-      case RuleType::restrict_args: restrict_on = e.source == "restrict_on"; break;
-      case RuleType::volatile_shared: volatile_on = e.source == "volatile_on"; break;
-      case RuleType::const_arg: const_on[tr.text] = e.source == "const_on"; break;
+      case RuleType::restrict_args: ed.restrict_on = e.source == "restrict_on"; break;
+      case RuleType::volatile_shared: ed.volatile_on = e.source == "volatile_on"; break;
+      case RuleType::const_arg: ed.const_on[tr.text] = e.source == "const_on"; break;
     }
   }
+  return ed;
+}
+
+// The for lines that get a loop guard.
+std::vector<bool> apply_guarded(const Grammar& g, const Edits& ed) {
+  int n = static_cast<int>(g.lines.size());
   // Which loops get a guard: only those an edit can have made endless, i.e. loops whose header or
   // body (nested lines included) carries an edit, and loops without a condition. An untouched loop
   // is the human loop, whose termination does not depend on the genome; guarding it would change
   // its code (unrolling, registers) and so the fitness of every candidate and of the reference.
   std::vector<bool> touched(n, false);
   for (int i = 0; i < n; ++i)
-    if (st[i].deleted || st[i].replaced || !st[i].inserted.empty()) touched[i] = true;
-  for (const auto& kv : cond) touched[g.rules[kv.first].line - 1] = true;
-  for (const auto& kv : for_part) touched[g.rules[kv.first].line - 1] = true;
+    if (ed.st[i].deleted || ed.st[i].replaced || !ed.st[i].inserted.empty()) touched[i] = true;
+  for (const auto& kv : ed.cond) touched[g.rules[kv.first].line - 1] = true;
+  for (const auto& kv : ed.for_part) touched[g.rules[kv.first].line - 1] = true;
   std::vector<bool> guarded(n, false);
   for (int i = 0; i < n; ++i) {
     const Line& L = g.lines[i];
     if (!L.evolvable || L.prefix.empty() || L.rule >= 0) continue;  // for lines only
-    std::string c = L.for_rules[1] >= 0 && for_part.count(L.for_rules[1]) ? for_part.at(L.for_rules[1]) : L.for_parts[1];
+    std::string c = L.for_rules[1] >= 0 && ed.for_part.count(L.for_rules[1]) ? ed.for_part.at(L.for_rules[1]) : L.for_parts[1];
     bool t = text::trim(c).empty();
     int end = loop_end(g, i);
     for (int j = i; j <= end && !t; ++j) t = touched[j];
     guarded[i] = t;
   }
+  return guarded;
+}
+
+// The text of for header line i (L): its #pragma unroll, then the header with its edited parts and guard.
+std::string apply_for_line(const Line& L, int i, const Edits& ed, bool guarded) {
+  std::string out;
+  // for header: pragma, guarded condition
+  if (L.pragma_rule >= 0) {
+    auto it = ed.pragma.find(L.pragma_rule);
+    if (it != ed.pragma.end() && it->second >= 0)
+      out += L.indent + "#pragma unroll" + (it->second > 0 ? " " + std::to_string(it->second) : "") + "\n";
+  }
+  std::string p[3];
+  for (int k = 0; k < 3; ++k) {
+    p[k] = L.for_parts[k];
+    if (L.for_rules[k] >= 0) {
+      auto it = ed.for_part.find(L.for_rules[k]);
+      if (it != ed.for_part.end()) p[k] = it->second;
+    }
+  }
+  std::string c = p[1];
+  if (guarded) {
+    std::string guard = "EVK_GI_OK(evk_gi_guard_" + std::to_string(i + 1) + ")";
+    c = p[1].empty() ? guard : guard + " && (" + p[1] + ")";
+  }
+  out += L.prefix + p[0] + "; " + c + "; " + p[2] + L.suffix + "\n";
+  return out;
+}
+}  // namespace
+
+Variant apply(const Grammar& g, const Genome& x, const ApplyOptions& ao) {
+  int n = static_cast<int>(g.lines.size());
+  const Edits ed = apply_edits(g, x);
+  const std::vector<LineState>& st = ed.st;
+  const auto& cond = ed.cond;
+  const bool restrict_on = ed.restrict_on, volatile_on = ed.volatile_on;
+  const int lb = ed.lb;
+  const std::vector<bool> guarded = apply_guarded(g, ed);
   // where each guarded loop's counter declaration goes: before the loop, or before an explicit #pragma
   std::map<int, std::vector<int>> guard_before;
   int begin = -1;
@@ -223,7 +275,7 @@ Variant apply(const Grammar& g, const Genome& x, const ApplyOptions& ao) {
     guard_before[pos].push_back(i + 1);
   }
   std::vector<std::string> const_args;
-  for (auto& [a, on] : const_on)
+  for (auto& [a, on] : ed.const_on)
     if (on) const_args.push_back(a);
   bool sig_changed = restrict_on != g.restrict_default || lb >= 0 || !const_args.empty();
 
@@ -292,26 +344,7 @@ Variant apply(const Grammar& g, const Genome& x, const ApplyOptions& ao) {
       out += L.prefix + (it == cond.end() ? g.rules[L.rule].text : it->second) + L.suffix + "\n";
       continue;
     }
-    // for header: pragma, guarded condition
-    if (L.pragma_rule >= 0) {
-      auto it = pragma.find(L.pragma_rule);
-      if (it != pragma.end() && it->second >= 0)
-        out += L.indent + "#pragma unroll" + (it->second > 0 ? " " + std::to_string(it->second) : "") + "\n";
-    }
-    std::string p[3];
-    for (int k = 0; k < 3; ++k) {
-      p[k] = L.for_parts[k];
-      if (L.for_rules[k] >= 0) {
-        auto it = for_part.find(L.for_rules[k]);
-        if (it != for_part.end()) p[k] = it->second;
-      }
-    }
-    std::string c = p[1];
-    if (guarded[i]) {
-      std::string guard = "EVK_GI_OK(evk_gi_guard_" + std::to_string(i + 1) + ")";
-      c = p[1].empty() ? guard : guard + " && (" + p[1] + ")";
-    }
-    out += L.prefix + p[0] + "; " + c + "; " + p[2] + L.suffix + "\n";
+    out += apply_for_line(L, i, ed, guarded[i]);
   }
   std::vector<std::string> opts = nvrtc_options(x.options);
   if (!opts.empty()) {

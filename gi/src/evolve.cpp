@@ -67,6 +67,56 @@ std::pair<int, int> evolve_size(const Problem& p, const EvolveOptions& o, int la
   return {std::max(2, pop), std::max(1, gens)};
 }
 
+namespace {
+// Writes the search's run directory's config.json (what was searched, where, from when).
+void evolve_write_config(const Problem& p, Evaluator& ev, const SearchOptions& so, const std::vector<std::string>& classes,
+                         int pop, int gens, std::uint64_t seed) {
+  fs::create_directories(so.run_dir);
+  const DeviceSummary d = ev.device();
+  write_text_atomic((fs::path(so.run_dir) / "config.json").string(),
+                    nlohmann::json{{"problem", p.name()}, {"entry", p.kernel_entry()}, {"population", pop},
+                                   {"generations", gens}, {"seed", seed}, {"tolerance", so.tolerance},
+                                   {"repeats", so.timing.repeats}, {"device", d.name}, {"cc", d.cc},
+                                   {"lanes", ev.lanes()}, {"classes", classes}, {"budget_s", so.budget_s},
+                                   {"nvrtc", nvrtc_version()}, {"started", utc_now()}}
+                            .dump(2) +
+                        "\n");
+}
+
+// Gathers one variant per distinct tuned genome that won in some class; none: r.refusal says why.
+void evolve_variants(const Problem& p, const Grammar& g, EvolveResult& r) {
+  std::map<std::string, std::size_t> by_text;
+  std::vector<EvolveVariant> all;
+  for (const auto& ec : r.classes) {
+    const std::string t = format_genome(g, ec.evolved);
+    auto it = by_text.find(t);
+    if (it == by_text.end()) {
+      EvolveVariant v;
+      v.genome = ec.evolved;
+      v.text = t;
+      v.constraints = p.constraints(ec.evolved.config);
+      it = by_text.emplace(t, all.size()).first;
+      all.push_back(v);
+    }
+    EvolveVariant& v = all[it->second];
+    if (ec.validation.applicable && ec.validation.run > 0) v.validated.push_back(validated_line(ec.validation));
+    if (ec.wins) v.classes.push_back(ec.size_class);
+  }
+  for (auto& v : all)
+    if (!v.classes.empty()) r.variants.push_back(v);
+  if (r.variants.empty()) {
+    std::string why;
+    for (const auto& ec : r.classes) {
+      why += (why.empty() ? "" : "; ") + ec.size_class + ": ";
+      if (!ec.validation.blessed) why += ec.validation.reason.empty() ? "not validated" : ec.validation.reason;
+      else if (ec.evolved == ec.pretuned) why += "the tuned variant is the pre-tuned original";
+      else why += fixed(ec.validation.speedup_pretuned_median, 3) + "x vs the pre-tuned original";
+    }
+    r.refusal = "the evolved variant beats the pre-tuned original in no size class (" + why + ")";
+  }
+}
+}  // namespace
+
 EvolveResult evolve(const Problem& p, const Grammar& g, const EvaluatorFactory& make_evaluator, const EvolveOptions& o,
                     const std::function<void(const EvolveProgress&)>& progress) {
   const auto t0 = Clock::now();
@@ -105,18 +155,7 @@ EvolveResult evolve(const Problem& p, const Grammar& g, const EvaluatorFactory& 
     so.problem = p.name();
     so.resume = false;
     so.run_dir = o.work_dir.empty() ? "" : (fs::path(o.work_dir) / "run").string();
-    if (!so.run_dir.empty()) {
-      fs::create_directories(so.run_dir);
-      const DeviceSummary d = ev->device();
-      write_text_atomic((fs::path(so.run_dir) / "config.json").string(),
-                        nlohmann::json{{"problem", p.name()}, {"entry", p.kernel_entry()}, {"population", pop},
-                                       {"generations", gens}, {"seed", o.seed}, {"tolerance", so.tolerance},
-                                       {"repeats", so.timing.repeats}, {"device", d.name}, {"cc", d.cc},
-                                       {"lanes", ev->lanes()}, {"classes", classes}, {"budget_s", so.budget_s},
-                                       {"nvrtc", nvrtc_version()}, {"started", utc_now()}}
-                                .dump(2) +
-                            "\n");
-    }
+    if (!so.run_dir.empty()) evolve_write_config(p, *ev, so, classes, pop, gens, o.seed);
     report("search", 0, gens);
     r.search = run_search(g, *ev, so, [&](const GenerationStats& s, const SearchState&) {
       best_shown = s.best_so_far_speedup;
@@ -171,35 +210,7 @@ EvolveResult evolve(const Problem& p, const Grammar& g, const EvaluatorFactory& 
   }
 
   // 3. one variant per distinct tuned genome that won somewhere
-  std::map<std::string, std::size_t> by_text;
-  std::vector<EvolveVariant> all;
-  for (const auto& ec : r.classes) {
-    const std::string t = format_genome(g, ec.evolved);
-    auto it = by_text.find(t);
-    if (it == by_text.end()) {
-      EvolveVariant v;
-      v.genome = ec.evolved;
-      v.text = t;
-      v.constraints = p.constraints(ec.evolved.config);
-      it = by_text.emplace(t, all.size()).first;
-      all.push_back(v);
-    }
-    EvolveVariant& v = all[it->second];
-    if (ec.validation.applicable && ec.validation.run > 0) v.validated.push_back(validated_line(ec.validation));
-    if (ec.wins) v.classes.push_back(ec.size_class);
-  }
-  for (auto& v : all)
-    if (!v.classes.empty()) r.variants.push_back(v);
-  if (r.variants.empty()) {
-    std::string why;
-    for (const auto& ec : r.classes) {
-      why += (why.empty() ? "" : "; ") + ec.size_class + ": ";
-      if (!ec.validation.blessed) why += ec.validation.reason.empty() ? "not validated" : ec.validation.reason;
-      else if (ec.evolved == ec.pretuned) why += "the tuned variant is the pre-tuned original";
-      else why += fixed(ec.validation.speedup_pretuned_median, 3) + "x vs the pre-tuned original";
-    }
-    r.refusal = "the evolved variant beats the pre-tuned original in no size class (" + why + ")";
-  }
+  evolve_variants(p, g, r);
   r.elapsed_s = since(t0);
   report("done", 1, 1);
   return r;

@@ -187,20 +187,23 @@ MinimizeResult minimize(const Grammar& g, Evaluator& ev, const Genome& x, const 
   return res;
 }
 
-TuneResult tune(const Grammar& g, Evaluator& ev, const Genome& x, const TuneOptions& o, const StepCallback& cb) {
-  TuneResult res;
-  res.input = x;
-  const std::vector<CaseRef> cases = o.cases.empty() ? std::vector<CaseRef>{{"", o.case_seed}} : o.cases;
-  const std::size_t nc = cases.size();
-  std::vector<const ConfigParam*> ps;
-  for (const auto& p : g.params)
-    if ((p.kind == ConfigParam::Kind::number || p.kind == ConfigParam::Kind::choice) && p.values.size() > 1 &&
-        p.values.size() <= 64)
-      ps.push_back(&p);
-  for (auto* p : ps) res.tuned.push_back(p->name);
+namespace {
+// The state of one tune: the cases, the input's times (the base) and the best genome so far.
+struct Tuner {
+  const Grammar& g;
+  Evaluator& ev;
+  const TuneOptions& o;
+  TuneResult& res;
+  std::vector<CaseRef> cases;
+  std::size_t nc = 0;
+  std::size_t current = 0;  // the evaluator's case: set only when it changes
+  std::vector<double> base_ms;
+  bool base_ok = false;
+  Genome best;
+  double best_score = INFINITY, best_ms = 0;
+
   // Measures genomes on every case (one case switch per case per batch): times[i][k], or < 0 failed.
-  std::size_t current = nc;  // the evaluator's case: set only when it changes
-  auto measure_all = [&](const std::vector<Genome>& cands, std::vector<std::string>& status) {
+  std::vector<std::vector<double>> measure_all(const std::vector<Genome>& cands, std::vector<std::string>& status) {
     std::vector<Variant> vs;
     for (const auto& c : cands) vs.push_back(apply(g, c));
     auto comp = ev.compile(vs);
@@ -221,27 +224,18 @@ TuneResult tune(const Grammar& g, Evaluator& ev, const Genome& x, const TuneOpti
       }
     }
     return t;
-  };
-  std::vector<std::string> st0;
-  const auto base = measure_all({x}, st0)[0];
-  std::vector<double> base_ms(nc, 0);
-  bool base_ok = st0[0] == "ok";
-  for (std::size_t k = 0; k < nc; ++k) base_ms[k] = base[k] > 0 ? base[k] : 0;
-  res.input_ms = base_ok ? base_ms[0] : 0;
+  }
   // score: geometric mean of t / base over the cases (base missing: plain time on the first case)
-  auto score_of = [&](const std::vector<double>& t) {
+  double score_of(const std::vector<double>& t) const {
     double lg = 0;
     for (std::size_t k = 0; k < nc; ++k) {
       if (t[k] <= 0) return std::numeric_limits<double>::infinity();
       lg += std::log(base_ok && base_ms[k] > 0 ? t[k] / base_ms[k] : t[k]);
     }
     return std::exp(lg / static_cast<double>(nc));
-  };
-  Genome best = x;
-  double best_score = base_ok ? score_of(base) : INFINITY, best_ms = base_ok ? base_ms[0] : 0;
-  double combos = 1;
-  for (auto* p : ps) combos *= static_cast<double>(p->values.size());
-  auto try_set = [&](const std::vector<Genome>& cands) {
+  }
+  // Measures a set of candidates: each goes into the table, the best scoring one is kept.
+  void try_set(const std::vector<Genome>& cands) {
     std::vector<std::string> status;
     auto t = measure_all(cands, status);
     for (std::size_t i = 0; i < cands.size(); ++i) {
@@ -261,65 +255,109 @@ TuneResult tune(const Grammar& g, Evaluator& ev, const Genome& x, const TuneOpti
       }
       res.table.push_back(e);
     }
-  };
-  if (combos <= o.max_combinations) {
-    std::vector<Genome> cands{x};
-    for (auto* p : ps) {
-      std::vector<Genome> next;
-      for (const auto& c : cands)
-        for (const auto& v : p->values) {
-          Genome n = c;
-          n.config[p->name] = v;
-          next.push_back(n);
-        }
-      cands = next;
-    }
+  }
+  // Measures candidates in sets of 32, reporting progress after each.
+  void try_batches(const std::vector<Genome>& cands, const StepCallback& cb) {
     int total = static_cast<int>(cands.size());
     for (int i = 0; i < total; i += 32) {
       try_set(std::vector<Genome>(cands.begin() + i, cands.begin() + std::min(total, i + 32)));
       if (cb) cb(std::min(total, i + 32), total);
     }
-  } else {  // coordinate descent, twice over
-    int total = 0, done = 0;
-    for (auto* p : ps) total += 2 * static_cast<int>(p->values.size());
-    for (int pass = 0; pass < 2; ++pass)
-      for (auto* p : ps) {
-        std::vector<Genome> cands;
-        for (const auto& v : p->values) {
-          Genome n = best;
-          n.config[p->name] = v;
-          cands.push_back(n);
-        }
-        try_set(cands);
-        done += static_cast<int>(p->values.size());
-        if (cb) cb(done, total);
+  }
+};
+
+// The launch parameters worth tuning: numbers and choices of 2 to 64 values.
+std::vector<const ConfigParam*> tune_params(const Grammar& g) {
+  std::vector<const ConfigParam*> ps;
+  for (const auto& p : g.params)
+    if ((p.kind == ConfigParam::Kind::number || p.kind == ConfigParam::Kind::choice) && p.values.size() > 1 &&
+        p.values.size() <= 64)
+      ps.push_back(&p);
+  return ps;
+}
+
+// Tries every combination of the parameters' values on x.
+void tune_grid(Tuner& tu, const Genome& x, const std::vector<const ConfigParam*>& ps, const StepCallback& cb) {
+  std::vector<Genome> cands{x};
+  for (auto* p : ps) {
+    std::vector<Genome> next;
+    for (const auto& c : cands)
+      for (const auto& v : p->values) {
+        Genome n = c;
+        n.config[p->name] = v;
+        next.push_back(n);
       }
+    cands = next;
   }
+  tu.try_batches(cands, cb);
+}
+
+// Coordinate descent, twice over: each parameter's values in turn on the best genome so far.
+void tune_descent(Tuner& tu, const std::vector<const ConfigParam*>& ps, const StepCallback& cb) {
+  int total = 0, done = 0;
+  for (auto* p : ps) total += 2 * static_cast<int>(p->values.size());
+  for (int pass = 0; pass < 2; ++pass)
+    for (auto* p : ps) {
+      std::vector<Genome> cands;
+      for (const auto& v : p->values) {
+        Genome n = tu.best;
+        n.config[p->name] = v;
+        cands.push_back(n);
+      }
+      tu.try_set(cands);
+      done += static_cast<int>(p->values.size());
+      if (cb) cb(done, total);
+    }
+}
+
+// The NVRTC option genes, exhaustively, on the best launch configuration.
+void tune_options(Tuner& tu, const StepCallback& cb) {
+  const Genome start = tu.best;
+  std::vector<Genome> cands{start};
+  for (const auto& p : tu.g.option_params) {  // every combination of the option values
+    tu.res.tuned.push_back(p.name);
+    std::vector<Genome> next;
+    for (const auto& c : cands)
+      for (const auto& v : p.values) {
+        Genome n = c;
+        n.options[p.name] = v;
+        next.push_back(n);
+      }
+    cands = next;
+  }
+  cands.erase(std::remove(cands.begin(), cands.end(), start), cands.end());  // measured already
+  tu.try_batches(cands, cb);
+}
+}  // namespace
+
+TuneResult tune(const Grammar& g, Evaluator& ev, const Genome& x, const TuneOptions& o, const StepCallback& cb) {
+  TuneResult res;
+  res.input = x;
+  Tuner tu{g, ev, o, res};
+  tu.cases = o.cases.empty() ? std::vector<CaseRef>{{"", o.case_seed}} : o.cases;
+  const std::size_t nc = tu.cases.size();
+  tu.nc = nc;
+  tu.current = nc;
+  const std::vector<const ConfigParam*> ps = tune_params(g);
+  for (auto* p : ps) res.tuned.push_back(p->name);
+  std::vector<std::string> st0;
+  const auto base = tu.measure_all({x}, st0)[0];
+  tu.base_ms.assign(nc, 0);
+  tu.base_ok = st0[0] == "ok";
+  for (std::size_t k = 0; k < nc; ++k) tu.base_ms[k] = base[k] > 0 ? base[k] : 0;
+  res.input_ms = tu.base_ok ? tu.base_ms[0] : 0;
+  tu.best = x;
+  tu.best_score = tu.base_ok ? tu.score_of(base) : INFINITY;
+  tu.best_ms = tu.base_ok ? tu.base_ms[0] : 0;
+  double combos = 1;
+  for (auto* p : ps) combos *= static_cast<double>(p->values.size());
+  if (combos <= o.max_combinations) tune_grid(tu, x, ps, cb);
+  else tune_descent(tu, ps, cb);
   // then the NVRTC option genes, exhaustively, on the best launch configuration
-  if (o.options && !g.option_params.empty()) {
-    const Genome start = best;
-    std::vector<Genome> cands{start};
-    for (const auto& p : g.option_params) {  // every combination of the option values
-      res.tuned.push_back(p.name);
-      std::vector<Genome> next;
-      for (const auto& c : cands)
-        for (const auto& v : p.values) {
-          Genome n = c;
-          n.options[p.name] = v;
-          next.push_back(n);
-        }
-      cands = next;
-    }
-    cands.erase(std::remove(cands.begin(), cands.end(), start), cands.end());  // measured already
-    int total = static_cast<int>(cands.size());
-    for (int i = 0; i < total; i += 32) {
-      try_set(std::vector<Genome>(cands.begin() + i, cands.begin() + std::min(total, i + 32)));
-      if (cb) cb(std::min(total, i + 32), total);
-    }
-  }
-  res.output = best;
-  res.output_ms = std::isfinite(best_score) ? best_ms : 0;
-  res.output_score = std::isfinite(best_score) && base_ok ? best_score : 0;
+  if (o.options && !g.option_params.empty()) tune_options(tu, cb);
+  res.output = tu.best;
+  res.output_ms = std::isfinite(tu.best_score) ? tu.best_ms : 0;
+  res.output_score = std::isfinite(tu.best_score) && tu.base_ok ? tu.best_score : 0;
   return res;
 }
 
