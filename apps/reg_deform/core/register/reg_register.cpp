@@ -79,6 +79,69 @@ void check_register_inputs(const Volume& ref, const Volume& flo, const Mask& ref
   }
 }
 
+namespace {
+
+// A level's engine as the optimiser's problem, calling on_first before the first gradient: the
+// initial objective is evaluated inside optimise_level, so the level start is reported after it.
+struct StartHook final : OptimiserProblem {
+  LevelEngine& e;
+  std::function<void()> on_first;
+  bool fired = false;
+  StartHook(LevelEngine& eng, std::function<void()> f) : e(eng), on_first(std::move(f)) {}
+  double objective() override { return e.objective(); }
+  void gradient() override {
+    if (!fired) {
+      fired = true;
+      on_first();
+    }
+    e.gradient();
+  }
+  double max_gradient_length() override { return e.max_gradient_length(); }
+  void scale_gradient(double f) override { e.scale_gradient(f); }
+  void conjugate(bool first) override { e.conjugate(first); }
+  void store_best() override { e.store_best(); }
+  void restore_best() override { e.restore_best(); }
+  void step_from_best(double s) override { e.step_from_best(s); }
+  void accept() override { e.accept(); }
+};
+
+// A level's images: smoothed (--smooR / --smooF on every level), rescaled for the similarity, masked.
+LevelInput level_images(const Volume& ref, const Volume& flo, const Mask& ref_mask, const Mask& flo_mask,
+                        const RegisterOptions& opt) {
+  LevelInput in;
+  in.ref = ref;
+  in.flo = flo;
+  smooth_mm(in.ref, opt.smooth_ref, opt.threads);
+  smooth_mm(in.flo, opt.smooth_flo, opt.threads);
+  in.ref_mask = ref_mask;
+  in.flo_mask = flo_mask;
+  if (opt.similarity == Similarity::nmi) {
+    rescale_for_nmi(in.ref, opt.bins);
+    rescale_for_nmi(in.flo, opt.bins);
+  } else {
+    rescale_for_ssd(in.ref, in.flo);
+  }
+  return in;
+}
+
+// A level's report before it runs: its image and grid sizes and the grid's spacing in voxels.
+LevelReport level_report(int l, const Geometry& ref, const Grid& grid) {
+  LevelReport rep;
+  rep.level = l;
+  rep.nx = ref.nx;
+  rep.ny = ref.ny;
+  rep.nz = ref.nz;
+  rep.gx = grid.geo.nx;
+  rep.gy = grid.geo.ny;
+  rep.gz = grid.geo.nz;
+  rep.spacing_voxels[0] = grid.sx;
+  rep.spacing_voxels[1] = grid.sy;
+  rep.spacing_voxels[2] = grid.sz;
+  return rep;
+}
+
+}  // namespace
+
 RegisterResult register_images(const Volume& ref, const Volume& flo, const Mask& ref_mask, const Mask& flo_mask,
                                const RegisterOptions& opt, const EngineFactory& factory, const RegisterCallbacks& cb) {
   check_register_inputs(ref, flo, ref_mask, flo_mask, opt);
@@ -117,19 +180,7 @@ RegisterResult register_images(const Volume& ref, const Volume& flo, const Mask&
       be *= 16;
       le *= 3;
     }
-    LevelInput in;
-    in.ref = ref_p[l];
-    in.flo = flo_p[l];
-    smooth_mm(in.ref, opt.smooth_ref, opt.threads);  // --smooR / --smooF on every level
-    smooth_mm(in.flo, opt.smooth_flo, opt.threads);
-    in.ref_mask = rmask_p[l];
-    in.flo_mask = fmask_p[l];
-    if (opt.similarity == Similarity::nmi) {
-      rescale_for_nmi(in.ref, opt.bins);
-      rescale_for_nmi(in.flo, opt.bins);
-    } else {
-      rescale_for_ssd(in.ref, in.flo);
-    }
+    LevelInput in = level_images(ref_p[l], flo_p[l], rmask_p[l], fmask_p[l], opt);
     if (l == 0) {
       const std::array<double, 3> s = {sp[0] * coarse / in.ref.geo.dx, sp[1] * coarse / in.ref.geo.dy,
                                        sp[2] * coarse / in.ref.geo.dz};
@@ -144,17 +195,7 @@ RegisterResult register_images(const Volume& ref, const Volume& flo, const Mask&
     in.threads = opt.threads;
     auto engine = factory(in);
 
-    LevelReport rep;
-    rep.level = l;
-    rep.nx = in.ref.geo.nx;
-    rep.ny = in.ref.geo.ny;
-    rep.nz = in.ref.geo.nz;
-    rep.gx = grid.geo.nx;
-    rep.gy = grid.geo.ny;
-    rep.gz = grid.geo.nz;
-    rep.spacing_voxels[0] = grid.sx;
-    rep.spacing_voxels[1] = grid.sy;
-    rep.spacing_voxels[2] = grid.sz;
+    LevelReport rep = level_report(l, in.ref.geo, grid);
     OptimiserSettings os;
     os.max_step = std::max({in.ref.geo.dx, in.ref.geo.dy, in.ref.geo.dz});
     os.max_iterations = max_it;
@@ -168,28 +209,6 @@ RegisterResult register_images(const Volume& ref, const Volume& flo, const Mask&
       r.best.total = best;
       r.step_mm = step;
       cb.iteration(r);
-    };
-    // The initial objective is evaluated inside optimise_level; report the level start after it.
-    struct StartHook final : OptimiserProblem {
-      LevelEngine& e;
-      std::function<void()> on_first;
-      bool fired = false;
-      StartHook(LevelEngine& eng, std::function<void()> f) : e(eng), on_first(std::move(f)) {}
-      double objective() override { return e.objective(); }
-      void gradient() override {
-        if (!fired) {
-          fired = true;
-          on_first();
-        }
-        e.gradient();
-      }
-      double max_gradient_length() override { return e.max_gradient_length(); }
-      void scale_gradient(double f) override { e.scale_gradient(f); }
-      void conjugate(bool first) override { e.conjugate(first); }
-      void store_best() override { e.store_best(); }
-      void restore_best() override { e.restore_best(); }
-      void step_from_best(double s) override { e.step_from_best(s); }
-      void accept() override { e.accept(); }
     };
     StartHook hook(*engine, [&] {
       started = true;
