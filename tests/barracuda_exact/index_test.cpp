@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include <nlohmann/json.hpp>
+
 #include "core/index.hpp"
 #include "evk_testing.hpp"
 #include "io/index_files.hpp"
@@ -111,4 +113,42 @@ TEST(BarracudaIndex, OccAndSaMatchBruteForceSuffixArray) {
     for (int c = 0; c < 4; ++c) ASSERT_EQ(idx.occ_at(k, c), cnt[c]) << "k " << k << " c " << c;
   }
   for (int c = 0; c < 4; ++c) EXPECT_EQ(idx.occ_at(~0ull, c), 0u);
+}
+
+TEST(BarracudaIndex, HostThreadsDoNotChangeTheIndex) {
+  // the BWT's occurrence records are filled in parallel parts; 1, 3 and 64 threads (more parts
+  // than 128-base blocks) must give the same words as the brute force above checks for one
+  std::mt19937_64 rng(8);
+  const std::vector<bc::RefSeq> ref = {{"a", "", bct::random_dna(rng, 5000)}, {"b", "", bct::random_dna(rng, 61)}};
+  bc::IndexOptions one;
+  one.threads = 1;
+  const bc::BwtIndex a = bc::build_index(ref, one);
+  for (int t : {3, 64}) {
+    bc::IndexOptions o;
+    o.threads = t;
+    const bc::BwtIndex b = bc::build_index(ref, o);
+    EXPECT_EQ(a.primary, b.primary) << t;
+    EXPECT_TRUE(a.occ == b.occ) << t << " threads";
+    EXPECT_TRUE(a.sa == b.sa) << t << " threads";
+  }
+  const bc::BwtIndex tiny = bc::build_index({{"t", "", "ACGTTGCA"}}, one);
+  EXPECT_EQ(tiny.seq_len, 16u);
+}
+
+TEST(BarracudaIndex, CliReportsTheCpuBackendAndStageTimes) {
+  TempDir dir;
+  std::mt19937_64 rng(2);
+  bct::write_fasta(dir / "r.fa", {{"a", "", bct::random_dna(rng, 3000)}});
+  auto r = evk::testing::run_tool("barracuda_exact", "index --backend cpu --json -t 2 " + (dir / "r.fa").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("backend"), "cpu");
+  EXPECT_EQ(j.at("bases"), 3000);
+  EXPECT_TRUE(j.at("gpus").empty());
+  for (const char* s : {"read", "pack", "sort", "bwt", "write"}) EXPECT_GE(j.at("seconds").at(s).get<double>(), 0.0) << s;
+  EXPECT_GT(j.at("peak_host_bytes").get<double>(), 1e6);
+  EXPECT_TRUE(std::filesystem::exists(dir / "r.fa.bwt"));
+  r = evk::testing::run_tool("barracuda_exact", "index --gpu-memory 12Q " + (dir / "r.fa").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--gpu-memory"), std::string::npos) << r.err;
 }

@@ -1,5 +1,6 @@
 // barracuda_exact command line: argument parsing and printing only; the work lives in core/, io/,
-// map/ and gi/. This file: main, `index`, `split`; `map` in map_command.cpp (printing: map_report.cpp).
+// map/ and gi/. This file: main, `split`; `index` in index_command.cpp, `map` in map_command.cpp
+// (printing: map_report.cpp).
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -27,41 +28,6 @@ std::string join_args(int argc, char** argv) {
   std::string s;
   for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
   return s;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
-void add_index_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("index", "Build the bwa 0.7 index (REF.fa.{bwt,sa,pac,ann,amb}) of a FASTA reference");
-  auto ref = std::make_shared<std::string>();
-  auto opt = std::make_shared<evk::CommonOptions>();
-  cmd->add_option("REF", *ref, "FASTA reference, plain or gzip")->required();
-  cmd->add_flag("--verbose,-v", opt->verbose, "Per-stage times");
-  cmd->add_flag("--json", opt->json, "Machine-readable summary on stdout");
-  cmd->callback([ref, opt] {
-    auto t = std::chrono::steady_clock::now();
-    const auto seqs = bc::read_reference(*ref);
-    const double read_s = seconds_since(t);
-    t = std::chrono::steady_clock::now();
-    const bc::BwtIndex idx = bc::build_index(seqs);
-    const double build_s = seconds_since(t);
-    t = std::chrono::steady_clock::now();
-    bc::write_index(idx, *ref);
-    const double write_s = seconds_since(t);
-    if (opt->json) {
-      nlohmann::json j = {{"reference", *ref},       {"contigs", idx.contigs.size()}, {"bases", idx.l_pac},
-                          {"ambiguous_runs", idx.holes.size()}, {"read_s", read_s}, {"build_s", build_s},
-                          {"write_s", write_s}};
-      std::cout << j.dump(2) << "\n";
-    } else {
-      std::printf("indexed %s: %zu contigs, %lld bases, %zu ambiguous runs\n", ref->c_str(), idx.contigs.size(),
-                  static_cast<long long>(idx.l_pac), idx.holes.size());
-    }
-    evk::verbose_line(*opt, "read " + std::to_string(read_s) + " s, build " + std::to_string(build_s) + " s, write " +
-                                std::to_string(write_s) + " s");
-  });
 }
 
 void add_split_command(CLI::App& app) {
@@ -95,7 +61,7 @@ void add_split_command(CLI::App& app) {
 int main(int argc, char** argv) {
   auto app = evk::make_app("barracuda_exact", "Exact short-read mapping on a BWA index (BarraCUDA's kernel, genetically improved per GPU)");
   evk::add_devices_command(*app, "barracuda_exact", bc::make_registry);
-  add_index_command(*app);
+  bc::add_index_command(*app);
   bc::add_map_command(*app, join_args(argc, argv));
   add_split_command(*app);
   evk::gi::add_gi_command(*app, [] { return evk::barracuda_exact::make_gi_problem(); }, bc::make_registry);

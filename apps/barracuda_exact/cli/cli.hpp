@@ -1,5 +1,5 @@
-// The parts of barracuda_exact's command line shared between its files (cli.cpp: main, index,
-// split; map_command.cpp: `map`'s options; map_report.cpp: `map`'s summary and --json keys).
+// The parts of barracuda_exact's command line shared between its files (cli.cpp: main, split;
+// index_command.cpp: `index`; map_command.cpp: `map`'s options; map_report.cpp: `map`'s summary and --json keys).
 #pragma once
 #include <string>
 
@@ -7,6 +7,9 @@
 #include "map/map_options.hpp"
 
 namespace evk::barracuda_exact {
+
+// `index`: bwa index's five files, the suffixes sorted on GPUs or the CPU.
+void add_index_command(CLI::App& app);
 
 // `map`: bwa aln + samse/sampe, or the exact mode (--exact).
 void add_map_command(CLI::App& app, const std::string& command_line);

@@ -8,6 +8,7 @@
 //   pac    = the forward reference, 4 bases per byte, first base in the top bits.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,36 @@ struct RefSeq {
   std::string seq;  // as read: IUPAC letters, any case
 };
 BwtIndex build_index(const std::vector<RefSeq>& ref);
+
+// How `index` builds: the suffix sort on the listed GPUs (core/sa_gpu.hpp), or with libdivsufsort
+// on the CPU when the list is empty, when the build has no CUDA, or when a GPU has no room (then
+// IndexReport::fallback says why). Everything else (packing, BWT, occurrences) runs on `threads`.
+struct IndexOptions {
+  std::vector<int> devices;       // GPUs sharing the suffix sort; empty: the CPU
+  std::uint64_t gpu_memory = 0;   // device bytes the sort may use per GPU; 0: all that is free
+  int threads = 0;                // host threads; 0: every core
+  bool check_order = false;       // GPU sort: compare every adjacent pair of rows base by base
+  // stage name and fraction done; called from the building thread or serially from GPU workers
+  std::function<void(const std::string& stage, double fraction)> progress;
+};
+
+struct IndexReport {
+  bool gpu = false;           // the suffix sort ran on GPUs
+  std::string fallback;       // why the CPU sorted although GPUs were given
+  double pack_s = 0, sort_s = 0, bwt_s = 0;
+  std::uint64_t batches = 0, max_rounds = 0, resorted = 0;  // GPU sort: see SaGpuReport
+  std::uint64_t doubled = 0, doubling_steps = 0;
+  bool checked = false;       // check_order ran on the GPU sort
+  std::uint64_t disorders = 0;  // adjacent rows found out of order (0 unless the sort is wrong)
+  struct Gpu {
+    int device = 0;
+    std::string name;
+    std::uint64_t peak_bytes = 0, batches = 0, suffixes = 0;
+    double seconds = 0;
+  };
+  std::vector<Gpu> gpus;
+};
+BwtIndex build_index(const std::vector<RefSeq>& ref, const IndexOptions& opt, IndexReport* report = nullptr);
 
 // One base code per character: A/a 0, C/c 1, G/g 2, T/t 3, anything else 4 (bwa's nst_nt4_table).
 int base_code(char c);
