@@ -145,7 +145,7 @@ void add_index_command(CLI::App& app) {
   cmd->add_option("--devices", a->devices, "GPUs sharing the sort: all or a list like 0,1 (default: --device)");
   cmd->add_option("--gpu-memory", a->gpu_memory, "Device memory the sort may use per GPU, like 8G (default: all free)");
   cmd->add_option("-t,--threads", a->threads, "Host threads (0 = all cores)")->check(CLI::NonNegativeNumber);
-  cmd->add_flag("--check", a->check, "GPU sort: also compare every adjacent pair of rows base by base (exit 1 on disorder)");
+  cmd->add_flag("--check", a->check, "GPU sort: verify the suffix order, every adjacent pair of rows (exit 1, no index, on a fault)");
   cmd->add_flag("--verbose,-v", a->verbose, "Progress and per-stage times");
   cmd->add_flag("--json", a->json, "Machine-readable summary on stdout");
   cmd->callback([a] { run_index(*a); });

@@ -72,7 +72,7 @@ struct IndexOptions {
   std::vector<int> devices;       // GPUs sharing the suffix sort; empty: the CPU
   std::uint64_t gpu_memory = 0;   // device bytes the sort may use per GPU; 0: all that is free
   int threads = 0;                // host threads; 0: every core
-  bool check_order = false;       // GPU sort: compare every adjacent pair of rows base by base
+  bool check_order = false;       // GPU sort: verify every adjacent pair of rows (core/sa_gpu.hpp)
   // stage name and fraction done; called from the building thread or serially from GPU workers
   std::function<void(const std::string& stage, double fraction)> progress;
 };

@@ -70,7 +70,7 @@ struct Batch {
   u64 row_base = 0;    // the SA row of its first suffix
 };
 
-// What the batches leave to doubling, and the pairs across batch boundaries for the order check.
+// What the batches leave to doubling.
 struct Shared {
   std::mutex mu;
   SaGpuReport rep;
@@ -79,7 +79,6 @@ struct Shared {
     std::vector<std::uint64_t> pos, rank;
   };
   std::vector<Chunk> chunks;
-  std::vector<std::pair<u64, std::pair<std::uint64_t, std::uint64_t>>> ends;  // row_base, first and last suffix
 };
 
 u64 fixed_bytes(u64 words, u64 n) { return words * 8 + 5 * n + 4 * 256; }  // 3 carves, each padded to 256
@@ -139,22 +138,6 @@ u64 resort_runs(DeviceWork& w, u64 n, u64* pos, unsigned* u, int* cur) {
   return round;
 }
 
-// The batch's order check: adjacent rows base by base; the first and last suffix for the pairs
-// across batches.
-void check_batch(DeviceWork& w, u64 n, const u64* pos, const Batch& b, Shared& sh) {
-  auto* bad = reinterpret_cast<unsigned long long*>(w.count + 2);
-  EVK_CUDA(cudaMemset(bad, 0, sizeof *bad));
-  check_order<<<blocks_for(b.m), kThreads>>>(w.text, n, pos, static_cast<unsigned>(b.m), w.rank_lo, w.rank_hi, bad);
-  EVK_CUDA_LAST();
-  std::uint64_t disorders = 0, first = 0, last = 0;
-  EVK_CUDA(cudaMemcpy(&disorders, bad, 8, cudaMemcpyDeviceToHost));
-  EVK_CUDA(cudaMemcpy(&first, pos, 8, cudaMemcpyDeviceToHost));
-  EVK_CUDA(cudaMemcpy(&last, pos + (b.m - 1), 8, cudaMemcpyDeviceToHost));
-  std::lock_guard<std::mutex> lock(sh.mu);
-  sh.rep.disorders += disorders;
-  sh.ends.push_back({b.row_base, {first, last}});
-}
-
 // Ranks of the batch's suffixes; the unresolved ones (work list slot/u) go to the shared chunks.
 void rank_batch_out(DeviceWork& w, const u64* pos, const Batch& b, const unsigned* slot, const unsigned char* seg,
                     unsigned u, Shared& sh) {
@@ -175,8 +158,7 @@ void rank_batch_out(DeviceWork& w, const u64* pos, const Batch& b, const unsigne
 
 // Sorts one batch and writes its rows to the host. False when its repeats outgrow the re-sort
 // work list (the caller then halves the batch).
-bool sort_batch(DeviceWork& w, u64 n, const Batch& b, std::uint8_t* bwt, std::uint64_t* samples, bool check,
-                Shared& sh) {
+bool sort_batch(DeviceWork& w, u64 n, const Batch& b, std::uint8_t* bwt, std::uint64_t* samples, Shared& sh) {
   EVK_CUDA(cudaMemset(w.count, 0, sizeof(unsigned)));
   collect_batch<<<stride_blocks(n), kThreads>>>(w.text, n, b.b0, b.b1, w.keys[0], w.pos[0], w.count);
   EVK_CUDA_LAST();
@@ -200,7 +182,6 @@ bool sort_batch(DeviceWork& w, u64 n, const Batch& b, std::uint8_t* bwt, std::ui
   int cur = 0;
   const u64 rounds = resort_runs(w, n, pos.Current(), &u, &cur);
   rank_batch_out(w, pos.Current(), b, w.wl.slot[cur], w.wl.seg[cur], u, sh);
-  if (check) check_batch(w, n, pos.Current(), b, sh);
   const u64 first_sample = (b.row_base + 31) / 32 * 32;
   const u64 last_row = b.row_base + b.m - 1;
   const u64 n_samples = last_row >= first_sample ? (last_row - first_sample) / 32 + 1 : 0;
@@ -237,13 +218,6 @@ std::vector<Batch> plan_batches(const std::vector<u64>& hist, u64 cap, u64 first
   }
   if (cur.m > 0) out.push_back(cur);
   return out;
-}
-
-// The host's base-by-base comparison, for the pairs across batch boundaries.
-bool suffix_before(const std::uint8_t* text, u64 n, u64 a, u64 b) {
-  for (; a < n && b < n; ++a, ++b)
-    if (text[a] != text[b]) return text[a] < text[b];
-  return a >= n && b < n;
 }
 
 std::vector<u64> pack_text(const std::uint8_t* text, u64 n) {
@@ -284,7 +258,7 @@ void run_batches(std::vector<std::unique_ptr<DeviceWork>>& work, const std::vect
   u64 placed = 0;
   std::exception_ptr failure;
   std::function<void(DeviceWork&, const Batch&)> run = [&](DeviceWork& w, const Batch& b) {
-    if (sort_batch(w, n, b, bwt, samples, opt.check_order, sh)) {
+    if (sort_batch(w, n, b, bwt, samples, sh)) {
       std::lock_guard<std::mutex> lock(sh.mu);
       placed += b.m;
       if (opt.progress) opt.progress(placed, n);
@@ -315,14 +289,10 @@ void run_batches(std::vector<std::unique_ptr<DeviceWork>>& work, const std::vect
   if (failure) std::rethrow_exception(failure);
 }
 
-// The suffixes the batches left in groups, all on the first GPU, finished by doubling.
-void finish_by_doubling(std::vector<std::unique_ptr<DeviceWork>>& work, u64 n, const std::uint8_t* text,
-                        std::uint8_t* bwt, std::uint64_t* samples, Shared& sh) {
-  for (auto& w : work) w->arena.release();
-  for (std::size_t d = 1; d < work.size(); ++d) {
-    merge_ranks_into(*work[0], *work[d], n);
-    work[d]->fixed.release();
-  }
+// The suffixes the batches left in groups, on the first GPU (which holds every rank by then),
+// finished by doubling.
+void finish_by_doubling(DeviceWork& w, u64 n, const std::uint8_t* text, std::uint8_t* bwt, std::uint64_t* samples,
+                        Shared& sh) {
   std::sort(sh.chunks.begin(), sh.chunks.end(), [](const auto& a, const auto& b) { return a.row_base < b.row_base; });
   std::vector<std::uint64_t> pos, rank;
   pos.reserve(sh.rep.doubled);
@@ -333,11 +303,8 @@ void finish_by_doubling(std::vector<std::unique_ptr<DeviceWork>>& work, u64 n, c
     c = Shared::Chunk{};
   }
   const auto t0 = std::chrono::steady_clock::now();
-  unsigned long long disorders = 0;
-  sh.rep.doubling_steps = double_unresolved(*work[0], n, kRoundBases * (kRounds + 1), pos, rank, text, bwt, samples,
-                                            sh.rep.checked ? &disorders : nullptr);
-  sh.rep.disorders += disorders;
-  work[0]->report.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  sh.rep.doubling_steps = double_unresolved(w, n, kRoundBases * (kRounds + 1), pos, rank, text, bwt, samples);
+  w.report.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace
@@ -374,14 +341,17 @@ SaGpuReport sort_suffixes_gpu(const std::uint8_t* text, std::uint64_t n, std::ui
   }
   const std::vector<u64> hist = bucket_histogram(*work.front(), n);
   run_batches(work, hist, cap, n, bwt, samples, opt, sh);
-  if (sh.rep.doubled > 0) finish_by_doubling(work, n, text, bwt, samples, sh);
+  if (sh.rep.doubled > 0 || opt.check_order) {  // every rank onto the first GPU
+    for (auto& w : work) w->arena.release();
+    for (std::size_t d = 1; d < work.size(); ++d) {
+      merge_ranks_into(*work[0], *work[d], n);
+      work[d]->fixed.release();
+    }
+  }
+  if (sh.rep.doubled > 0) finish_by_doubling(*work[0], n, text, bwt, samples, sh);
+  if (opt.check_order) sh.rep.disorders = check_rows(*work[0], n);
   SaGpuReport rep = sh.rep;
   for (auto& w : work) rep.devices.push_back(w->report);
-  if (opt.check_order) {
-    std::sort(sh.ends.begin(), sh.ends.end());
-    for (std::size_t i = 1; i < sh.ends.size(); ++i)
-      if (!suffix_before(text, n, sh.ends[i - 1].second.second, sh.ends[i].second.first)) ++rep.disorders;
-  }
   return rep;
 }
 

@@ -23,7 +23,10 @@ struct SaGpuOptions {
   std::vector<int> devices{0};
   std::uint64_t memory_cap = 0;  // device bytes the builder may use per GPU; 0: all that is free less a reserve
   std::function<void(std::uint64_t placed, std::uint64_t total)> progress;  // suffixes placed (called serially)
-  bool check_order = false;  // compare every adjacent pair of rows base by base (SaGpuReport::disorders)
+  // verify the result on the final ranks (Burkhardt and Kaerkkaeinen's suffix array checker): every
+  // row held by one suffix, and each adjacent pair in order by its first base and the rank of the
+  // suffix after it (SaGpuReport::disorders)
+  bool check_order = false;
 };
 
 struct SaGpuDevice {
@@ -42,8 +45,8 @@ struct SaGpuReport {
   std::uint64_t resorted = 0;        // suffixes whose first 29 bases were not enough
   std::uint64_t doubled = 0;         // suffixes left to prefix doubling (long exact repeats)
   std::uint64_t doubling_steps = 0;  // its steps (the bases compared double each step)
-  bool checked = false;              // check_order ran: disorders counts adjacent rows out of order
-  std::uint64_t disorders = 0;       // (within batches, and across batch boundaries on the host)
+  bool checked = false;              // check_order ran
+  std::uint64_t disorders = 0;       // adjacent rows out of order, rows held twice or by none
 };
 
 // A GPU without room for the text and one batch: the caller takes the CPU path.

@@ -42,7 +42,7 @@ void place_rows(const std::vector<std::uint64_t>& pos, const std::vector<std::ui
 }  // namespace
 
 u64 double_unresolved(DeviceWork& w, u64 n, u64 h, std::vector<std::uint64_t>& u_pos, std::vector<std::uint64_t>& u_rank,
-                      const std::uint8_t* text, std::uint8_t* bwt, std::uint64_t* samples, unsigned long long* disorders) {
+                      const std::uint8_t* text, std::uint8_t* bwt, std::uint64_t* samples) {
   const u64 total = u_pos.size();
   if (total > kMaxItems) throw SaGpuNoRoom(std::to_string(total) + " suffixes in long repeats, more than one GPU sort holds");
   EVK_CUDA(cudaSetDevice(w.device));
@@ -82,18 +82,38 @@ u64 double_unresolved(DeviceWork& w, u64 n, u64 h, std::vector<std::uint64_t>& u
     u = next;
     h *= 2;
   }
-  if (disorders) {
-    auto* bad = reinterpret_cast<unsigned long long*>(w.count + 2);
-    EVK_CUDA(cudaMemset(bad, 0, sizeof *bad));
-    check_groups<<<blocks_for(total), kThreads>>>(w.text, n, pos, group, static_cast<unsigned>(total), bad);
-    EVK_CUDA_LAST();
-    EVK_CUDA(cudaMemcpy(disorders, bad, sizeof *bad, cudaMemcpyDeviceToHost));
-  }
   EVK_CUDA(cudaMemcpy(u_pos.data(), pos, total * 8, cudaMemcpyDeviceToHost));
   EVK_CUDA(cudaMemcpy(u_rank.data(), row, total * 8, cudaMemcpyDeviceToHost));
   w.arena.release();
   place_rows(u_pos, u_rank, text, bwt, samples);
   return steps;
+}
+
+u64 check_rows(DeviceWork& w, u64 n) {
+  EVK_CUDA(cudaSetDevice(w.device));
+  std::size_t free_b = 0, total_b = 0;
+  EVK_CUDA(cudaMemGetInfo(&free_b, &total_b));
+  const u64 room = free_b > (1ull << 30) ? (free_b - (1ull << 30)) / 8 : 0;
+  if (room < 2) throw SaGpuNoRoom("no GPU memory left for the order check");
+  const u64 chunk = std::min<u64>(n, room);
+  Arena a;
+  a.allocate(w.device, chunk * 8 + 1024);
+  u64* sa = a.carve<u64>(chunk);
+  auto* bad = a.carve<unsigned long long>(1);
+  EVK_CUDA(cudaMemset(bad, 0, sizeof *bad));
+  // rows 1..n in chunks that overlap by one row, so every adjacent pair is inside one chunk
+  for (u64 r0 = 1; r0 <= n;) {
+    const u64 len = std::min(chunk, n + 1 - r0);
+    EVK_CUDA(cudaMemset(sa, 0xFF, len * 8));
+    rows_by_rank<<<stride_blocks(n), kThreads>>>(w.rank_lo, w.rank_hi, n, r0, len, sa, bad);
+    check_adjacent<<<blocks_for(len), kThreads>>>(w.text, w.rank_lo, w.rank_hi, n, sa, len, bad);
+    EVK_CUDA_LAST();
+    if (r0 + len > n) break;
+    r0 += len - 1;
+  }
+  unsigned long long faults = 0;
+  EVK_CUDA(cudaMemcpy(&faults, bad, sizeof faults, cudaMemcpyDeviceToHost));
+  return faults;
 }
 
 }  // namespace evk::barracuda_exact::sa_gpu

@@ -187,43 +187,35 @@ __global__ void merge_ranks(unsigned* __restrict__ lo, unsigned char* __restrict
   }
 }
 
-// -1, 0 or 1 as suffix a is before, equal to or after suffix b of the n-base text ('$' smallest),
-// compared base by base in windows of 32: an order check independent of the keys and rounds.
-__device__ __forceinline__ int compare_suffixes(const u64* __restrict__ w, u64 n, u64 a, u64 b) {
-  for (u64 off = 0;; off += 32) {
-    const u64 qa = a + off, qb = b + off;
-    if (qa >= n || qb >= n) return qa >= n && qb >= n ? 0 : (qa >= n ? -1 : 1);
-    const u64 la = n - qa, lb = n - qb;
-    const u64 len = la < lb ? la : lb;
-    u64 wa = window(w, qa), wb = window(w, qb);
-    if (len < 32) {
-      const u64 keep = ~0ull << (64 - 2 * len);
-      wa &= keep;
-      wb &= keep;
-      if (wa != wb) return wa < wb ? -1 : 1;
-      return la < lb ? -1 : (la > lb ? 1 : 0);
-    }
-    if (wa != wb) return wa < wb ? -1 : 1;
+// The order check (Burkhardt and Kaerkkaeinen): the suffixes of rows r0..r0+len-1 by their rank;
+// a row that two positions claim, or none, is counted as bad.
+__global__ void rows_by_rank(const unsigned* __restrict__ lo, const unsigned char* __restrict__ hi, u64 n, u64 r0,
+                             u64 len, u64* __restrict__ sa, unsigned long long* __restrict__ bad) {
+  const u64 stride = static_cast<u64>(gridDim.x) * blockDim.x;
+  for (u64 p = blockIdx.x * static_cast<u64>(blockDim.x) + threadIdx.x; p < n; p += stride) {
+    const u64 r = get_rank(lo, hi, p);
+    if (r < r0 || r >= r0 + len) continue;
+    if (atomicCAS(&sa[r - r0], ~0ull, p) != ~0ull) atomicAdd(bad, 1ull);
   }
 }
 
-// Counts adjacent pairs of the sorted batch that are not in strict suffix order, but for pairs of
-// one group left to doubling (equal ranks), which check_groups covers once they are ordered.
-__global__ void check_order(const u64* __restrict__ w, u64 n, const u64* __restrict__ pos, unsigned m,
-                            const unsigned* __restrict__ lo, const unsigned char* __restrict__ hi,
-                            unsigned long long* __restrict__ bad) {
-  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i + 1 >= m) return;
-  if (get_rank(lo, hi, pos[i]) == get_rank(lo, hi, pos[i + 1])) return;
-  if (compare_suffixes(w, n, pos[i], pos[i + 1]) >= 0) atomicAdd(bad, 1ull);
-}
-
-// The same for the doubled suffixes: adjacent pairs within each group (equal first ranks).
-__global__ void check_groups(const u64* __restrict__ w, u64 n, const u64* __restrict__ pos,
-                             const u64* __restrict__ group, unsigned u, unsigned long long* __restrict__ bad) {
-  const unsigned k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k + 1 >= u || group[k] != group[k + 1]) return;
-  if (compare_suffixes(w, n, pos[k], pos[k + 1]) >= 0) atomicAdd(bad, 1ull);
+// Adjacent rows holding a, b are in order iff text[a] < text[b], or they are equal and the suffix
+// after a ranks before the suffix after b (rank n: the '$' row, 0).
+__global__ void check_adjacent(const u64* __restrict__ w, const unsigned* __restrict__ lo,
+                               const unsigned char* __restrict__ hi, u64 n, const u64* __restrict__ sa, u64 len,
+                               unsigned long long* __restrict__ bad) {
+  const u64 i = blockIdx.x * static_cast<u64>(blockDim.x) + threadIdx.x;
+  if (i >= len) return;
+  const u64 a = sa[i];
+  if (a == ~0ull) {
+    atomicAdd(bad, 1ull);
+    return;
+  }
+  if (i + 1 >= len || sa[i + 1] == ~0ull) return;
+  const u64 b = sa[i + 1];
+  const unsigned ca = base_at(w, a), cb = base_at(w, b);
+  const u64 ra = a + 1 < n ? get_rank(lo, hi, a + 1) : 0, rb = b + 1 < n ? get_rank(lo, hi, b + 1) : 0;
+  if (ca > cb || (ca == cb && ra >= rb)) atomicAdd(bad, 1ull);
 }
 
 // The batch's rows row_base .. row_base + m - 1: BWT base (4 at the suffix 0) and the samples of

@@ -141,11 +141,14 @@ unsigned resort_round(DeviceWork& w, WorkList& l, int cur, unsigned u, u64* pos)
 
 // Finishes the unresolved suffixes of all batches on this GPU by prefix doubling (sa_gpu_double.cu):
 // u_pos / u_rank (host, sorted by rank) are the suffixes and their groups' first rows, every
-// group equal on its first h bases; fills their rows into bwt/samples; with `disorders`, checks
-// the adjacent pairs within each group base by base. Returns the doubling steps.
+// group equal on its first h bases; fills their rows into bwt/samples. Returns the doubling steps.
 u64 double_unresolved(DeviceWork& w, u64 n, u64 h, std::vector<std::uint64_t>& u_pos,
                       std::vector<std::uint64_t>& u_rank, const std::uint8_t* text, std::uint8_t* bwt,
-                      std::uint64_t* samples, unsigned long long* disorders);
+                      std::uint64_t* samples);
+
+// The order check on the final ranks of this GPU (every position's row): adjacent rows in order
+// by their first base and the rank of the suffix after it, each row held once. Returns the faults.
+u64 check_rows(DeviceWork& w, u64 n);
 
 // Folds the ranks of `other` into w's (each position ranked on one GPU).
 void merge_ranks_into(DeviceWork& w, DeviceWork& other, u64 n);
