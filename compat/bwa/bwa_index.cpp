@@ -1,6 +1,7 @@
 // bwa index [-a bwtsw|is|rb2] [-p PREFIX] [-b INT] <in.fasta>: barracuda_exact's index builder,
 // whose five files are byte-identical to bwa 0.7.17's (the algorithm choice and block size only
-// change how bwa builds the same BWT).
+// change how bwa builds the same BWT); the suffixes are sorted on the GPU when one is usable
+// ($EVK_BACKEND, $EVK_DEVICE as the other drop-ins).
 #include <unistd.h>
 
 #include <cstdio>
@@ -41,7 +42,12 @@ int bwa_index(int argc, char** argv) {
   const std::string fasta = argv[optind];
   if (prefix.empty()) prefix = fasta;
   const auto seqs = barracuda_exact::read_reference(fasta);
-  const barracuda_exact::BwtIndex idx = barracuda_exact::build_index(seqs);
+  const BackendChoice be = choose_backend(backend_from_env());  // the suffix sort on the GPU when usable
+  barracuda_exact::IndexOptions io;
+  if (be.backend == Backend::gpu) io.devices = {be.device.index};
+  barracuda_exact::IndexReport rep;
+  const barracuda_exact::BwtIndex idx = barracuda_exact::build_index(seqs, io, &rep);
+  if (!rep.fallback.empty()) std::fprintf(stderr, "[bwa_index] %s; sorted on the CPU\n", rep.fallback.c_str());
   barracuda_exact::write_index(idx, prefix);
   std::fprintf(stderr, "[bwa_index] %s: %zu sequences, %lld bp indexed (EvoKernels)\n", prefix.c_str(),
                idx.contigs.size(), static_cast<long long>(idx.l_pac));
