@@ -27,6 +27,40 @@
 #define EVK_DYN_SMEM(type, name) extern __shared__ type name[]
 #endif
 
+// Phase 1 of a chunk: V(j, row, c) for halo column c, rows of one segment; disparity d0 + j pairs
+// left column c with right entry c + DC - 1 - j (lt, rt, v and the pitches as in ssd_expert_v1_body).
+__device__ __forceinline__ void ex1_vertical_sums(unsigned char* const lt, unsigned char* const rt, int* const v,
+                                                  const int tid, const int r, const int win, const int hw, const int lp,
+                                                  const int rp, const int vp, const int seg_rows) {
+  for (int item = tid; item < hw * EX1_SEGS; item += EX1_THREADS) {
+    const int c = item % hw, seg = item / hw;
+    const int ra = seg * seg_rows;  // first output row of the segment (tile coordinates)
+    int s[EX1_DC];
+#pragma unroll
+    for (int j = 0; j < EX1_DC; ++j) s[j] = 0;
+    for (int t = 0; t < win; ++t) {  // rows ra .. ra + 2r of the tile = output row ra's window
+      const int a = lt[(ra + t) * lp + c];
+#pragma unroll
+      for (int j = 0; j < EX1_DC; ++j) {
+        const int e = a - rt[(ra + t) * rp + c + EX1_DC - 1 - j];
+        s[j] += e * e;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < EX1_DC; ++j) v[(j * EX1_TY + ra) * vp + c] = s[j];
+    for (int yy = ra + 1; yy < ra + seg_rows; ++yy) {
+      const int ain = lt[(yy + 2 * r) * lp + c], aout = lt[(yy - 1) * lp + c];
+#pragma unroll
+      for (int j = 0; j < EX1_DC; ++j) {
+        const int ein = ain - rt[(yy + 2 * r) * rp + c + EX1_DC - 1 - j];
+        const int eout = aout - rt[(yy - 1) * rp + c + EX1_DC - 1 - j];
+        s[j] += ein * ein - eout * eout;
+        v[(j * EX1_TY + yy) * vp + c] = s[j];
+      }
+    }
+  }
+}
+
 // Shared-memory layout, shared with the host (ssd_expert_v1_smem in apps/stereo/core/src/ssd_expert.cpp):
 //   lt  (TY + 2r) rows of lp bytes (lp = TX + 2r rounded up to 16)
 //   rt  (TY + 2r) rows of rp bytes (rp = TX + 2r + DC - 1 rounded up to 16)
@@ -78,35 +112,7 @@ __device__ __forceinline__ void ssd_expert_v1_body(const unsigned char* __restri
     }
     __syncthreads();
 
-    // phase 1: V(j, row, c) for halo column c, rows of one segment; disparity d0 + j pairs left
-    // column c with right entry c + DC - 1 - j
-    for (int item = tid; item < hw * EX1_SEGS; item += EX1_THREADS) {
-      const int c = item % hw, seg = item / hw;
-      const int ra = seg * seg_rows;  // first output row of the segment (tile coordinates)
-      int s[EX1_DC];
-#pragma unroll
-      for (int j = 0; j < EX1_DC; ++j) s[j] = 0;
-      for (int t = 0; t < win; ++t) {  // rows ra .. ra + 2r of the tile = output row ra's window
-        const int a = lt[(ra + t) * lp + c];
-#pragma unroll
-        for (int j = 0; j < EX1_DC; ++j) {
-          const int e = a - rt[(ra + t) * rp + c + EX1_DC - 1 - j];
-          s[j] += e * e;
-        }
-      }
-#pragma unroll
-      for (int j = 0; j < EX1_DC; ++j) v[(j * EX1_TY + ra) * vp + c] = s[j];
-      for (int yy = ra + 1; yy < ra + seg_rows; ++yy) {
-        const int ain = lt[(yy + 2 * r) * lp + c], aout = lt[(yy - 1) * lp + c];
-#pragma unroll
-        for (int j = 0; j < EX1_DC; ++j) {
-          const int ein = ain - rt[(yy + 2 * r) * rp + c + EX1_DC - 1 - j];
-          const int eout = aout - rt[(yy - 1) * rp + c + EX1_DC - 1 - j];
-          s[j] += ein * ein - eout * eout;
-          v[(j * EX1_TY + yy) * vp + c] = s[j];
-        }
-      }
-    }
+    ex1_vertical_sums(lt, rt, v, tid, r, win, hw, lp, rp, vp, seg_rows);
     __syncthreads();
 
     // phase 2: window sums along the run, V columns px .. px + XR - 1 + 2r
