@@ -87,6 +87,68 @@ __device__ __forceinline__ void add_paths(unsigned* S, const StoreT* __restrict_
   for (int p = 0; p < P; ++p) add_line<K, StoreT>(S, src + p * plane);
 }
 
+// Uniqueness: false where the smallest S with |k - best| > 1 over the segment is within `uniqueness`
+// percent of smin.
+template <int K>
+__device__ __forceinline__ bool wta_unique(const unsigned* S, const int lane, const int Gs, const int best, const int smin,
+                                           const int uniqueness) {
+  int second = 0xffff;
+#pragma unroll
+  for (int i = 0; i < K / 2; ++i) {
+    const int k = lane * K + 2 * i;
+    if (k < best - 1 || k > best + 1) second = min(second, (int)(S[i] & 0xffffu));
+    if (k + 1 < best - 1 || k + 1 > best + 1) second = min(second, (int)(S[i] >> 16));
+  }
+  for (int o = Gs / 2; o > 0; o /= 2) second = min(second, __shfl_xor_sync(FULL_MASK, second, o, Gs));
+  return !(second != 0xffff && second * 100 < smin * (100 + uniqueness));
+}
+
+// The right map's keys (S << 16 | k) of the lane's indices, by atomicMin into the row's table rkey.
+template <int K>
+__device__ __forceinline__ void wta_right_keys(const unsigned* S, unsigned* rkey, const int x, const int dmin, const int D,
+                                               const int W, const int lane) {
+  const int k0 = lane * K;
+  const int xr0 = x - dmin - k0;  // xr of the lane's index j: xr0 - j
+  if (k0 + K <= D && xr0 - (K - 1) >= 0 && xr0 < W) {
+    // the lane's K indices all real and all inside: keys (S << 16 | k) by one PRMT each
+    const unsigned kk0 = ((unsigned)(k0 + 1) << 16) | (unsigned)k0;
+#pragma unroll
+    for (int i = 0; i < K / 2; ++i) {
+      const unsigned kk = kk0 + (unsigned)i * 0x20002u;
+      atomicMin(rkey + sgm_math::wta_rkey_pos(xr0 - 2 * i), __byte_perm(S[i], kk, 0x1054));
+      atomicMin(rkey + sgm_math::wta_rkey_pos(xr0 - 2 * i - 1), __byte_perm(S[i], kk, 0x3276));
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < K / 2; ++i) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int k = k0 + 2 * i + h;
+        const int xr = x - dmin - k;
+        if (k < D && xr >= 0 && xr < W)
+          atomicMin(&rkey[sgm_math::wta_rkey_pos(xr)], ((h ? S[i] >> 16 : S[i] & 0xffffu) << 16) | (unsigned)k);
+      }
+    }
+  }
+}
+
+// The right map's table of the row (rkey, sgm_math::wta_rkey_words(W) words): every key "none", then
+// the block's barrier.
+__device__ __forceinline__ void wta_right_begin(unsigned* rkey, const int W) {
+  for (int i = threadIdx.x; i < sgm_math::wta_rkey_words(W); i += WTA_THREADS) rkey[i] = 0xffffffffu;
+  __syncthreads();
+}
+
+// After the row's cells: the right map's row y from the table (the smallest key's k, or invalid).
+__device__ __forceinline__ void wta_right_end(const unsigned* rkey, short* __restrict__ right, const int y, const int W,
+                                              const int dmin) {
+  __syncthreads();
+  for (int i = threadIdx.x; i < W; i += WTA_THREADS) {
+    const unsigned key = rkey[sgm_math::wta_rkey_pos(i)];
+    right[(size_t)y * W + i] = key == 0xffffffffu ? (short)INVALID_Q : (short)((dmin + (int)(key & 0xffffu)) * 16);
+  }
+}
+
 // V: 0 the sgm_wta / sgm_wta2 logic; 1 (sgm_wta3) on 8-bit volumes the minimum and its index by keys.
 template <int K, class StoreT, bool UNROLL, int V>
 __device__ __forceinline__ void wta_body(const StoreT* __restrict__ vol, const int paths, const int W, const int H,
@@ -100,10 +162,7 @@ __device__ __forceinline__ void wta_body(const StoreT* __restrict__ vol, const i
   const int lane = threadIdx.x % Gs;
   const int cells = WTA_THREADS / Gs;
   const bool want_right = right != 0;
-  if (want_right) {
-    for (int i = threadIdx.x; i < sgm_math::wta_rkey_words(W); i += WTA_THREADS) rkey[i] = 0xffffffffu;
-    __syncthreads();
-  }
+  if (want_right) wta_right_begin(rkey, W);
   unsigned padm[K / 2];
 #pragma unroll
   for (int i = 0; i < K / 2; ++i) {
@@ -201,51 +260,11 @@ __device__ __forceinline__ void wta_body(const StoreT* __restrict__ vol, const i
     }
     // uniqueness: the smallest S with |k - best| > 1 (0xffff: none)
     bool valid = true;
-    if (uniqueness > 0) {
-      int second = 0xffff;
-#pragma unroll
-      for (int i = 0; i < K / 2; ++i) {
-        const int k = lane * K + 2 * i;
-        if (k < best - 1 || k > best + 1) second = min(second, (int)(S[i] & 0xffffu));
-        if (k + 1 < best - 1 || k + 1 > best + 1) second = min(second, (int)(S[i] >> 16));
-      }
-      for (int o = Gs / 2; o > 0; o /= 2) second = min(second, __shfl_xor_sync(FULL_MASK, second, o, Gs));
-      valid = !(second != 0xffff && second * 100 < smin * (100 + uniqueness));
-    }
+    if (uniqueness > 0) valid = wta_unique<K>(S, lane, Gs, best, smin, uniqueness);
     if (inside && lane == 0) left[(size_t)y * W + x] = valid ? (short)((dmin + best) * 16 + off) : (short)INVALID_Q;
-    if (want_right && inside && lane < G) {
-      const int k0 = lane * K;
-      const int xr0 = x - dmin - k0;  // xr of the lane's index j: xr0 - j
-      if (k0 + K <= D && xr0 - (K - 1) >= 0 && xr0 < W) {
-        // the lane's K indices all real and all inside: keys (S << 16 | k) by one PRMT each
-        const unsigned kk0 = ((unsigned)(k0 + 1) << 16) | (unsigned)k0;
-#pragma unroll
-        for (int i = 0; i < K / 2; ++i) {
-          const unsigned kk = kk0 + (unsigned)i * 0x20002u;
-          atomicMin(rkey + sgm_math::wta_rkey_pos(xr0 - 2 * i), __byte_perm(S[i], kk, 0x1054));
-          atomicMin(rkey + sgm_math::wta_rkey_pos(xr0 - 2 * i - 1), __byte_perm(S[i], kk, 0x3276));
-        }
-      } else {
-#pragma unroll
-        for (int i = 0; i < K / 2; ++i) {
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int k = k0 + 2 * i + h;
-            const int xr = x - dmin - k;
-            if (k < D && xr >= 0 && xr < W)
-              atomicMin(&rkey[sgm_math::wta_rkey_pos(xr)], ((h ? S[i] >> 16 : S[i] & 0xffffu) << 16) | (unsigned)k);
-          }
-        }
-      }
-    }
+    if (want_right && inside && lane < G) wta_right_keys<K>(S, rkey, x, dmin, D, W, lane);
   }
-  if (want_right) {
-    __syncthreads();
-    for (int i = threadIdx.x; i < W; i += WTA_THREADS) {
-      const unsigned key = rkey[sgm_math::wta_rkey_pos(i)];
-      right[(size_t)y * W + i] = key == 0xffffffffu ? (short)INVALID_Q : (short)((dmin + (int)(key & 0xffffu)) * 16);
-    }
-  }
+  if (want_right) wta_right_end(rkey, right, y, W, dmin);
 }
 
 // Launch bounds: 8-bit volumes 4 blocks of 256 threads per SM (2 at K 32), 16-bit ones 3, 2 or 1 (K 8,
