@@ -91,6 +91,35 @@ __device__ __forceinline__ void a3_advance(int& x, int& y, const int W) {
   }
 }
 
+// The lane's groups: has[g] (entries >= Dp, idle groups, are neither loaded nor stored) and the padding
+// of pairs A, B (BIG for k >= D).
+template <int NG, int GS, bool FULL>
+__device__ __forceinline__ void a3_groups(const int lane, const int D, const int Dp, bool* has, unsigned* padA,
+                                          unsigned* padB) {
+  constexpr int Gs = GS;
+#pragma unroll
+  for (int g = 0; g < NG; ++g) {
+    const int k0 = 4 * (lane + Gs * g);
+    has[g] = FULL || k0 < Dp;
+    padA[g] = FULL ? 0u : (k0 >= D ? A3_BIG : 0u) | (k0 + 2 >= D ? (A3_BIG << 16) : 0u);
+    padB[g] = FULL ? 0u : (k0 + 1 >= D ? A3_BIG : 0u) | (k0 + 3 >= D ? (A3_BIG << 16) : 0u);
+  }
+}
+
+// The line minimum m of a cell from the lane's pair minima lo, hi, in both halves (m * 0x10001).
+template <int GS>
+__device__ __forceinline__ unsigned a3_line_min(const unsigned lo, const unsigned hi) {
+  constexpr int Gs = GS;
+  unsigned mn = __vmins2(lo, hi);
+  if (Gs == 32) {
+    const unsigned mi = __reduce_min_sync(A3_FULL, min(mn & 0xffffu, mn >> 16));  // one redux for the warp's line
+    return __byte_perm(mi, 0u, 0x1010);
+  } else {
+    for (int o = Gs / 2; o > 0; o /= 2) mn = __vmins2(mn, __shfl_xor_sync(A3_FULL, mn, o, Gs));
+    return __vmins2(mn, __byte_perm(mn, 0u, 0x1032));
+  }
+}
+
 // FULL: every group holds real disparities (4 GS K/4 == D == Dp): no idle groups, no padding, so no
 // per-group predicates in the loop.
 template <int K, int GS, class StoreT, int DX, int DY, bool FULL>
@@ -116,13 +145,7 @@ __device__ __forceinline__ void a3_direction(const unsigned* __restrict__ census
   StoreT* vol_l = vol + 4 * lane;
   unsigned padA[NG], padB[NG];
   bool has[NG];
-#pragma unroll
-  for (int g = 0; g < NG; ++g) {
-    const int k0 = 4 * (lane + Gs * g);
-    has[g] = FULL || k0 < Dp;  // entries >= Dp (idle groups) are neither loaded nor stored
-    padA[g] = FULL ? 0u : (k0 >= D ? A3_BIG : 0u) | (k0 + 2 >= D ? (A3_BIG << 16) : 0u);
-    padB[g] = FULL ? 0u : (k0 + 1 >= D ? A3_BIG : 0u) | (k0 + 3 >= D ? (A3_BIG << 16) : 0u);
-  }
+  a3_groups<NG, GS, FULL>(lane, D, Dp, has, padA, padB);
   const bool padded = !FULL && 4 * Gs * NG != D;
   const unsigned p1x2 = (unsigned)P1 * 0x10001u;
   const int prev = (lane + Gs - 1) & (Gs - 1), next = (lane + 1) & (Gs - 1);
@@ -210,14 +233,7 @@ __device__ __forceinline__ void a3_direction(const unsigned* __restrict__ census
     }
     // the line minimum, both halves: min over the lane's pairs, over the line's lanes (halves
     // apart), then of the two halves (swapped by a PRMT), so mm is m * 0x10001 with no multiply
-    unsigned mn = __vmins2(lo, hi);
-    if (Gs == 32) {
-      const unsigned mi = __reduce_min_sync(A3_FULL, min(mn & 0xffffu, mn >> 16));  // one redux for the warp's line
-      mm = __byte_perm(mi, 0u, 0x1010);
-    } else {
-      for (int o = Gs / 2; o > 0; o /= 2) mn = __vmins2(mn, __shfl_xor_sync(A3_FULL, mn, o, Gs));
-      mm = __vmins2(mn, __byte_perm(mn, 0u, 0x1032));
-    }
+    mm = a3_line_min<GS>(lo, hi);
     if (valid) a3_store<K, GS, FULL>(vol_l + (size_t)(unsigned)(y * W + x) * (unsigned)Dp, A, B, has);
     x = xn;
     y = yn;
