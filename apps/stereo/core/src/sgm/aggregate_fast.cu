@@ -115,6 +115,95 @@ __device__ __forceinline__ void a2_store(unsigned short* __restrict__ dst, const
   for (int v = 0; v < K / 8; ++v) __stcs((uint4*)dst + v, make_uint4(w[4 * v], w[4 * v + 1], w[4 * v + 2], w[4 * v + 3]));
 }
 
+// The padding of the lane's pairs: BIG in each half whose k >= D.
+template <int K>
+__device__ __forceinline__ void a2_padding(const int lane, const int D, unsigned* padc) {
+  constexpr int NP = K / 2;
+#pragma unroll
+  for (int i = 0; i < NP; ++i) {
+    const int k = lane * K + i;
+    padc[i] = (k >= D ? A2_BIG : 0u) | (k + NP >= D ? (A2_BIG << 16) : 0u);
+  }
+}
+
+// Horizontal lines: the lane's window of right codes one step on in direction DX, the entering code
+// from the neighbouring lane, or in_next for the loader lane.
+template <int K, int DX>
+__device__ __forceinline__ void a2_shift(unsigned* code, const unsigned in_next, const bool loader, const int Gs) {
+  if (DX > 0) {
+    unsigned in = __shfl_up_sync(A2_FULL, code[K - 1], 1, Gs);
+    if (loader) in = in_next;
+#pragma unroll
+    for (int j = K - 1; j > 0; --j) code[j] = code[j - 1];
+    code[0] = in;
+  } else {
+    unsigned in = __shfl_down_sync(A2_FULL, code[0], 1, Gs);
+    if (loader) in = in_next;
+#pragma unroll
+    for (int j = 0; j < K - 1; ++j) code[j] = code[j + 1];
+    code[K - 1] = in;
+  }
+}
+
+// Vertical and diagonal lines: the block's right-census segment of row yy whose lines sit at b, b + 1,
+// .. (RMAX words a thread, 0 outside the row) into pre, the prefetch registers.
+template <int RMAX>
+__device__ __forceinline__ void a2_fetch(unsigned* pre, const unsigned* __restrict__ census_right, const int right_pitch,
+                                         const int right_offset, const int yy, const int b, const int dmin, const int Dp,
+                                         const int seg) {
+  const unsigned* row = census_right + (size_t)yy * right_pitch + right_offset;
+  const int col0 = b - dmin - Dp + 1;
+#pragma unroll
+  for (int r = 0; r < RMAX; ++r) {
+    const int i = (int)threadIdx.x + r * sgm_agg2::kThreads;
+    const int cc = col0 + i;
+    pre[r] = (i < seg && cc >= -right_offset && cc < right_pitch - right_offset) ? __ldg(row + cc) : 0u;
+  }
+}
+
+// Vertical and diagonal lines: the prefetched segment into the four phase copies at buf (sgm_agg2.h).
+template <int K, int RMAX>
+__device__ __forceinline__ void a2_put(unsigned* buf, const unsigned* pre, const int seg, const int cw) {
+#pragma unroll
+  for (int r = 0; r < RMAX; ++r) {
+    const int i = (int)threadIdx.x + r * sgm_agg2::kThreads;
+    if (i < seg) {
+#pragma unroll
+      for (int p = 0; p < 4; ++p) {
+        const int q = i - p + 4;
+        buf[p * cw + sgm_agg2::chunk_pos(q >> 2, K) + (q & 3)] = pre[r];
+      }
+    }
+  }
+}
+
+// Vertical and diagonal lines: the lane's K right codes of step s from the staged copy of phase ph
+// (K/4 aligned 16-byte loads), or for a lane whose line wrapped around the right edge directly from
+// the census row y.
+template <int K>
+__device__ __forceinline__ void a2_staged_codes(unsigned* code, const bool wrapped, const unsigned* smem, const int s,
+                                                const int cw, const int ph, const int c0,
+                                                const unsigned* __restrict__ census_right, const int right_pitch,
+                                                const int right_offset, const int y, const int x, const int dmin,
+                                                const int cost_lane) {
+  if (!wrapped) {
+    const unsigned* b = smem + (s & 1) * 4 * cw + ph * cw;
+#pragma unroll
+    for (int c = 0; c < K / 4; ++c) {
+      const uint4 v = *(const uint4*)(b + sgm_agg2::chunk_pos(c0 + c, K));
+      // elements e + 4c .. e + 4c + 3 = disparity indices lane K + K - 1 - 4c .. - 3
+      code[K - 1 - 4 * c] = v.x;
+      code[K - 2 - 4 * c] = v.y;
+      code[K - 3 - 4 * c] = v.z;
+      code[K - 4 - 4 * c] = v.w;
+    }
+  } else {
+    const unsigned* row = census_right + (size_t)y * right_pitch + right_offset;
+#pragma unroll
+    for (int j = 0; j < K; ++j) code[j] = __ldg(row + x - dmin - cost_lane * K - j);
+  }
+}
+
 template <int K, class StoreT, int DX, int DY>
 __device__ __forceinline__ void a2_direction(const unsigned* __restrict__ census_left,
                                              const unsigned* __restrict__ census_right, const int right_pitch,
@@ -122,6 +211,8 @@ __device__ __forceinline__ void a2_direction(const unsigned* __restrict__ census
                                              const int H, const int dmin, const int D, const int Dp, const int G,
                                              const int Gs, const int P1, const int P2, unsigned* smem) {
   constexpr int NP = K / 2;
+  unsigned L[NP], cost[NP], code[K];  // the lane's path costs, costs and right codes of a cell
+  int m = 0;
   const int lines = sgm_agg2::kThreads / Gs;
   const int nlines = DY == 0 ? H : W;
   const int steps = DY == 0 ? W : H;
@@ -134,15 +225,9 @@ __device__ __forceinline__ void a2_direction(const unsigned* __restrict__ census
   const int line = line0 + tl;
   const int cost_lane = lane < G ? lane : G - 1;  // idle lanes read in-range addresses
   unsigned padc[NP];
-#pragma unroll
-  for (int i = 0; i < NP; ++i) {
-    const int k = lane * K + i;
-    padc[i] = (k >= D ? A2_BIG : 0u) | (k + NP >= D ? (A2_BIG << 16) : 0u);
-  }
+  a2_padding<K>(lane, D, padc);
   const bool padded = Dp != D || G != Gs;
   const unsigned p1x2 = (unsigned)P1 * 0x10001u;
-  unsigned L[NP], cost[NP], code[K];
-  int m = 0;
   if (DY == 0) {
     // ---- horizontal lines: a sliding window of right codes ----
     const int y = line;
@@ -175,19 +260,7 @@ __device__ __forceinline__ void a2_direction(const unsigned* __restrict__ census
       m = a2_step<K>(L, cost, m, p1x2, P1, P2, lane, Gs);
       if (store) a2_store<K>(dst, L);
       if (more) {
-        if (DX > 0) {
-          unsigned in = __shfl_up_sync(A2_FULL, code[K - 1], 1, Gs);
-          if (loader) in = in_next;
-#pragma unroll
-          for (int j = K - 1; j > 0; --j) code[j] = code[j - 1];
-          code[0] = in;
-        } else {
-          unsigned in = __shfl_down_sync(A2_FULL, code[0], 1, Gs);
-          if (loader) in = in_next;
-#pragma unroll
-          for (int j = 0; j < K - 1; ++j) code[j] = code[j + 1];
-          code[K - 1] = in;
-        }
+        a2_shift<K, DX>(code, in_next, loader, Gs);
         cl = cl_next;
         x += DX;
         dst += DX > 0 ? Dp : -Dp;
@@ -204,32 +277,9 @@ __device__ __forceinline__ void a2_direction(const unsigned* __restrict__ census
     // segment base: the block's lines sit at x = base + t (mod W) on the step's row
     int base = line0;
     unsigned pre[RMAX];
-    auto fetch = [&](const int yy, const int b) {
-      const unsigned* row = census_right + (size_t)yy * right_pitch + right_offset;
-      const int col0 = b - dmin - Dp + 1;
-#pragma unroll
-      for (int r = 0; r < RMAX; ++r) {
-        const int i = (int)threadIdx.x + r * sgm_agg2::kThreads;
-        const int cc = col0 + i;
-        pre[r] = (i < seg && cc >= -right_offset && cc < right_pitch - right_offset) ? __ldg(row + cc) : 0u;
-      }
-    };
-    auto put = [&](unsigned* buf) {
-#pragma unroll
-      for (int r = 0; r < RMAX; ++r) {
-        const int i = (int)threadIdx.x + r * sgm_agg2::kThreads;
-        if (i < seg) {
-#pragma unroll
-          for (int p = 0; p < 4; ++p) {
-            const int q = i - p + 4;
-            buf[p * cw + sgm_agg2::chunk_pos(q >> 2, K) + (q & 3)] = pre[r];
-          }
-        }
-      }
-    };
     int y = DY > 0 ? 0 : H - 1;
-    fetch(y, base);
-    put(smem);
+    a2_fetch<RMAX>(pre, census_right, right_pitch, right_offset, y, base, dmin, Dp, seg);
+    a2_put<K, RMAX>(smem, pre, seg, cw);
     bool wrapped = DX != 0 && base + tl >= W;
     int x = wrapped ? base + tl - W : base + tl;
     unsigned cl = __ldg(census_left + (size_t)y * W + x);
@@ -246,25 +296,11 @@ __device__ __forceinline__ void a2_direction(const unsigned* __restrict__ census
       const int next_x = next_wrapped ? next_base + tl - W : next_base + tl;
       unsigned cl_next = 0u;
       if (more) {  // step s + 1's segment and left code, in flight during this step
-        fetch(y + DY, next_base);
+        a2_fetch<RMAX>(pre, census_right, right_pitch, right_offset, y + DY, next_base, dmin, Dp, seg);
         cl_next = __ldg(census_left + (size_t)(y + DY) * W + next_x);
       }
-      if (!wrapped) {
-        const unsigned* b = smem + (s & 1) * 4 * cw + ph * cw;
-#pragma unroll
-        for (int c = 0; c < K / 4; ++c) {
-          const uint4 v = *(const uint4*)(b + sgm_agg2::chunk_pos(c0 + c, K));
-          // elements e + 4c .. e + 4c + 3 = disparity indices lane K + K - 1 - 4c .. - 3
-          code[K - 1 - 4 * c] = v.x;
-          code[K - 2 - 4 * c] = v.y;
-          code[K - 3 - 4 * c] = v.z;
-          code[K - 4 - 4 * c] = v.w;
-        }
-      } else {
-        const unsigned* row = census_right + (size_t)y * right_pitch + right_offset;
-#pragma unroll
-        for (int j = 0; j < K; ++j) code[j] = __ldg(row + x - dmin - cost_lane * K - j);
-      }
+      a2_staged_codes<K>(code, wrapped, smem, s, cw, ph, c0, census_right, right_pitch, right_offset, y, x, dmin,
+                         cost_lane);
       const bool fresh = s == 0 || (DX > 0 && x == 0) || (DX < 0 && x == W - 1);
       if (fresh) {
 #pragma unroll
@@ -278,7 +314,7 @@ __device__ __forceinline__ void a2_direction(const unsigned* __restrict__ census
       }
       m = a2_step<K>(L, cost, m, p1x2, P1, P2, lane, Gs);
       if (store) a2_store<K>(vol + ((size_t)y * W + x) * Dp + lane * K, L);
-      if (more) put(smem + ((s + 1) & 1) * 4 * cw);
+      if (more) a2_put<K, RMAX>(smem + ((s + 1) & 1) * 4 * cw, pre, seg, cw);
       __syncthreads();  // every thread runs every step: block-uniform
       base = next_base;
       wrapped = next_wrapped;
