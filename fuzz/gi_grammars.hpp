@@ -4,10 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "gi/gi_problem.hpp"  // barracuda_exact (apps/barracuda_exact/gi/)
+#include "app_problems.hpp"  // tests/gi: the tools' problems, one translation unit per tool
 #include "evk/gi/grammar.hpp"
-#include "evk/stereo/gi_problem.hpp"
-#include "gi_problem.hpp"
 
 namespace evk::fuzz {
 
@@ -15,9 +13,9 @@ struct Kernels {
   std::vector<std::unique_ptr<gi::Problem>> problems;
   std::vector<gi::Grammar> grammars;
   Kernels() {
-    problems.push_back(evk::stereo::make_gi_problem());
-    problems.push_back(evk::reg_deform::make_gi_problem());
-    problems.push_back(evk::barracuda_exact::make_gi_problem());
+    problems.push_back(evk::app_problems::stereo());
+    problems.push_back(evk::app_problems::reg_deform());
+    problems.push_back(evk::app_problems::barracuda_exact());
     for (const auto& p : problems) grammars.push_back(gi::make_grammar(*p));
   }
   static const Kernels& get() {

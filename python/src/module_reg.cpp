@@ -10,13 +10,56 @@
 #include <string>
 #include <vector>
 
+#include "affine_init.hpp"
 #include "compute.hpp"
 #include "evk/error.hpp"
-#include "affine_init.hpp"
 #include "grid_make.hpp"
+#include "types.hpp"
+
+namespace rd = evk::reg_deform;
 
 namespace evk_py {
 namespace {
+
+// ---- arrays to reg_deform's types -------------------------------------------------------------
+rd::Mat44 mat44(const std::array<double, 16>& a) {
+  rd::Mat44 m;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) m.m[i][j] = a[static_cast<std::size_t>(4 * i + j)];
+  return m;
+}
+
+// A geometry from dims and a 4x4 voxel-to-world matrix (nibabel's img.affine): both NIfTI
+// transforms set to it, voxel sizes from its column norms.
+rd::Geometry geometry(const std::array<int, 3>& dims, const std::array<double, 16>& affine, const char* what) {
+  for (int d : dims)
+    if (d < 1) throw evk::InputError(std::string(what) + ": every dimension must be >= 1");
+  rd::Geometry g;
+  g.nx = dims[0];
+  g.ny = dims[1];
+  g.nz = dims[2];
+  const rd::Mat44 m = mat44(affine);
+  double pix[3];
+  for (int j = 0; j < 3; ++j) {
+    double s = 0;
+    for (int i = 0; i < 3; ++i) s += m.m[i][j] * m.m[i][j];
+    pix[j] = std::sqrt(s);
+  }
+  if (!(pix[0] > 0 && pix[1] > 0 && pix[2] > 0) || m.m[3][0] != 0 || m.m[3][1] != 0 || m.m[3][2] != 0 || m.m[3][3] != 1)
+    throw evk::InputError(std::string(what) + ": affine must be a 4x4 voxel-to-world matrix with last row 0 0 0 1");
+  try {
+    (void)m.inverse();
+  } catch (const std::exception&) {
+    throw evk::InputError(std::string(what) + ": affine is singular");
+  }
+  g.dx = pix[0];
+  g.dy = pix[1];
+  g.dz = pix[2];
+  g.qform = g.sform = m;
+  g.qform_code = g.sform_code = 1;
+  g.update_world();
+  return g;
+}
 
 // ---- reg ------------------------------------------------------------------------------------
 rd::RunOptions run_options(const std::string& backend, const std::string& kernel, int device, int threads) {

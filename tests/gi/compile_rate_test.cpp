@@ -6,14 +6,12 @@
 
 #include <functional>
 
+#include "app_problems.hpp"
 #include "evk/cuda_library.hpp"
 #include "evk/gi/evaluate.hpp"
 #include "evk/gi/genome.hpp"
 #include "evk/parallel.hpp"
 #include "toy_problem.hpp"
-#include "gi/gi_problem.hpp"  // barracuda_exact
-#include "evk/stereo/gi_problem.hpp"
-#include "gi_problem.hpp"  // reg_deform (apps/reg_deform/core)
 
 namespace evk::gi {
 namespace {
@@ -26,11 +24,11 @@ struct KernelCase {
 
 const KernelCase kKernels[] = {
     {"toy", [] { return testing::make_toy_problem(); }, 1000},
-    {"stereo", [] { return evk::stereo::make_gi_problem(); }, 1000},
-    {"stereo_expert", [] { return evk::stereo::make_expert_gi_problem(); }, 200},
-    {"reg_deform", [] { return evk::reg_deform::make_gi_problem(); }, 1000},
-    {"reg_deform_expert", [] { return evk::reg_deform::make_expert_gi_problem(); }, 100},
-    {"barracuda_exact", [] { return evk::barracuda_exact::make_gi_problem(); }, 1000},
+    {"stereo", evk::app_problems::stereo, 1000},
+    {"stereo_expert", evk::app_problems::stereo_expert, 200},
+    {"reg_deform", evk::app_problems::reg_deform, 1000},
+    {"reg_deform_expert", evk::app_problems::reg_deform_expert, 100},
+    {"barracuda_exact", evk::app_problems::barracuda_exact, 1000},
 };
 
 void PrintTo(const KernelCase& k, std::ostream* os) { *os << k.name; }

@@ -10,13 +10,11 @@
 #include <functional>
 #include <set>
 
-#include "gi/gi_problem.hpp"  // barracuda_exact
+#include "app_problems.hpp"
 #include "evk/cuda_library.hpp"
 #include "evk/error.hpp"
 #include "evk/gi/evaluate.hpp"
 #include "evk/gi/genome.hpp"
-#include "evk/stereo/gi_problem.hpp"
-#include "gi_problem.hpp"  // reg_deform
 #include "toy_problem.hpp"
 
 namespace evk::gi {
@@ -108,10 +106,10 @@ struct AppCase {
 };
 const AppCase kApps[] = {
     {"toy", [] { return testing::make_toy_problem(); }},
-    {"stereo", [] { return evk::stereo::make_gi_problem(); }},
-    {"reg_deform", [] { return evk::reg_deform::make_gi_problem(); }},
-    {"reg_deform_expert", [] { return evk::reg_deform::make_expert_gi_problem(); }},
-    {"barracuda_exact", [] { return evk::barracuda_exact::make_gi_problem(); }},
+    {"stereo", evk::app_problems::stereo},
+    {"reg_deform", evk::app_problems::reg_deform},
+    {"reg_deform_expert", evk::app_problems::reg_deform_expert},
+    {"barracuda_exact", evk::app_problems::barracuda_exact},
 };
 
 // The text right after the entry's opening brace in s.
