@@ -3,10 +3,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/reference.hpp"
 #include "evk/error.hpp"
-#include "evk/stereo/io.hpp"
-#include "evk/stereo/reference.hpp"
 #include "fuzz_util.hpp"
+#include "io/io.hpp"
 
 namespace st = evk::stereo;
 

@@ -6,12 +6,12 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "core/ssd_gpu.hpp"
 #include "evk/cli.hpp"
 #include "evk/error.hpp"
 #include "evk/gi/cli.hpp"
-#include "evk/stereo/gi_problem.hpp"
-#include "evk/stereo/sgm_gi_problem.hpp"
-#include "evk/stereo/ssd_gpu.hpp"
+#include "gi/gi_problem.hpp"
+#include "gi/sgm_gi_problem.hpp"
 
 using namespace evk::stereo;
 using namespace stereo_cli;

@@ -2,8 +2,8 @@
 // GPU backend makes for a genome on the default job (window 11), so the fatbin nvcc builds from it
 // is found by load_kernel at run time.
 #include "evk/embed_variant.hpp"
-#include "evk/stereo/ssd_gpu.hpp"
-#include "evk/stereo/gpu_frame.hpp"
+#include "core/ssd_gpu.hpp"
+#include "core/gpu_frame.hpp"
 
 int main(int argc, char** argv) {
   return evk::embed_variant_main(argc, argv, [](const evk::Variant& v) {

@@ -25,12 +25,12 @@
 #include <string>
 #include <vector>
 
+#include "core/sgm.hpp"
+#include "core/sgm_gpu.hpp"
+#include "core/stream.hpp"
+#include "core/synthetic.hpp"
 #include "evk/device.hpp"
 #include "evk/parallel.hpp"
-#include "evk/stereo/sgm.hpp"
-#include "evk/stereo/sgm_gpu.hpp"
-#include "evk/stereo/stream.hpp"
-#include "evk/stereo/synthetic.hpp"
 
 #if defined(EVK_HAVE_CUDA)
 #include <cuda_runtime.h>

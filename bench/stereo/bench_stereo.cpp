@@ -5,27 +5,27 @@
 
 #include <algorithm>
 
+#include "core/reference.hpp"
+#include "core/synthetic.hpp"
 #include "evk/device.hpp"
 #include "evk/parallel.hpp"
-#include "evk/stereo/reference.hpp"
-#include "evk/stereo/synthetic.hpp"
 
 #if defined(EVK_HAVE_CUDA)
 #include "evk/cuda_check.hpp"
 #include "evk/gpu_timer.hpp"
-#include "evk/stereo/gpu_frame.hpp"
-#include "evk/stereo/sgm_gpu.hpp"
+#include "core/gpu_frame.hpp"
+#include "core/sgm_gpu.hpp"
 #include "evk/cuda_library.hpp"
-#include "evk/stereo/gi_problem.hpp"
-#include "evk/stereo/ssd_expert.hpp"
+#include "gi/gi_problem.hpp"
+#include "core/ssd_expert.hpp"
 #endif
 #if defined(EVK_BENCH_OPENCV)
 #include <cstdlib>
 #include <filesystem>
 #include <opencv2/calib3d.hpp>
 
-#include "evk/stereo/eval.hpp"
-#include "evk/stereo/io.hpp"
+#include "core/eval.hpp"
+#include "io/io.hpp"
 #endif
 
 using namespace evk::stereo;

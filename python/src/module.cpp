@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "core/matcher.hpp"
+#include "core/ssd_gpu.hpp"
 #include "evk/cli.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk/cuda_library.hpp"
@@ -18,8 +20,6 @@
 #include "evk/dispatch.hpp"
 #include "evk/error.hpp"
 #include "evk/install_dirs.hpp"
-#include "evk/stereo/matcher.hpp"
-#include "evk/stereo/ssd_gpu.hpp"
 #include "module.hpp"
 
 #ifndef EVK_VERSION

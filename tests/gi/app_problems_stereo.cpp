@@ -1,7 +1,7 @@
 // app_problems.hpp, stereo's part (compiled with stereo_core's include directory only).
 #include "app_problems.hpp"
 
-#include "evk/stereo/gi_problem.hpp"
+#include "gi/gi_problem.hpp"
 
 namespace evk::app_problems {
 std::unique_ptr<gi::Problem> stereo() { return evk::stereo::make_gi_problem(); }

@@ -11,7 +11,7 @@ from conftest import read_pfm, tool, write_pgm
 
 
 def ssd_naive(left, right, dmin, dmax, window, min_ssd):
-    """stereo's definition (apps/stereo/core/include/evk/stereo/reference.hpp), evaluated literally:
+    """stereo's definition (apps/stereo/core/reference.hpp), evaluated literally:
     SSD over the window with reads clamped to the edge; the first disparity strictly below all
     earlier ones and below min_ssd, else -1."""
     h, w = left.shape

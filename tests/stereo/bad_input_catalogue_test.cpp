@@ -6,11 +6,11 @@
 #include <cstring>
 
 #include "catalogue.hpp"
-#include "evk/stereo/gi_problem.hpp"
+#include "gi/gi_problem.hpp"
 #include "gi_rundir_catalogue.hpp"
-#include "evk/stereo/io.hpp"
-#include "evk/stereo/reference.hpp"
-#include "evk/stereo/synthetic.hpp"
+#include "io/io.hpp"
+#include "core/reference.hpp"
+#include "core/synthetic.hpp"
 #include "evk_testing.hpp"
 
 namespace fs = std::filesystem;

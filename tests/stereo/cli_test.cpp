@@ -10,10 +10,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "evk/stereo/io.hpp"
-#include "evk/stereo/ssd_gpu.hpp"
-#include "evk/stereo/reference.hpp"
-#include "evk/stereo/synthetic.hpp"
+#include "io/io.hpp"
+#include "core/ssd_gpu.hpp"
+#include "core/reference.hpp"
+#include "core/synthetic.hpp"
 #include "evk_testing.hpp"
 
 using namespace evk::stereo;

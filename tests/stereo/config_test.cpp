@@ -8,10 +8,10 @@
 #include <set>
 #include <sstream>
 
+#include "core/kernel_config.hpp"
 #include "evk/cuda_library.hpp"
 #include "evk/error.hpp"
-#include "evk/stereo/gi_problem.hpp"
-#include "evk/stereo/kernel_config.hpp"
+#include "gi/gi_problem.hpp"
 
 using namespace evk::stereo;
 

@@ -4,11 +4,11 @@
 #include <cmath>
 #include <limits>
 
+#include "core/eval.hpp"
+#include "core/reference.hpp"
 #include "evk/error.hpp"
-#include "evk/stereo/eval.hpp"
-#include "evk/stereo/io.hpp"
-#include "evk/stereo/reference.hpp"
 #include "evk_testing.hpp"
+#include "io/io.hpp"
 
 using namespace evk::stereo;
 namespace fs = std::filesystem;

@@ -8,13 +8,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/ssd_expert.hpp"
 #include "evk/cuda_library.hpp"
 #include "evk/error.hpp"
 #include "evk/gi/genome.hpp"
 #include "evk/gi/grammar.hpp"
-#include "evk/stereo/gi_problem.hpp"
-#include "evk/stereo/ssd_expert.hpp"
 #include "evk_testing.hpp"
+#include "gi/gi_problem.hpp"
 
 using namespace evk::stereo;
 

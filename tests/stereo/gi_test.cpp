@@ -11,9 +11,9 @@
 
 #include "evk/dispatch.hpp"
 #include "evk/error.hpp"
-#include "evk/stereo/ssd_gpu.hpp"
-#include "evk/stereo/io.hpp"
-#include "evk/stereo/synthetic.hpp"
+#include "core/ssd_gpu.hpp"
+#include "io/io.hpp"
+#include "core/synthetic.hpp"
 #include "evk_testing.hpp"
 
 using namespace evk::stereo;
@@ -226,7 +226,7 @@ TEST(StereoGiCli, GenomeVariantsCompileWithNvrtc) {
 #include <set>
 #include <tuple>
 
-#include "evk/stereo/gi_problem.hpp"
+#include "gi/gi_problem.hpp"
 
 // The size classes the issue names, and hold-out cases that never appear in training.
 TEST(StereoGiClasses, ClassesAndDisjointHoldOutCases) {

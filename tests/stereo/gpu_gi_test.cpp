@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "evk/stereo/ssd_gpu.hpp"
-#include "evk/stereo/reference.hpp"
-#include "evk/stereo/synthetic.hpp"
+#include "core/ssd_gpu.hpp"
+#include "core/reference.hpp"
+#include "core/synthetic.hpp"
 #include "evk_testing.hpp"
 #include "test_util.hpp"
 

@@ -11,11 +11,11 @@
 
 #include "evk/cuda_check.hpp"
 #include "evk/error.hpp"
-#include "evk/stereo/gi_problem.hpp"
-#include "evk/stereo/ssd_gpu.hpp"
-#include "evk/stereo/gpu_frame.hpp"
-#include "evk/stereo/reference.hpp"
-#include "evk/stereo/synthetic.hpp"
+#include "gi/gi_problem.hpp"
+#include "core/ssd_gpu.hpp"
+#include "core/gpu_frame.hpp"
+#include "core/reference.hpp"
+#include "core/synthetic.hpp"
 #include "evk_testing.hpp"
 #include "test_util.hpp"
 

@@ -5,8 +5,8 @@
 #include <fstream>
 
 #include "evk/error.hpp"
-#include "evk/stereo/io.hpp"
 #include "evk_testing.hpp"
+#include "io/io.hpp"
 
 using namespace evk::stereo;
 namespace fs = std::filesystem;

@@ -1,16 +1,16 @@
-// The facade (evk/stereo/matcher.hpp) on the CPU backend: the maps of the references it stands for,
+// The facade (core/matcher.hpp) on the CPU backend: the maps of the references it stands for,
 // every option checked before any work, the frame matcher of batch/video.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include "core/matcher.hpp"
+#include "core/reference.hpp"
+#include "core/ssd.hpp"
+#include "core/stream.hpp"
+#include "core/synthetic.hpp"
 #include "evk/error.hpp"
-#include "evk/stereo/matcher.hpp"
-#include "evk/stereo/reference.hpp"
-#include "evk/stereo/ssd.hpp"
-#include "evk/stereo/stream.hpp"
-#include "evk/stereo/synthetic.hpp"
 
 using namespace evk::stereo;
 

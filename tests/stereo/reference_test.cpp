@@ -3,9 +3,9 @@
 
 #include <algorithm>
 
+#include "core/reference.hpp"
+#include "core/synthetic.hpp"
 #include "evk/error.hpp"
-#include "evk/stereo/reference.hpp"
-#include "evk/stereo/synthetic.hpp"
 #include "test_util.hpp"
 
 using namespace evk::stereo;

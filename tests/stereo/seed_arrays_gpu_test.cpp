@@ -3,9 +3,9 @@
 // penalised by the problem's own evaluation, instead of reading undefined values that may pass.
 #include <gtest/gtest.h>
 
-#include "evk/stereo/gi_problem.hpp"
-#include "evk/stereo/sgm_gi_problem.hpp"
 #include "evk_testing.hpp"
+#include "gi/gi_problem.hpp"
+#include "gi/sgm_gi_problem.hpp"
 #include "seed_arrays.hpp"
 
 using namespace evk::stereo;

@@ -10,8 +10,8 @@
 
 #include <regex>
 
-#include "evk/stereo/gi_problem.hpp"
-#include "evk/stereo/sgm_gi_problem.hpp"
+#include "gi/gi_problem.hpp"
+#include "gi/sgm_gi_problem.hpp"
 #include "seed_arrays.hpp"
 
 using namespace evk::stereo;

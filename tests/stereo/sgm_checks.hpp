@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "evk/stereo/sgm.hpp"
-#include "evk/stereo/reference.hpp"
-#include "evk/stereo/sgm_gpu.hpp"
-#include "evk/stereo/ssd_expert.hpp"
-#include "evk/stereo/stream.hpp"
-#include "evk/stereo/synthetic.hpp"
+#include "core/sgm.hpp"
+#include "core/reference.hpp"
+#include "core/sgm_gpu.hpp"
+#include "core/ssd_expert.hpp"
+#include "core/stream.hpp"
+#include "core/synthetic.hpp"
 #include <functional>
 #include <mutex>
 

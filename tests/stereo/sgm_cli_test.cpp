@@ -6,11 +6,11 @@
 #include <cmath>
 #include <fstream>
 
-#include "evk/stereo/io.hpp"
-#include "evk/stereo/sgm.hpp"
-#include "evk/stereo/ssd.hpp"
-#include "evk/stereo/synthetic.hpp"
+#include "core/sgm.hpp"
+#include "core/ssd.hpp"
+#include "core/synthetic.hpp"
 #include "evk_testing.hpp"
+#include "io/io.hpp"
 
 using namespace evk::stereo;
 using evk::testing::run_tool;

@@ -1,10 +1,10 @@
 // The SGM GPU kernels run by the CUDA emulator (tests/stereo/emu) on the CPU: each stage alone
 // against its CPU reference on odd sizes with random data, then the whole device pipeline against
 // sgm_cpu (sgm_checks.hpp). The same checks run on a real GPU in stereo_gpu_tests (StereoSgmGpu.*).
+#include "core/src/sgm/sgm_math.h"
 #include "emu/emu_sgm_device.hpp"
 #include "evk/error.hpp"
 #include "sgm_checks.hpp"
-#include "sgm_math.h"
 
 #include <map>
 #include <random>
@@ -86,7 +86,7 @@ TEST(StereoSsdExpertEmu, MatchesDisparityCpu) {
 // block writes (four phase copies of the row segment) stays inside its copy, each lane's K/4
 // aligned 16-byte reads return exactly its K codes, and reads of a quarter warp (8 lanes, the unit
 // of a 16-byte shared load) are conflict-free from 4 lanes per cell up (at most 2-way below).
-#include "sgm_agg2.h"
+#include "core/src/sgm/sgm_agg2.h"
 TEST(StereoSgmAgg2Layout, CopiesHoldEveryLanesCodesConflictFree) {
   for (int K : {8, 16, 32})
     for (int G = 1; G <= 32; ++G) {

@@ -12,8 +12,8 @@
 #include "evk/error.hpp"
 #include "evk/gi/genome.hpp"
 #include "evk/gi/grammar.hpp"
-#include "evk/stereo/sgm_gi_problem.hpp"
 #include "evk_testing.hpp"
+#include "gi/sgm_gi_problem.hpp"
 
 using namespace evk::stereo;
 

@@ -211,7 +211,7 @@ TEST(StereoSgmGpu, TsukubaVenusAloeBitIdentical) {
 #include "evk/cuda_check.hpp"
 #include "evk/cuda_library.hpp"
 #include "evk/gi/genome.hpp"
-#include "evk/stereo/sgm_gi_problem.hpp"
+#include "gi/sgm_gi_problem.hpp"
 
 TEST(StereoSgmGpuGi, OriginalHasNoPenaltyAndABreakingEditIsCaught) {
   EVK_REQUIRE_GPU();

@@ -6,11 +6,11 @@
 #include <cmath>
 #include <random>
 
+#include "core/reference.hpp"
+#include "core/sgm.hpp"
+#include "core/ssd.hpp"
+#include "core/synthetic.hpp"
 #include "evk/error.hpp"
-#include "evk/stereo/reference.hpp"
-#include "evk/stereo/sgm.hpp"
-#include "evk/stereo/ssd.hpp"
-#include "evk/stereo/synthetic.hpp"
 
 using namespace evk::stereo;
 

@@ -7,13 +7,13 @@
 #include <algorithm>
 #include <tuple>
 
+#include "core/ssd_gpu.hpp"
 #include "evk/dispatch.hpp"
 #include "evk/embedded.hpp"
-#include "evk/stereo/ssd_gpu.hpp"
 #include "shipped.hpp"
 #if defined(EVK_HAVE_CUDA)
+#include "core/gpu_frame.hpp"
 #include "evk/cuda_library.hpp"
-#include "evk/stereo/gpu_frame.hpp"
 #endif
 
 using namespace evk::stereo;

@@ -10,9 +10,9 @@
 #include <random>
 #include <string>
 
-#include "evk/stereo/reference.hpp"
-#include "evk/stereo/ssd_expert.hpp"
-#include "evk/stereo/synthetic.hpp"
+#include "core/reference.hpp"
+#include "core/ssd_expert.hpp"
+#include "core/synthetic.hpp"
 
 namespace ssd_expert_checks {
 using namespace evk::stereo;

@@ -9,8 +9,8 @@
 #include "evk/cuda_check.hpp"
 #include "evk/cuda_library.hpp"
 #include "evk/gi/genome.hpp"
-#include "evk/stereo/gi_problem.hpp"
 #include "evk_testing.hpp"
+#include "gi/gi_problem.hpp"
 #include "ssd_expert_checks.hpp"
 #include "test_util.hpp"
 

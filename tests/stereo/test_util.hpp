@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-#include "evk/stereo/types.hpp"
+#include "core/types.hpp"
 
 namespace stereo_test {
 // First differing pixel as text, "" when equal (sizes included).

@@ -2,7 +2,7 @@
 #include <cstdio>
 
 #include "evk/error.hpp"
-#include "evk/stereo/io.hpp"
+#include "io/io.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 3) {

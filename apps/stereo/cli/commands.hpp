@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "core/matcher.hpp"
 #include "evk/cli.hpp"
-#include "evk/stereo/io.hpp"
-#include "evk/stereo/matcher.hpp"
+#include "io/io.hpp"
 
 namespace stereo_cli {
 

@@ -6,7 +6,7 @@
 
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
-#include "commands.hpp"
+#include "cli/commands.hpp"
 
 namespace stereo_cli {
 

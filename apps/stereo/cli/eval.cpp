@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "evk/error.hpp"
-#include "evk/stereo/eval.hpp"
-#include "commands.hpp"
+#include "core/eval.hpp"
+#include "cli/commands.hpp"
 
 namespace stereo_cli {
 

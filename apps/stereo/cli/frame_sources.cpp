@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "evk/error.hpp"
-#include "commands.hpp"
+#include "cli/commands.hpp"
 
 namespace stereo_cli {
 

@@ -8,8 +8,8 @@
 
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
-#include "evk/stereo/stream.hpp"
-#include "commands.hpp"
+#include "core/stream.hpp"
+#include "cli/commands.hpp"
 
 namespace stereo_cli {
 

@@ -1,7 +1,7 @@
 // The matching options every computing command shares (disparity, batch, video) and the pair reader.
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
-#include "commands.hpp"
+#include "cli/commands.hpp"
 
 namespace stereo_cli {
 

@@ -1,25 +1,25 @@
-#include "evk/stereo/gi_problem.hpp"
+#include "gi/gi_problem.hpp"
 
 #include <cmath>
 #include <iterator>
 #include <cstdio>
 #include <stdexcept>
 
+#include "core/kernel_config.hpp"
+#include "core/reference.hpp"
+#include "core/ssd_expert.hpp"
+#include "core/synthetic.hpp"
 #include "evk/error.hpp"
-#include "evk/stereo/kernel_config.hpp"
-#include "evk/stereo/reference.hpp"
-#include "evk/stereo/sgm_gi_problem.hpp"
-#include "evk/stereo/ssd_expert.hpp"
-#include "evk/stereo/synthetic.hpp"
 #include "evk_kernels/ssd_expert_seed.hpp"
 #include "evk_kernels/stereo_kernel_original.hpp"
+#include "gi/sgm_gi_problem.hpp"
 
 #include <cstdlib>
 
 #if defined(EVK_HAVE_CUDA)
+#include "core/gpu_frame.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk/cuda_library.hpp"
-#include "evk/stereo/gpu_frame.hpp"
 #endif
 
 namespace evk::stereo {

@@ -1,17 +1,17 @@
-// SGM path aggregation as a gi::Problem (evk/stereo/sgm_gi_problem.hpp).
+// SGM path aggregation as a gi::Problem (gi/sgm_gi_problem.hpp).
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
 
+#include "core/sgm.hpp"
+#include "core/sgm_gpu.hpp"
+#include "core/synthetic.hpp"
 #include "evk/error.hpp"
-#include "evk/stereo/gi_problem.hpp"
-#include "evk/stereo/sgm.hpp"
-#include "evk/stereo/sgm_gi_problem.hpp"
-#include "evk/stereo/sgm_gpu.hpp"
-#include "evk/stereo/synthetic.hpp"
 #include "evk_kernels/sgm_aggregate_original.hpp"
+#include "gi/gi_problem.hpp"
+#include "gi/sgm_gi_problem.hpp"
 
 #if defined(EVK_HAVE_CUDA)
 #include <cuda_runtime.h>

@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "evk/stereo/sgm_gpu.hpp"
+#include "core/sgm_gpu.hpp"
 
 namespace stereo_test {
 

@@ -12,15 +12,15 @@
 #include "emu_sgm_device.hpp"
 
 // Kernel sources, exactly as nvcc compiles them into the fatbins.
-#include "sgm/census.cu"
-#include "sgm/cost.cu"
-#include "sgm/lr_check.cu"
-#include "sgm/median.cu"
-#include "sgm/wta.cu"
-#include "sgm/aggregate_variants.cu"
-#include "ssd_expert_variants.cu"
-#include "sgm/aggregate_fast.cu"
-#include "sgm/aggregate_vec.cu"
+#include "core/src/sgm/census.cu"
+#include "core/src/sgm/cost.cu"
+#include "core/src/sgm/lr_check.cu"
+#include "core/src/sgm/median.cu"
+#include "core/src/sgm/wta.cu"
+#include "core/src/sgm/aggregate_variants.cu"
+#include "core/src/ssd_expert_variants.cu"
+#include "core/src/sgm/aggregate_fast.cu"
+#include "core/src/sgm/aggregate_vec.cu"
 
 namespace stereo_test {
 

@@ -1,4 +1,4 @@
-#include "evk/stereo/eval.hpp"
+#include "core/eval.hpp"
 
 #include <cmath>
 

@@ -1,5 +1,5 @@
 #if defined(EVK_HAVE_CUDA)
-#include "evk/stereo/gpu_frame.hpp"
+#include "core/gpu_frame.hpp"
 
 #include <cmath>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "evk/stereo/kernel_config.hpp"
+#include "core/kernel_config.hpp"
 
 #include <algorithm>
 

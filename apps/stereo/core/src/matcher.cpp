@@ -1,16 +1,16 @@
 // The stereo facade (matcher.hpp): backend and kernel choice, then ssd or sgm on the CPU reference,
 // Stam's kernel variants, the expert SSD kernel or the SGM pipeline.
-#include "evk/stereo/matcher.hpp"
+#include "core/matcher.hpp"
 
 #include <algorithm>
 #include <cstdio>
 
+#include "core/ssd.hpp"
+#include "core/ssd_expert.hpp"
+#include "core/ssd_gpu.hpp"
+#include "core/stream.hpp"
 #include "evk/cli.hpp"
 #include "evk/error.hpp"
-#include "evk/stereo/ssd.hpp"
-#include "evk/stereo/ssd_expert.hpp"
-#include "evk/stereo/ssd_gpu.hpp"
-#include "evk/stereo/stream.hpp"
 
 namespace evk::stereo {
 

@@ -1,4 +1,4 @@
-#include "evk/stereo/reference.hpp"
+#include "core/reference.hpp"
 
 #include <algorithm>
 #include <vector>

@@ -1,5 +1,5 @@
 // Host side of the expert SSD kernels: buffers, launch geometry, shared-memory size.
-#include "evk/stereo/ssd_expert.hpp"
+#include "core/ssd_expert.hpp"
 
 #include "evk/error.hpp"
 

@@ -3,7 +3,7 @@
 // its entry renamed ssd_expert_r<R>, and the first expert kernel (ssd_expert_v1.cu: ssd_expert_v1_r<R>
 // for radius 1..8, ssd_expert_v1 for any radius at run time). A support file: the source GI evolves
 // (and NVRTC compiles for evolved variants) is the kernel file itself.
-#include "ssd_expert_v1.cu"
+#include "core/src/ssd_expert_v1.cu"
 
 #undef EX_R
 #undef ssd_expert

@@ -1,4 +1,4 @@
-#include "evk/stereo/ssd_gpu.hpp"
+#include "core/ssd_gpu.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -6,11 +6,11 @@
 
 #include "evk/error.hpp"
 #include "evk/gi/genome.hpp"
-#include "evk/stereo/gi_problem.hpp"
+#include "gi/gi_problem.hpp"
 
 #if defined(EVK_HAVE_CUDA)
+#include "core/gpu_frame.hpp"
 #include "evk/cuda_check.hpp"
-#include "evk/stereo/gpu_frame.hpp"
 #endif
 
 namespace evk::stereo {

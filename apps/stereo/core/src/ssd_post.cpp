@@ -3,9 +3,9 @@
 // on the mirrored, swapped pair), median, LR check, speckle.
 #include <algorithm>
 
+#include "core/reference.hpp"
+#include "core/ssd.hpp"
 #include "evk/parallel.hpp"
-#include "evk/stereo/reference.hpp"
-#include "evk/stereo/ssd.hpp"
 
 namespace evk::stereo {
 

@@ -1,5 +1,5 @@
 // The overlapped frame pipeline of stream.hpp.
-#include "evk/stereo/stream.hpp"
+#include "core/stream.hpp"
 
 #include <algorithm>
 #include <atomic>

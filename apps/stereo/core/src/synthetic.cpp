@@ -1,4 +1,4 @@
-#include "evk/stereo/synthetic.hpp"
+#include "core/synthetic.hpp"
 
 #include <algorithm>
 #include <random>

@@ -1,4 +1,4 @@
-#include "evk/stereo/types.hpp"
+#include "core/types.hpp"
 
 #include "evk/error.hpp"
 

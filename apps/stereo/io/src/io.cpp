@@ -3,10 +3,10 @@
 #include <fstream>
 #include <limits>
 
-#include "detail.hpp"
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
-#include "evk/stereo/io.hpp"
+#include "io/io.hpp"
+#include "io/src/detail.hpp"
 
 namespace evk::stereo {
 

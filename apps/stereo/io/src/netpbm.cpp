@@ -2,9 +2,9 @@
 #include <cctype>
 #include <fstream>
 
-#include "detail.hpp"
 #include "evk/error.hpp"
-#include "evk/stereo/io.hpp"
+#include "io/io.hpp"
+#include "io/src/detail.hpp"
 
 namespace evk::stereo::detail {
 

@@ -1,7 +1,7 @@
 // Any image OpenCV reads, as grey (only in builds with OpenCV).
-#include "detail.hpp"
 #include "evk/error.hpp"
 #include "evk/quiet_stderr.hpp"
+#include "io/src/detail.hpp"
 
 #if defined(EVK_HAVE_OPENCV)
 #include <algorithm>

@@ -7,8 +7,8 @@
 #include <limits>
 #include <sstream>
 
-#include "detail.hpp"
 #include "evk/error.hpp"
+#include "io/src/detail.hpp"
 
 namespace evk::stereo::detail {
 

@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/sgm.hpp"
 #include "evk/parallel.hpp"
-#include "evk/stereo/sgm.hpp"
 
 namespace evk::stereo {
 

@@ -25,7 +25,7 @@
 // Entries sgm_aggregate2_k<K>_<u8|u16>, the seed's signature (the stored-volume argument unused:
 // census costs only). Launch: grid (ceil(max(W, H) / (128 / Gs)), number of directions), 128
 // threads, sgm_agg2::staged_bytes(Dp, Gs, K) bytes of dynamic shared memory.
-#include "sgm_agg2.h"
+#include "core/src/sgm/sgm_agg2.h"
 
 #define A2_BIG 0x4000u
 #define A2_BIG2 0x40004000u

@@ -8,148 +8,148 @@
 #define SGM_STORE16 0
 #define SGM_MODE 0
 #define sgm_aggregate sgm_aggregate_k8_u8_census
-#include "aggregate_instance.inc"
+#include "core/src/sgm/aggregate_instance.inc"
 
 #define SGM_K 16
 #define SGM_STORE16 0
 #define SGM_MODE 0
 #define sgm_aggregate sgm_aggregate_k16_u8_census
-#include "aggregate_instance.inc"
+#include "core/src/sgm/aggregate_instance.inc"
 
 #define SGM_K 32
 #define SGM_STORE16 0
 #define SGM_MODE 0
 #define sgm_aggregate sgm_aggregate_k32_u8_census
-#include "aggregate_instance.inc"
+#include "core/src/sgm/aggregate_instance.inc"
 
 #define SGM_K 8
 #define SGM_STORE16 1
 #define SGM_MODE 0
 #define sgm_aggregate sgm_aggregate_k8_u16_census
-#include "aggregate_instance.inc"
+#include "core/src/sgm/aggregate_instance.inc"
 
 #define SGM_K 16
 #define SGM_STORE16 1
 #define SGM_MODE 0
 #define sgm_aggregate sgm_aggregate_k16_u16_census
-#include "aggregate_instance.inc"
+#include "core/src/sgm/aggregate_instance.inc"
 
 #define SGM_K 32
 #define SGM_STORE16 1
 #define SGM_MODE 0
 #define sgm_aggregate sgm_aggregate_k32_u16_census
-#include "aggregate_instance.inc"
+#include "core/src/sgm/aggregate_instance.inc"
 
 #define SGM_K 8
 #define SGM_STORE16 0
 #define SGM_MODE 1
 #define sgm_aggregate sgm_aggregate_k8_u8_staged
-#include "aggregate_instance.inc"
+#include "core/src/sgm/aggregate_instance.inc"
 
 #define SGM_K 16
 #define SGM_STORE16 0
 #define SGM_MODE 1
 #define sgm_aggregate sgm_aggregate_k16_u8_staged
-#include "aggregate_instance.inc"
+#include "core/src/sgm/aggregate_instance.inc"
 
 #define SGM_K 32
 #define SGM_STORE16 0
 #define SGM_MODE 1
 #define sgm_aggregate sgm_aggregate_k32_u8_staged
-#include "aggregate_instance.inc"
+#include "core/src/sgm/aggregate_instance.inc"
 
 #define SGM_K 8
 #define SGM_STORE16 1
 #define SGM_MODE 1
 #define sgm_aggregate sgm_aggregate_k8_u16_staged
-#include "aggregate_instance.inc"
+#include "core/src/sgm/aggregate_instance.inc"
 
 #define SGM_K 16
 #define SGM_STORE16 1
 #define SGM_MODE 1
 #define sgm_aggregate sgm_aggregate_k16_u16_staged
-#include "aggregate_instance.inc"
+#include "core/src/sgm/aggregate_instance.inc"
 
 #define SGM_K 32
 #define SGM_STORE16 1
 #define SGM_MODE 1
 #define sgm_aggregate sgm_aggregate_k32_u16_staged
-#include "aggregate_instance.inc"
+#include "core/src/sgm/aggregate_instance.inc"
 
 #define SGM_K 8
 #define SGM_STORE16 0
 #define SGM_MODE 2
 #define sgm_aggregate sgm_aggregate_k8_u8_volume
-#include "aggregate_instance.inc"
+#include "core/src/sgm/aggregate_instance.inc"
 
 #define SGM_K 16
 #define SGM_STORE16 0
 #define SGM_MODE 2
 #define sgm_aggregate sgm_aggregate_k16_u8_volume
-#include "aggregate_instance.inc"
+#include "core/src/sgm/aggregate_instance.inc"
 
 #define SGM_K 32
 #define SGM_STORE16 0
 #define SGM_MODE 2
 #define sgm_aggregate sgm_aggregate_k32_u8_volume
-#include "aggregate_instance.inc"
+#include "core/src/sgm/aggregate_instance.inc"
 
 #define SGM_K 8
 #define SGM_STORE16 1
 #define SGM_MODE 2
 #define sgm_aggregate sgm_aggregate_k8_u16_volume
-#include "aggregate_instance.inc"
+#include "core/src/sgm/aggregate_instance.inc"
 
 #define SGM_K 16
 #define SGM_STORE16 1
 #define SGM_MODE 2
 #define sgm_aggregate sgm_aggregate_k16_u16_volume
-#include "aggregate_instance.inc"
+#include "core/src/sgm/aggregate_instance.inc"
 
 #define SGM_K 32
 #define SGM_STORE16 1
 #define SGM_MODE 2
 #define sgm_aggregate sgm_aggregate_k32_u16_volume
-#include "aggregate_instance.inc"
+#include "core/src/sgm/aggregate_instance.inc"
 
 #define SGM_K 8
 #define SGM_STORE16 0
 #define SGM_MODE 0
 #define SGM_PREFETCH 1
 #define sgm_aggregate sgm_aggregate_k8_u8_prefetch
-#include "aggregate_instance.inc"
+#include "core/src/sgm/aggregate_instance.inc"
 
 #define SGM_K 16
 #define SGM_STORE16 0
 #define SGM_MODE 0
 #define SGM_PREFETCH 1
 #define sgm_aggregate sgm_aggregate_k16_u8_prefetch
-#include "aggregate_instance.inc"
+#include "core/src/sgm/aggregate_instance.inc"
 
 #define SGM_K 32
 #define SGM_STORE16 0
 #define SGM_MODE 0
 #define SGM_PREFETCH 1
 #define sgm_aggregate sgm_aggregate_k32_u8_prefetch
-#include "aggregate_instance.inc"
+#include "core/src/sgm/aggregate_instance.inc"
 
 #define SGM_K 8
 #define SGM_STORE16 1
 #define SGM_MODE 0
 #define SGM_PREFETCH 1
 #define sgm_aggregate sgm_aggregate_k8_u16_prefetch
-#include "aggregate_instance.inc"
+#include "core/src/sgm/aggregate_instance.inc"
 
 #define SGM_K 16
 #define SGM_STORE16 1
 #define SGM_MODE 0
 #define SGM_PREFETCH 1
 #define sgm_aggregate sgm_aggregate_k16_u16_prefetch
-#include "aggregate_instance.inc"
+#include "core/src/sgm/aggregate_instance.inc"
 
 #define SGM_K 32
 #define SGM_STORE16 1
 #define SGM_MODE 0
 #define SGM_PREFETCH 1
 #define sgm_aggregate sgm_aggregate_k32_u16_prefetch
-#include "aggregate_instance.inc"
+#include "core/src/sgm/aggregate_instance.inc"

@@ -1,8 +1,8 @@
 // Stage census: 9x7 centre-symmetric census transform (libSGM's default kind). Each of the 31
 // offsets o of the half window (rows -3..-1 and the left half of row 0) sets its bit when
 // I(p + o) > I(p - o); reads outside the image are clamped to the nearest edge pixel.
+#include "core/sgm.hpp"
 #include "evk/parallel.hpp"
-#include "evk/stereo/sgm.hpp"
 
 namespace evk::stereo {
 

@@ -7,10 +7,10 @@
 // 8-bit values (deeper images scaled as read_gray does).
 #include <bit>
 
+#include "core/sgm.hpp"
+#include "core/src/sgm/sgm_math.h"
 #include "evk/error.hpp"
 #include "evk/parallel.hpp"
-#include "evk/stereo/sgm.hpp"
-#include "sgm_math.h"
 
 namespace evk::stereo {
 

@@ -3,7 +3,7 @@
 //   sad  round(sum |L - R| / n)             ssd  isqrt(floor(sum (L - R)^2 / n))   (<= 255)
 // over the window, L(x+i, y+j) and R(x+i-d, y+j) clamped to the image, 8-bit values.
 // Bit-identical to cost_cpu. One thread per (k, x) of a row, k fastest (coalesced stores).
-#include "sgm_math.h"
+#include "core/src/sgm/sgm_math.h"
 
 extern "C" __global__ void __launch_bounds__(256)
     sgm_cost_window(const unsigned char* __restrict__ L, const unsigned char* __restrict__ R,

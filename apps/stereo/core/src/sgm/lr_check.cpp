@@ -3,9 +3,9 @@
 // pixels (compared in 1/16 pixel). round: halves up.
 #include <cstdlib>
 
+#include "core/sgm.hpp"
+#include "core/src/sgm/sgm_math.h"
 #include "evk/error.hpp"
-#include "evk/stereo/sgm.hpp"
-#include "sgm_math.h"
 
 namespace evk::stereo {
 

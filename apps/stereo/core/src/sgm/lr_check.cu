@@ -1,7 +1,7 @@
 // SGM stage lr_check on the GPU (support kernel): a valid left pixel x (1/16 pixel) survives when
 // xr = x - round(dL) (halves up) lies in the image, the right map is valid there and
 // |dL - dR(xr)| <= 16 max_diff. Bit-identical to lr_check_cpu. One thread per pixel.
-#include "sgm_math.h"
+#include "core/src/sgm/sgm_math.h"
 
 #define INVALID_Q (-32768)
 

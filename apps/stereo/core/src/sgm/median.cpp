@@ -2,7 +2,7 @@
 // neighbourhood (inside the image, itself included); invalid pixels stay invalid.
 #include <utility>
 
-#include "evk/stereo/sgm.hpp"
+#include "core/sgm.hpp"
 
 namespace evk::stereo {
 

@@ -10,7 +10,7 @@
 // launch (the pipeline's default post-processing): each thread writes the median of the right map
 // at (x, y) and the checked median of the left map, taking the right median at its match xr again
 // (nine more reads) instead of a second pass. Bit-identical to median3_cpu then lr_check_cpu.
-#include "sgm_math.h"
+#include "core/src/sgm/sgm_math.h"
 
 #define INVALID_Q (-32768)
 #define MEDIAN_NONE 0x10000  // above every 16-bit value

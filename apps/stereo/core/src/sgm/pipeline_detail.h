@@ -1,6 +1,6 @@
 // Small helpers the SGM pipeline's files share (sgm_policy.cpp, sgm_pipeline.cpp, sgm_process.cpp).
 #pragma once
-#include "evk/stereo/sgm.hpp"
+#include "core/sgm.hpp"
 
 namespace evk::stereo::detail {
 

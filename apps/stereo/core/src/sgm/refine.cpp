@@ -2,8 +2,8 @@
 //   invalid  when best < 0, or uniqueness u > 0 and s_second * 100 < s_best * (100 + u)
 //   value    16 (min_disparity + best) + subpixel_offset(s_prev, s_best, s_next) (0 at the ends of
 //            the range or without sub-pixel)
-#include "evk/stereo/sgm.hpp"
-#include "sgm_math.h"
+#include "core/sgm.hpp"
+#include "core/src/sgm/sgm_math.h"
 
 namespace evk::stereo {
 

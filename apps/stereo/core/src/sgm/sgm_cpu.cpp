@@ -1,5 +1,5 @@
 // The SGM pipeline on the CPU: cost -> aggregate -> wta -> refine -> median -> lr_check -> speckle.
-#include "evk/stereo/sgm.hpp"
+#include "core/sgm.hpp"
 
 namespace evk::stereo {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/sgm_gpu.hpp"
 #include "evk/error.hpp"
-#include "evk/stereo/sgm_gpu.hpp"
 
 #if defined(EVK_HAVE_CUDA)
 #include <cuda_runtime.h>

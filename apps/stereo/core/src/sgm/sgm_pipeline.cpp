@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/sgm_gpu.hpp"
+#include "core/src/sgm/pipeline_detail.h"
 #include "evk/error.hpp"
-#include "evk/stereo/sgm_gpu.hpp"
 #include "evk/task_pool.hpp"
-#include "pipeline_detail.h"
 
 namespace evk::stereo {
 

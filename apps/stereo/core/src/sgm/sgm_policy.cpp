@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <string>
 
+#include "core/sgm_gpu.hpp"
+#include "core/src/sgm/pipeline_detail.h"
+#include "core/src/sgm/sgm_agg2.h"
+#include "core/src/sgm/sgm_math.h"
 #include "evk/error.hpp"
-#include "evk/stereo/sgm_gpu.hpp"
-#include "pipeline_detail.h"
-#include "sgm_agg2.h"
-#include "sgm_math.h"
 
 namespace evk::stereo {
 

@@ -1,8 +1,8 @@
 // SGM types: conversions, option parsing and parameter checks.
 #include <cmath>
 
+#include "core/sgm.hpp"
 #include "evk/error.hpp"
-#include "evk/stereo/sgm.hpp"
 
 namespace evk::stereo {
 

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "evk/stereo/sgm.hpp"
+#include "core/sgm.hpp"
 
 namespace evk::stereo {
 

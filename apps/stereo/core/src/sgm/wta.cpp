@@ -5,8 +5,8 @@
 //                left pixel lies inside the image (-1 when there is none)
 #include <algorithm>
 
+#include "core/sgm.hpp"
 #include "evk/parallel.hpp"
-#include "evk/stereo/sgm.hpp"
 
 namespace evk::stereo {
 

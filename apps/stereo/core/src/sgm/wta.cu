@@ -21,7 +21,7 @@
 // 0.803, 256/8 1.637 / 1.453; 8 paths at 2.9 TB/s, the DRAM's pace), so the policy takes it.
 // (Also tried: the uniqueness rival from the cell sums staged in shared memory with best - 1 ..
 // best + 1 overwritten; never the fastest, taken out.)
-#include "sgm_math.h"
+#include "core/src/sgm/sgm_math.h"
 
 #define WTA_THREADS 256
 #define FULL_MASK 0xffffffffu

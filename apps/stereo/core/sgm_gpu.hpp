@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "evk/stereo/sgm.hpp"
+#include "core/sgm.hpp"
 
 namespace evk {
 class TaskPool;

@@ -1,7 +1,7 @@
 // The exact CPU reference (what every GPU variant must reproduce bit for bit) and a naive per-pixel
 // version of the same definition, used only to test the reference.
 #pragma once
-#include "evk/stereo/types.hpp"
+#include "core/types.hpp"
 
 namespace evk::stereo {
 

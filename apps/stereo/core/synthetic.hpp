@@ -2,7 +2,7 @@
 #pragma once
 #include <cstdint>
 
-#include "evk/stereo/types.hpp"
+#include "core/types.hpp"
 
 namespace evk::stereo {
 

@@ -4,10 +4,10 @@
 #include <memory>
 #include <string>
 
+#include "core/kernel_config.hpp"
+#include "core/types.hpp"
 #include "evk/device.hpp"
 #include "evk/dispatch.hpp"
-#include "evk/stereo/kernel_config.hpp"
-#include "evk/stereo/types.hpp"
 
 namespace evk::stereo {
 

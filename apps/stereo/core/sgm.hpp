@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "evk/stereo/types.hpp"
+#include "core/types.hpp"
 
 namespace evk::stereo {
 

@@ -8,9 +8,9 @@
 #pragma once
 #include <filesystem>
 
+#include "core/sgm.hpp"
+#include "core/types.hpp"
 #include "evk/png.hpp"
-#include "evk/stereo/sgm.hpp"
-#include "evk/stereo/types.hpp"
 
 namespace evk::stereo {
 

@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/kernel_config.hpp"
+#include "core/types.hpp"
 #include "evk/cuda_library.hpp"
-#include "evk/stereo/kernel_config.hpp"
-#include "evk/stereo/types.hpp"
 
 namespace evk::stereo {
 

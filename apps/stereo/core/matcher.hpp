@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "evk/stereo/sgm.hpp"
-#include "evk/stereo/sgm_gpu.hpp"
-#include "evk/stereo/types.hpp"
+#include "core/sgm.hpp"
+#include "core/sgm_gpu.hpp"
+#include "core/types.hpp"
 
 namespace evk::stereo {
 

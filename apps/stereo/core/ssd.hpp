@@ -1,8 +1,8 @@
 // The SSD method (Stam's stereoKernel definition, reference.hpp) with the post-processing every
 // method shares (sgm.hpp: uniqueness, sub-pixel, median, LR check, speckle).
 #pragma once
-#include "evk/stereo/sgm.hpp"
-#include "evk/stereo/types.hpp"
+#include "core/sgm.hpp"
+#include "core/types.hpp"
 
 namespace evk::stereo {
 

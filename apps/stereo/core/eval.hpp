@@ -2,7 +2,7 @@
 #pragma once
 #include <vector>
 
-#include "evk/stereo/types.hpp"
+#include "core/types.hpp"
 
 namespace evk::stereo {
 

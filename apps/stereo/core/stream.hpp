@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "evk/stereo/sgm.hpp"
-#include "evk/stereo/sgm_gpu.hpp"
+#include "core/sgm.hpp"
+#include "core/sgm_gpu.hpp"
 
 namespace evk::stereo {
 
