@@ -8,10 +8,10 @@
 #include <filesystem>
 
 #include "evk/error.hpp"
-#include "field_cpu.hpp"
-#include "grid_make.hpp"
+#include "core/field/field_cpu.hpp"
+#include "core/field/grid_make.hpp"
 #include "fuzz_util.hpp"
-#include "nifti_io.hpp"
+#include "io/nifti_io.hpp"
 
 namespace rd = evk::reg_deform;
 

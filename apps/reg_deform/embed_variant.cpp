@@ -1,10 +1,10 @@
 // Build-time generator for shipped reg_deform variants (cmake/EvkEvolved.cmake): the NVRTC request
 // Kernels::load makes for a genome (its configuration does not depend on the job), so the fatbin
 // nvcc builds from it is found at run time.
+#include "core/field/gpu_field.hpp"
+#include "core/field/gpu_field_expert.hpp"
 #include "evk/embed_variant.hpp"
-#include "gpu_field.hpp"
-#include "gpu_field_expert.hpp"
-#include "kernel_variant.hpp"
+#include "gi/kernel_variant.hpp"
 
 int main(int argc, char** argv) {
   return evk::embed_variant_main(argc, argv, [](const evk::Variant& v) {

@@ -23,19 +23,19 @@
 #include <string>
 #include <vector>
 
-#include "affine_init.hpp"
-#include "affine_lts.hpp"
-#include "affine_reg.hpp"
-#include "block_match.hpp"
+#include "core/affine/affine_init.hpp"
+#include "core/affine/affine_lts.hpp"
+#include "core/affine/affine_reg.hpp"
+#include "core/affine/block_match.hpp"
+#include "core/pyramid.hpp"
 #include "evk/parallel.hpp"
-#include "nifti_io.hpp"
-#include "pyramid.hpp"
+#include "io/nifti_io.hpp"
 #if defined(EVK_HAVE_CUDA)
+#include "core/affine/gpu_affine.hpp"
+#include "core/gpu_pyramid.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk/device.hpp"
 #include "evk/gpu_timer.hpp"
-#include "gpu_affine.hpp"
-#include "gpu_pyramid.hpp"
 #endif
 
 namespace rd = evk::reg_deform;

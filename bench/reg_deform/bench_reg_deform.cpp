@@ -21,18 +21,18 @@
 #include "evk/device.hpp"
 #include "evk/dispatch.hpp"
 #include "evk/parallel.hpp"
-#include "active.hpp"
-#include "field_cpu.hpp"
-#include "grid_make.hpp"
-#include "kernel_variant.hpp"
-#include "nifti_io.hpp"
-#include "random_case.hpp"
+#include "core/field/active.hpp"
+#include "core/field/field_cpu.hpp"
+#include "core/field/grid_make.hpp"
+#include "gi/kernel_variant.hpp"
+#include "io/nifti_io.hpp"
+#include "core/field/random_case.hpp"
 #if defined(EVK_HAVE_CUDA)
+#include "core/field/gpu_field.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk/cuda_library.hpp"
 #include "evk/gpu_timer.hpp"
-#include "gi_problem.hpp"
-#include "gpu_field.hpp"
+#include "gi/gi_problem.hpp"
 #endif
 
 namespace rd = evk::reg_deform;

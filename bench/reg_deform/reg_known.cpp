@@ -11,13 +11,13 @@
 #include <sstream>
 #include <string>
 
-#include "nifti_io.hpp"
-#include "reg_grid.hpp"
-#include "reg_jacobian_cpu.hpp"
-#include "reg_known_warp.hpp"
-#include "reg_register.hpp"
+#include "core/register/reg_grid.hpp"
+#include "core/register/reg_jacobian_cpu.hpp"
+#include "core/register/reg_known_warp.hpp"
+#include "core/register/reg_register.hpp"
+#include "io/nifti_io.hpp"
 #if defined(EVK_HAVE_CUDA)
-#include "reg_engine_gpu.hpp"
+#include "core/register/reg_engine_gpu.hpp"
 #endif
 
 namespace rd = evk::reg_deform;

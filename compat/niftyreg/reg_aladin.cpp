@@ -13,12 +13,12 @@
 #include <limits>
 #include <string>
 
-#include "affine_init.hpp"
-#include "affine_text.hpp"
-#include "compute.hpp"
+#include "core/affine/affine_init.hpp"
+#include "io/affine_text.hpp"
+#include "core/compute.hpp"
 #include "evk/atomic_file.hpp"
-#include "niftyreg_resample.hpp"
-#include "nifti_io.hpp"
+#include "core/field/niftyreg_resample.hpp"
+#include "io/nifti_io.hpp"
 #include "evk/error.hpp"
 #include "nr_cli.hpp"
 

@@ -13,12 +13,12 @@
 #include <limits>
 #include <string>
 
-#include "affine_text.hpp"
-#include "compute.hpp"
+#include "io/affine_text.hpp"
+#include "core/compute.hpp"
 #include "evk/atomic_file.hpp"
-#include "niftyreg_resample.hpp"
-#include "nifti_io.hpp"
-#include "reg_jacobian_cpu.hpp"
+#include "core/field/niftyreg_resample.hpp"
+#include "io/nifti_io.hpp"
+#include "core/register/reg_jacobian_cpu.hpp"
 #include "evk/error.hpp"
 #include "nr_cli.hpp"
 

@@ -9,10 +9,10 @@
 
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
-#include "niftyreg_resample.hpp"
-#include "nifti_io.hpp"
+#include "core/field/niftyreg_resample.hpp"
+#include "io/nifti_io.hpp"
 #include "nr_cli.hpp"
-#include "similarity.hpp"
+#include "core/register/similarity.hpp"
 
 namespace rd = evk::reg_deform;
 namespace nr = evk::niftyreg_compat;

@@ -8,12 +8,12 @@
 #include <string>
 #include <utility>
 
-#include "compute.hpp"
+#include "core/compute.hpp"
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
-#include "niftyreg_resample.hpp"
-#include "affine_text.hpp"
-#include "nifti_io.hpp"
+#include "core/field/niftyreg_resample.hpp"
+#include "io/affine_text.hpp"
+#include "io/nifti_io.hpp"
 #include "nr_cli.hpp"
 
 namespace rd = evk::reg_deform;

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "affine_init.hpp"
-#include "compute.hpp"
+#include "core/affine/affine_init.hpp"
+#include "core/compute.hpp"
+#include "core/field/grid_make.hpp"
+#include "core/types.hpp"
 #include "evk/error.hpp"
-#include "grid_make.hpp"
-#include "types.hpp"
 
 namespace rd = evk::reg_deform;
 

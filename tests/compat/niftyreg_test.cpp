@@ -13,11 +13,11 @@
 #include <utility>
 #include <vector>
 
-#include "affine_init.hpp"
 #include "affine_phantom.hpp"
-#include "affine_text.hpp"
+#include "core/affine/affine_init.hpp"
 #include "evk_testing.hpp"
-#include "nifti_io.hpp"
+#include "io/affine_text.hpp"
+#include "io/nifti_io.hpp"
 
 namespace fs = std::filesystem;
 namespace rd = evk::reg_deform;

@@ -22,17 +22,17 @@
 #include <limits>
 #include <sstream>
 
-#include "affine_init.hpp"
 #include "affine_phantom.hpp"
-#include "affine_reg.hpp"
-#include "affine_text.hpp"
-#include "block_match.hpp"
+#include "core/affine/affine_init.hpp"
+#include "core/affine/affine_reg.hpp"
+#include "core/affine/block_match.hpp"
+#include "core/affine/gpu_affine.hpp"
+#include "core/gpu_pyramid.hpp"
+#include "core/pyramid.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk_testing.hpp"
-#include "gpu_affine.hpp"
-#include "gpu_pyramid.hpp"
-#include "nifti_io.hpp"
-#include "pyramid.hpp"
+#include "io/affine_text.hpp"
+#include "io/nifti_io.hpp"
 
 namespace rd = evk::reg_deform;
 namespace gpu = evk::reg_deform::gpu;

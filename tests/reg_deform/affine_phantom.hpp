@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "types.hpp"
-#include "warp_affine.hpp"
+#include "core/affine/warp_affine.hpp"
+#include "core/types.hpp"
 
 namespace evk::reg_deform::testing {
 namespace rd = evk::reg_deform;

@@ -8,17 +8,17 @@
 #include <limits>
 #include <random>
 
-#include "affine_init.hpp"
-#include "affine_lts.hpp"
-#include "affine_reg.hpp"
-#include "affine_text.hpp"
-#include "block_match.hpp"
+#include "core/affine/affine_init.hpp"
+#include "core/affine/affine_lts.hpp"
+#include "core/affine/affine_reg.hpp"
+#include "io/affine_text.hpp"
+#include "core/affine/block_match.hpp"
 #include "evk/error.hpp"
 #include "evk_testing.hpp"
-#include "nifti_io.hpp"
-#include "pyramid.hpp"
-#include "reg_register.hpp"
-#include "warp_affine.hpp"
+#include "io/nifti_io.hpp"
+#include "core/pyramid.hpp"
+#include "core/register/reg_register.hpp"
+#include "core/affine/warp_affine.hpp"
 #include "affine_phantom.hpp"
 
 namespace rd = evk::reg_deform;

@@ -6,10 +6,10 @@
 #include <fstream>
 #include <random>
 
-#include "affine_text.hpp"
 #include "evk/error.hpp"
 #include "evk_testing.hpp"
-#include "nifti_io.hpp"
+#include "io/affine_text.hpp"
+#include "io/nifti_io.hpp"
 
 namespace rd = evk::reg_deform;
 namespace fs = std::filesystem;

@@ -9,12 +9,12 @@
 #include <limits>
 
 #include "catalogue.hpp"
-#include "gi_problem.hpp"
+#include "gi/gi_problem.hpp"
 #include "gi_rundir_catalogue.hpp"
 #include "evk_testing.hpp"
-#include "field_cpu.hpp"
-#include "grid_make.hpp"
-#include "nifti_io.hpp"
+#include "core/field/field_cpu.hpp"
+#include "core/field/grid_make.hpp"
+#include "io/nifti_io.hpp"
 
 namespace fs = std::filesystem;
 namespace rd = evk::reg_deform;

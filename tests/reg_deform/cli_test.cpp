@@ -7,10 +7,10 @@
 
 #include "evk/error.hpp"
 #include "evk_testing.hpp"
-#include "active.hpp"
-#include "field_cpu.hpp"
-#include "grid_make.hpp"
-#include "nifti_io.hpp"
+#include "core/field/active.hpp"
+#include "core/field/field_cpu.hpp"
+#include "core/field/grid_make.hpp"
+#include "io/nifti_io.hpp"
 
 namespace rd = evk::reg_deform;
 namespace fs = std::filesystem;

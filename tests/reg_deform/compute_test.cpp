@@ -5,10 +5,10 @@
 
 #include <cmath>
 
-#include "compute.hpp"
+#include "core/compute.hpp"
+#include "core/field/grid_make.hpp"
+#include "core/field/random_case.hpp"
 #include "evk/error.hpp"
-#include "grid_make.hpp"
-#include "random_case.hpp"
 
 namespace rd = evk::reg_deform;
 

@@ -9,8 +9,8 @@
 #include "evk/dispatch.hpp"
 #include "evk/error.hpp"
 #include "evk_testing.hpp"
-#include "gi_problem.hpp"
-#include "kernel_variant.hpp"
+#include "gi/gi_problem.hpp"
+#include "gi/kernel_variant.hpp"
 
 namespace rd = evk::reg_deform;
 

@@ -11,19 +11,19 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/field/field_cpu.hpp"
+#include "core/field/gpu_field.hpp"
+#include "core/field/gpu_field_expert.hpp"
+#include "core/field/grid_make.hpp"
+#include "core/field/random_case.hpp"
+#include "core/kernel_config.hpp"
+#include "core/register/reg_grid.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk/cuda_library.hpp"
 #include "evk/device.hpp"
 #include "evk_testing.hpp"
-#include "field_cpu.hpp"
-#include "gi_problem.hpp"
-#include "gpu_field.hpp"
-#include "gpu_field_expert.hpp"
-#include "grid_make.hpp"
-#include "kernel_config.hpp"
-#include "nifti_io.hpp"
-#include "random_case.hpp"
-#include "reg_grid.hpp"
+#include "gi/gi_problem.hpp"
+#include "io/nifti_io.hpp"
 
 namespace rd = evk::reg_deform;
 namespace gpu = evk::reg_deform::gpu;

@@ -13,12 +13,12 @@
 #include <thread>
 #include <vector>
 
-#include "field_cpu.hpp"
-#include "field_expert_host.hpp"
-#include "grid_make.hpp"
-#include "random_case.hpp"
-#include "reg_grid.hpp"
-#include "types.hpp"
+#include "core/field/field_cpu.hpp"
+#include "core/field/field_expert_host.hpp"
+#include "core/field/grid_make.hpp"
+#include "core/field/random_case.hpp"
+#include "core/register/reg_grid.hpp"
+#include "core/types.hpp"
 
 namespace rd = evk::reg_deform;
 

@@ -2,12 +2,12 @@
 // themselves, a single control point's hand-computed weight), masks, active lists, random cases.
 #include <cmath>
 
-#include "active.hpp"
+#include "core/field/active.hpp"
+#include "core/field/field_cpu.hpp"
+#include "core/field/grid_make.hpp"
+#include "core/field/random_case.hpp"
 #include "evk/error.hpp"
 #include "evk_testing.hpp"
-#include "field_cpu.hpp"
-#include "grid_make.hpp"
-#include "random_case.hpp"
 
 namespace rd = evk::reg_deform;
 

@@ -9,8 +9,8 @@
 #include "evk/gi/grammar.hpp"
 #include "evk/error.hpp"
 #include "evk_testing.hpp"
-#include "gi_problem.hpp"
-#include "kernel_variant.hpp"
+#include "gi/gi_problem.hpp"
+#include "gi/kernel_variant.hpp"
 
 namespace rd = evk::reg_deform;
 
@@ -240,9 +240,9 @@ TEST(RegGi, EveryMacroCompilesWithNvrtc) {
 #include <cmath>
 #include <set>
 
-#include "grid_make.hpp"
-#include "nifti_io.hpp"
-#include "random_case.hpp"
+#include "core/field/grid_make.hpp"
+#include "core/field/random_case.hpp"
+#include "io/nifti_io.hpp"
 
 // The size classes, and hold-out cases that never appear in training.
 TEST(RegGiClasses, ClassesAndDisjointHoldOutCases) {
@@ -336,7 +336,7 @@ TEST(RegGiClasses, PerturbGridIsTheGridCommand) {
 // ---- the check's comparison (field_diff.hpp): figures worked out by hand ---------------------------
 #include <limits>
 
-#include "field_diff.hpp"
+#include "core/field/field_diff.hpp"
 
 TEST(RegGiCheck, FieldDiffCountsAndWorstByHand) {
   using evk::reg_deform::field_diff_cpu;

@@ -8,14 +8,14 @@
 
 #include <cmath>
 
+#include "core/field/field_cpu.hpp"
+#include "core/field/gpu_field.hpp"
+#include "core/field/grid_make.hpp"
+#include "core/field/random_case.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk_testing.hpp"
-#include "field_cpu.hpp"
-#include "gpu_field.hpp"
-#include "grid_make.hpp"
-#include "kernel_variant.hpp"
-#include "nifti_io.hpp"
-#include "random_case.hpp"
+#include "gi/kernel_variant.hpp"
+#include "io/nifti_io.hpp"
 #include "shipped.hpp"
 
 namespace rd = evk::reg_deform;

@@ -6,10 +6,10 @@
 #include <cstring>
 #include <fstream>
 
+#include "core/field/grid_make.hpp"
 #include "evk/error.hpp"
 #include "evk_testing.hpp"
-#include "grid_make.hpp"
-#include "nifti_io.hpp"
+#include "io/nifti_io.hpp"
 
 namespace rd = evk::reg_deform;
 

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "pyramid.hpp"
+#include "core/pyramid.hpp"
 
 namespace rd = evk::reg_deform;
 

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "reg_grid.hpp"
-#include "types.hpp"
+#include "core/register/reg_grid.hpp"
+#include "core/types.hpp"
 
 namespace evk::reg_deform::testing {
 

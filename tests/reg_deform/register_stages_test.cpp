@@ -10,16 +10,16 @@
 #include <limits>
 #include <vector>
 
-#include "field_cpu.hpp"
-#include "reg_adjoint_cpu.hpp"
-#include "reg_field_cpu.hpp"
-#include "reg_grid.hpp"
-#include "reg_jacobian_cpu.hpp"
-#include "reg_measure_cpu.hpp"
-#include "reg_measure_grad_cpu.hpp"
-#include "reg_optimiser.hpp"
-#include "reg_penalty_cpu.hpp"
-#include "reg_warp_cpu.hpp"
+#include "core/field/field_cpu.hpp"
+#include "core/register/reg_adjoint_cpu.hpp"
+#include "core/register/reg_field_cpu.hpp"
+#include "core/register/reg_grid.hpp"
+#include "core/register/reg_jacobian_cpu.hpp"
+#include "core/register/reg_measure_cpu.hpp"
+#include "core/register/reg_measure_grad_cpu.hpp"
+#include "core/register/reg_optimiser.hpp"
+#include "core/register/reg_penalty_cpu.hpp"
+#include "core/register/reg_warp_cpu.hpp"
 #include "register_fixtures.hpp"
 
 namespace rd = evk::reg_deform;

@@ -9,15 +9,15 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/field/field_cpu.hpp"
+#include "core/field/resample_cpu.hpp"
+#include "core/register/reg_jacobian_cpu.hpp"
+#include "core/register/reg_known_warp.hpp"
+#include "core/register/reg_register.hpp"
 #include "evk/error.hpp"
 #include "evk_testing.hpp"
-#include "field_cpu.hpp"
-#include "nifti_io.hpp"
-#include "reg_jacobian_cpu.hpp"
-#include "reg_known_warp.hpp"
-#include "reg_register.hpp"
+#include "io/nifti_io.hpp"
 #include "register_fixtures.hpp"
-#include "resample_cpu.hpp"
 
 namespace rd = evk::reg_deform;
 namespace fs = std::filesystem;

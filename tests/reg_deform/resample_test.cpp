@@ -2,11 +2,11 @@
 // cubic B-spline interpolation reproduces the samples (prefilter correctness).
 #include <cmath>
 
+#include "core/field/field_cpu.hpp"
+#include "core/field/grid_make.hpp"
+#include "core/field/resample_cpu.hpp"
 #include "evk/error.hpp"
 #include "evk_testing.hpp"
-#include "field_cpu.hpp"
-#include "grid_make.hpp"
-#include "resample_cpu.hpp"
 
 namespace rd = evk::reg_deform;
 

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "evk_testing.hpp"
-#include "gi_problem.hpp"
+#include "gi/gi_problem.hpp"
 #include "seed_arrays.hpp"
 
 namespace rd = evk::reg_deform;

@@ -6,7 +6,7 @@
 // RegGpu.UnfilledXBasisIsPenalised (reg_deform_gpu_tests).
 #include <gtest/gtest.h>
 
-#include "gi_problem.hpp"
+#include "gi/gi_problem.hpp"
 #include "seed_arrays.hpp"
 
 namespace rd = evk::reg_deform;

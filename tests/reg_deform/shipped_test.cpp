@@ -5,10 +5,10 @@
 
 #include <filesystem>
 
-#include "kernel_variant.hpp"
+#include "gi/kernel_variant.hpp"
 #include "shipped.hpp"
 #if defined(EVK_HAVE_CUDA)
-#include "gpu_field.hpp"
+#include "core/field/gpu_field.hpp"
 #endif
 
 namespace rd = evk::reg_deform;

@@ -1,9 +1,9 @@
 // reg_deform command line: the subcommands (one file each, commands.hpp) and the gi commands.
-#include "commands.hpp"
+#include "cli/commands.hpp"
 #include "evk/gi/cli.hpp"
-#include "gi_problem.hpp"
-#include "kernel_variant.hpp"
-#include "nifti_io.hpp"
+#include "gi/gi_problem.hpp"
+#include "gi/kernel_variant.hpp"
+#include "io/nifti_io.hpp"
 
 namespace rd = evk::reg_deform;
 

@@ -7,17 +7,17 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "affine_init.hpp"
-#include "affine_reg.hpp"
-#include "affine_text.hpp"
-#include "commands.hpp"
+#include "cli/commands.hpp"
+#include "core/affine/affine_init.hpp"
+#include "core/affine/affine_reg.hpp"
+#include "core/affine/warp_affine.hpp"
+#include "core/field/resample_cpu.hpp"
+#include "core/register/reg_register.hpp"
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
-#include "nifti_io.hpp"
-#include "png_slice.hpp"
-#include "reg_register.hpp"
-#include "resample_cpu.hpp"
-#include "warp_affine.hpp"
+#include "io/affine_text.hpp"
+#include "io/nifti_io.hpp"
+#include "io/png_slice.hpp"
 
 namespace evk::reg_deform {
 

@@ -3,7 +3,7 @@
 #include <iostream>
 #include <limits>
 
-#include "commands.hpp"
+#include "cli/commands.hpp"
 #include "evk/error.hpp"
 
 namespace evk::reg_deform {

@@ -2,7 +2,7 @@
 // the tool's own registry (core needs no NIfTI): the paper and expert kernels and the shipped
 // variants, as the full tool does.
 #include "evk/cli.hpp"
-#include "kernel_variant.hpp"
+#include "gi/kernel_variant.hpp"
 
 int main(int argc, char** argv) {
   auto app = evk::make_app("reg_deform", "Cubic B-spline deformation fields and resampling for brain MRI (built without nifticlib: devices only)");

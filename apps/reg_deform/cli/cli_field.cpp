@@ -1,10 +1,10 @@
 // `reg_deform field` and `reg_deform resample`: parsing and printing (the jobs are compute.hpp's).
 #include <memory>
 
-#include "commands.hpp"
+#include "cli/commands.hpp"
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
-#include "nifti_io.hpp"
+#include "io/nifti_io.hpp"
 
 namespace evk::reg_deform {
 

@@ -3,16 +3,16 @@
 #include <filesystem>
 #include <memory>
 
-#include "affine_text.hpp"
-#include "commands.hpp"
+#include "cli/commands.hpp"
+#include "core/field/field_cpu.hpp"
+#include "core/field/grid_make.hpp"
+#include "core/field/random_case.hpp"
+#include "core/field/resample_cpu.hpp"
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
-#include "field_cpu.hpp"
-#include "grid_make.hpp"
-#include "nifti_io.hpp"
-#include "png_slice.hpp"
-#include "random_case.hpp"
-#include "resample_cpu.hpp"
+#include "io/affine_text.hpp"
+#include "io/nifti_io.hpp"
+#include "io/png_slice.hpp"
 
 namespace evk::reg_deform {
 

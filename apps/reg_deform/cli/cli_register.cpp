@@ -5,14 +5,14 @@
 #include <iostream>
 #include <memory>
 
-#include "affine_init.hpp"
-#include "affine_text.hpp"
-#include "commands.hpp"
+#include "cli/commands.hpp"
+#include "core/affine/affine_init.hpp"
+#include "core/field/resample_cpu.hpp"
+#include "core/register/reg_jacobian_cpu.hpp"
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
-#include "nifti_io.hpp"
-#include "reg_jacobian_cpu.hpp"
-#include "resample_cpu.hpp"
+#include "io/affine_text.hpp"
+#include "io/nifti_io.hpp"
 
 namespace evk::reg_deform {
 

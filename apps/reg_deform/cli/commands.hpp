@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "compute.hpp"
+#include "core/compute.hpp"
 #include "evk/cli.hpp"
 
 namespace evk::reg_deform {

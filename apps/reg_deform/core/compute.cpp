@@ -1,18 +1,18 @@
-#include "compute.hpp"
+#include "core/compute.hpp"
 
 #include <chrono>
 
-#include "active.hpp"
+#include "core/field/active.hpp"
+#include "core/field/field_cpu.hpp"
 #include "evk/error.hpp"
-#include "field_cpu.hpp"
 #if defined(EVK_HAVE_CUDA)
 #include <cuda_runtime.h>
 
+#include "core/affine/gpu_affine.hpp"
+#include "core/field/gpu_field.hpp"
+#include "core/gpu_pyramid.hpp"
+#include "core/register/reg_engine_gpu.hpp"
 #include "evk/cuda_check.hpp"
-#include "gpu_affine.hpp"
-#include "gpu_field.hpp"
-#include "gpu_pyramid.hpp"
-#include "reg_engine_gpu.hpp"
 #endif
 
 namespace evk::reg_deform {

@@ -9,13 +9,13 @@
 #include <cstddef>
 #include <string>
 
-#include "affine_reg.hpp"
+#include "core/affine/affine_reg.hpp"
+#include "core/field/resample_cpu.hpp"
+#include "core/register/reg_register.hpp"
+#include "core/types.hpp"
 #include "evk/cli.hpp"
 #include "evk/dispatch.hpp"
-#include "kernel_variant.hpp"
-#include "reg_register.hpp"
-#include "resample_cpu.hpp"
-#include "types.hpp"
+#include "gi/kernel_variant.hpp"
 
 namespace evk::reg_deform {
 

@@ -1,4 +1,4 @@
-#include "gpu_buffer.hpp"
+#include "core/gpu_buffer.hpp"
 #if defined(EVK_HAVE_CUDA)
 #include <cstdint>
 

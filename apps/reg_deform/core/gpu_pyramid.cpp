@@ -1,13 +1,13 @@
-#include "gpu_pyramid.hpp"
+#include "core/gpu_pyramid.hpp"
 #if defined(EVK_HAVE_CUDA)
 #include <memory>
 #include <stdexcept>
 
+#include "core/field/gpu_field.hpp"
+#include "core/pyramid.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk/cuda_library.hpp"
 #include "evk_kernels/reg_deform_pyramid.hpp"
-#include "gpu_field.hpp"
-#include "pyramid.hpp"
 
 namespace evk::reg_deform::gpu {
 

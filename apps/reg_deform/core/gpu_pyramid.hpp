@@ -5,8 +5,8 @@
 #if defined(EVK_HAVE_CUDA)
 #include <vector>
 
-#include "pyramid.hpp"
-#include "types.hpp"
+#include "core/pyramid.hpp"
+#include "core/types.hpp"
 
 namespace evk::reg_deform::gpu {
 

@@ -1,4 +1,4 @@
-#include "kernel_config.hpp"
+#include "core/kernel_config.hpp"
 
 
 #include "evk/error.hpp"

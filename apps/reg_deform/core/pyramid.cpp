@@ -1,4 +1,4 @@
-#include "pyramid.hpp"
+#include "core/pyramid.hpp"
 
 #include <algorithm>
 #include <cmath>

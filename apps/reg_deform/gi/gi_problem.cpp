@@ -1,4 +1,4 @@
-#include "gi_problem.hpp"
+#include "gi/gi_problem.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,15 +8,15 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "active.hpp"
+#include "core/field/active.hpp"
+#include "core/field/field_cpu.hpp"
+#include "core/field/gpu_field.hpp"
+#include "core/field/grid_make.hpp"
+#include "core/field/random_case.hpp"
+#include "core/kernel_config.hpp"
 #include "evk/error.hpp"
 #include "evk/parallel.hpp"
 #include "evk_kernels/reg_deform_original.hpp"
-#include "field_cpu.hpp"
-#include "gpu_field.hpp"
-#include "grid_make.hpp"
-#include "kernel_config.hpp"
-#include "random_case.hpp"
 
 #if defined(EVK_HAVE_CUDA)
 #include "evk/cuda_check.hpp"

@@ -11,9 +11,9 @@
 #include <memory>
 #include <string>
 
+#include "core/field/field_diff.hpp"
+#include "core/types.hpp"
 #include "evk/gi/problem.hpp"
-#include "field_diff.hpp"
-#include "types.hpp"
 
 namespace evk::reg_deform {
 

@@ -6,16 +6,16 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/field/field_cpu.hpp"
+#include "core/kernel_config.hpp"
 #include "evk/error.hpp"
 #include "evk_kernels/reg_field_expert.hpp"
-#include "field_cpu.hpp"
-#include "gi_problem.hpp"
-#include "kernel_config.hpp"
+#include "gi/gi_problem.hpp"
 
 #if defined(EVK_HAVE_CUDA)
+#include "core/field/gpu_field.hpp"
+#include "core/field/gpu_field_expert.hpp"
 #include "evk/cuda_check.hpp"
-#include "gpu_field.hpp"
-#include "gpu_field_expert.hpp"
 #endif
 
 namespace evk::reg_deform {

@@ -1,10 +1,10 @@
-#include "kernel_variant.hpp"
+#include "gi/kernel_variant.hpp"
 
 #include <cctype>
 
 #include "evk/error.hpp"
 #include "evk/gi/genome.hpp"
-#include "gi_problem.hpp"
+#include "gi/gi_problem.hpp"
 
 namespace evk::reg_deform {
 

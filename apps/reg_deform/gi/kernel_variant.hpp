@@ -3,8 +3,8 @@
 #pragma once
 #include <string>
 
+#include "core/kernel_config.hpp"
 #include "evk/dispatch.hpp"
-#include "kernel_config.hpp"
 
 namespace evk::reg_deform {
 

@@ -1,4 +1,4 @@
-#include "affine_text.hpp"
+#include "io/affine_text.hpp"
 
 #include <charconv>
 #include <cmath>

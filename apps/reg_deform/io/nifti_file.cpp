@@ -1,6 +1,6 @@
 // The nifticlib layer of io/: opening and checking a NIfTI file (its raw header, its data through
 // zlib), its geometry and values as float, and writing a nifti_image through an AtomicOutput.
-#include "nifti_file.hpp"
+#include "io/nifti_file.hpp"
 
 #include <zlib.h>
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "nifti_io.hpp"
+#include "io/nifti_io.hpp"
 
 namespace evk::reg_deform::nifti {
 

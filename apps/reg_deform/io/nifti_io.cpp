@@ -1,5 +1,5 @@
 // reg_deform's types <-> NIfTI files (through nifti_file.hpp's nifticlib layer).
-#include "nifti_io.hpp"
+#include "io/nifti_io.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -8,9 +8,9 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/field/grid_make.hpp"
 #include "evk/error.hpp"
-#include "grid_make.hpp"
-#include "nifti_file.hpp"
+#include "io/nifti_file.hpp"
 
 namespace evk::reg_deform {
 

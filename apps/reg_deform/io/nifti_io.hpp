@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <string>
 
-#include "types.hpp"
+#include "core/types.hpp"
 
 namespace evk::reg_deform {
 

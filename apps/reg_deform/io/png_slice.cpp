@@ -1,11 +1,11 @@
-#include "png_slice.hpp"
+#include "io/png_slice.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <string>
 
-#include "resample_cpu.hpp"
+#include "core/field/resample_cpu.hpp"
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
 #include "evk/png.hpp"

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "types.hpp"
+#include "core/types.hpp"
 
 namespace evk::reg_deform {
 

@@ -1,4 +1,4 @@
-#include "affine_init.hpp"
+#include "core/affine/affine_init.hpp"
 
 #include <cmath>
 #include <string>

@@ -1,4 +1,4 @@
-#include "affine_lts.hpp"
+#include "core/affine/affine_lts.hpp"
 
 #include <Eigen/Dense>
 #include <unsupported/Eigen/MatrixFunctions>

@@ -9,7 +9,7 @@
 #include <array>
 #include <vector>
 
-#include "types.hpp"
+#include "core/types.hpp"
 
 namespace evk::reg_deform {
 

@@ -1,13 +1,13 @@
-#include "affine_reg.hpp"
+#include "core/affine/affine_reg.hpp"
 
 #include <chrono>
 #include <cstdio>
 #include <future>
 #include <stdexcept>
 
-#include "affine_lts.hpp"
+#include "core/affine/affine_lts.hpp"
+#include "core/pyramid.hpp"
 #include "evk/error.hpp"
-#include "pyramid.hpp"
 
 namespace evk::reg_deform {
 

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "block_match.hpp"
-#include "pyramid.hpp"
-#include "types.hpp"
+#include "core/affine/block_match.hpp"
+#include "core/pyramid.hpp"
+#include "core/types.hpp"
 
 namespace evk::reg_deform {
 

@@ -1,12 +1,12 @@
-#include "block_match.hpp"
+#include "core/affine/block_match.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
 
+#include "core/field/resample_cpu.hpp"
 #include "evk/parallel.hpp"
-#include "resample_cpu.hpp"
 
 namespace evk::reg_deform {
 

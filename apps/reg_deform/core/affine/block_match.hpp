@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "types.hpp"
+#include "core/types.hpp"
 
 namespace evk::reg_deform {
 

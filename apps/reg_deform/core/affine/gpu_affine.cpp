@@ -1,12 +1,12 @@
-#include "gpu_affine.hpp"
+#include "core/affine/gpu_affine.hpp"
 #if defined(EVK_HAVE_CUDA)
 #include <chrono>
 #include <cstring>
 
+#include "core/gpu_pyramid.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk/cuda_library.hpp"
 #include "evk_kernels/reg_deform_affine.hpp"
-#include "gpu_pyramid.hpp"
 
 namespace evk::reg_deform::gpu {
 

@@ -6,10 +6,10 @@
 #include <memory>
 #include <vector>
 
-#include "affine_reg.hpp"
-#include "block_match.hpp"
-#include "gpu_field.hpp"
-#include "types.hpp"
+#include "core/affine/affine_reg.hpp"
+#include "core/affine/block_match.hpp"
+#include "core/field/gpu_field.hpp"
+#include "core/types.hpp"
 
 namespace evk::reg_deform::gpu {
 

@@ -1,6 +1,6 @@
-#include "warp_affine.hpp"
+#include "core/affine/warp_affine.hpp"
 
-#include "block_match.hpp"
+#include "core/affine/block_match.hpp"
 #include "evk/parallel.hpp"
 
 namespace evk::reg_deform {

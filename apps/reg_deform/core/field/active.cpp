@@ -1,4 +1,4 @@
-#include "active.hpp"
+#include "core/field/active.hpp"
 
 #include <string>
 

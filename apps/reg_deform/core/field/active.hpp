@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "types.hpp"
+#include "core/types.hpp"
 
 namespace evk::reg_deform {
 

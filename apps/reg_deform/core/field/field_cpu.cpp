@@ -1,4 +1,4 @@
-#include "field_cpu.hpp"
+#include "core/field/field_cpu.hpp"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "field_diff.hpp"
+#include "core/field/field_diff.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,9 +1,9 @@
-#include "field_expert_host.hpp"
+#include "core/field/field_expert_host.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "types.hpp"
+#include "core/types.hpp"
 
 namespace evk::reg_deform {
 

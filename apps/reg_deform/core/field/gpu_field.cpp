@@ -1,4 +1,4 @@
-#include "gpu_field.hpp"
+#include "core/field/gpu_field.hpp"
 #if defined(EVK_HAVE_CUDA)
 #include <algorithm>
 #include <cmath>
@@ -6,15 +6,15 @@
 #include <map>
 #include <mutex>
 
-#include "active.hpp"
+#include "core/field/active.hpp"
 #include "evk/gi/genome.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk/device.hpp"
 #include "evk/embedded.hpp"
 #include "evk/error.hpp"
 #include "evk/parallel.hpp"
-#include "field_expert_host.hpp"
-#include "gpu_field_expert.hpp"
+#include "core/field/field_expert_host.hpp"
+#include "core/field/gpu_field_expert.hpp"
 
 namespace evk::reg_deform::gpu {
 

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "gpu_helpers.hpp"
-#include "gpu_kernels.hpp"
-#include "kernel_config.hpp"
-#include "types.hpp"
+#include "core/field/gpu_helpers.hpp"
+#include "core/field/gpu_kernels.hpp"
+#include "core/kernel_config.hpp"
+#include "core/types.hpp"
 
 namespace evk::reg_deform::gpu {
 

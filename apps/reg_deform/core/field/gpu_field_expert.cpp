@@ -1,16 +1,16 @@
-#include "gpu_field_expert.hpp"
+#include "core/field/gpu_field_expert.hpp"
 #if defined(EVK_HAVE_CUDA)
 #include <map>
 #include <mutex>
 #include <stdexcept>
 
+#include "core/field/field_expert_host.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk/device.hpp"
 #include "evk/embedded.hpp"
 #include "evk/error.hpp"
 #include "evk/gi/genome.hpp"
 #include "evk_kernels/reg_field_expert.hpp"
-#include "field_expert_host.hpp"
 
 namespace evk::reg_deform::gpu {
 

@@ -10,10 +10,10 @@
 #include <memory>
 #include <string>
 
+#include "core/gpu_buffer.hpp"
+#include "core/kernel_config.hpp"
+#include "core/types.hpp"
 #include "evk/cuda_library.hpp"
-#include "gpu_buffer.hpp"
-#include "kernel_config.hpp"
-#include "types.hpp"
 
 namespace evk::reg_deform::gpu {
 

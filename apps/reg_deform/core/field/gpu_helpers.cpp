@@ -1,4 +1,4 @@
-#include "gpu_helpers.hpp"
+#include "core/field/gpu_helpers.hpp"
 #if defined(EVK_HAVE_CUDA)
 #include <algorithm>
 #include <cstring>

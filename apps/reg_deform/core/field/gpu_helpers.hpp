@@ -6,11 +6,11 @@
 
 #include <cstdint>
 
+#include "core/field/field_diff.hpp"
+#include "core/field/resample_cpu.hpp"
+#include "core/gpu_buffer.hpp"
+#include "core/types.hpp"
 #include "evk/cuda_library.hpp"
-#include "field_diff.hpp"
-#include "gpu_buffer.hpp"
-#include "resample_cpu.hpp"
-#include "types.hpp"
 
 namespace evk::reg_deform::gpu {
 

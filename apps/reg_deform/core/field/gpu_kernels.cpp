@@ -1,4 +1,4 @@
-#include "gpu_kernels.hpp"
+#include "core/field/gpu_kernels.hpp"
 #if defined(EVK_HAVE_CUDA)
 #include <map>
 #include <mutex>

@@ -1,10 +1,10 @@
-#include "grid_make.hpp"
+#include "core/field/grid_make.hpp"
 
 #include <cmath>
 
+#include "core/field/field_cpu.hpp"
+#include "core/field/splitmix.hpp"
 #include "evk/error.hpp"
-#include "field_cpu.hpp"
-#include "splitmix.hpp"
 
 namespace evk::reg_deform {
 

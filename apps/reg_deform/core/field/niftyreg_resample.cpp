@@ -1,11 +1,11 @@
-#include "niftyreg_resample.hpp"
+#include "core/field/niftyreg_resample.hpp"
 
 #include <cmath>
 #include <cstdint>
 
+#include "core/field/field_cpu.hpp"
 #include "evk/error.hpp"
 #include "evk/parallel.hpp"
-#include "field_cpu.hpp"
 
 namespace evk::reg_deform {
 

@@ -1,7 +1,7 @@
-#include "random_case.hpp"
+#include "core/field/random_case.hpp"
 
+#include "core/field/grid_make.hpp"
 #include "evk/error.hpp"
-#include "grid_make.hpp"
 
 namespace evk::reg_deform {
 

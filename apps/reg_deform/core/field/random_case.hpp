@@ -4,8 +4,8 @@
 #pragma once
 #include <cstdint>
 
-#include "splitmix.hpp"
-#include "types.hpp"
+#include "core/field/splitmix.hpp"
+#include "core/types.hpp"
 
 namespace evk::reg_deform {
 

@@ -1,4 +1,4 @@
-#include "resample_cpu.hpp"
+#include "core/field/resample_cpu.hpp"
 
 #include <algorithm>
 #include <cmath>

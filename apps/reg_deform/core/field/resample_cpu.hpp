@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "types.hpp"
+#include "core/types.hpp"
 
 namespace evk::reg_deform {
 

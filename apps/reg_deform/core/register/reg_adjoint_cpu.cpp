@@ -1,9 +1,9 @@
-#include "reg_adjoint_cpu.hpp"
+#include "core/register/reg_adjoint_cpu.hpp"
 
 #include <algorithm>
 
+#include "core/register/reg_field_cpu.hpp"
 #include "evk/parallel.hpp"
-#include "reg_field_cpu.hpp"
 
 namespace evk::reg_deform {
 

@@ -7,7 +7,7 @@
 #pragma once
 #include <vector>
 
-#include "types.hpp"
+#include "core/types.hpp"
 
 namespace evk::reg_deform {
 

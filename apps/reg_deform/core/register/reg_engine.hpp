@@ -5,9 +5,9 @@
 #include <functional>
 #include <memory>
 
-#include "reg_optimiser.hpp"
-#include "reg_options.hpp"
-#include "types.hpp"
+#include "core/register/reg_optimiser.hpp"
+#include "core/register/reg_options.hpp"
+#include "core/types.hpp"
 
 namespace evk::reg_deform {
 

@@ -3,13 +3,13 @@
 #include <cmath>
 #include <limits>
 
-#include "reg_adjoint_cpu.hpp"
-#include "reg_engine.hpp"
-#include "reg_field_cpu.hpp"
-#include "reg_measure_cpu.hpp"
-#include "reg_measure_grad_cpu.hpp"
-#include "reg_penalty_cpu.hpp"
-#include "reg_warp_cpu.hpp"
+#include "core/register/reg_adjoint_cpu.hpp"
+#include "core/register/reg_engine.hpp"
+#include "core/register/reg_field_cpu.hpp"
+#include "core/register/reg_measure_cpu.hpp"
+#include "core/register/reg_measure_grad_cpu.hpp"
+#include "core/register/reg_penalty_cpu.hpp"
+#include "core/register/reg_warp_cpu.hpp"
 
 namespace evk::reg_deform {
 

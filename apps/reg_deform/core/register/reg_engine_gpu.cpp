@@ -2,15 +2,15 @@
 // device; per evaluation the stages (reg_gpu_stages.hpp) run on the default stream and only scalars
 // come back: after an objective its terms (one copy of a few doubles), after a gradient its largest
 // control-point length (one double).
-#include "reg_engine_gpu.hpp"
+#include "core/register/reg_engine_gpu.hpp"
 #if defined(EVK_HAVE_CUDA)
 #include <cuda_runtime.h>
 
 #include <cmath>
 #include <limits>
 
+#include "core/register/reg_gpu_stages.hpp"
 #include "evk/cuda_check.hpp"
-#include "reg_gpu_stages.hpp"
 
 namespace evk::reg_deform {
 

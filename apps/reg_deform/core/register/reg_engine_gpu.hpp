@@ -6,8 +6,8 @@
 #if defined(EVK_HAVE_CUDA)
 #include <memory>
 
-#include "gpu_field.hpp"
-#include "reg_engine.hpp"
+#include "core/field/gpu_field.hpp"
+#include "core/register/reg_engine.hpp"
 
 namespace evk::reg_deform {
 

@@ -1,7 +1,7 @@
-#include "reg_field_cpu.hpp"
+#include "core/register/reg_field_cpu.hpp"
 
+#include "core/field/field_cpu.hpp"
 #include "evk/parallel.hpp"
-#include "field_cpu.hpp"
 
 namespace evk::reg_deform {
 

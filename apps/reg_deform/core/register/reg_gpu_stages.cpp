@@ -1,4 +1,4 @@
-#include "reg_gpu_stages.hpp"
+#include "core/register/reg_gpu_stages.hpp"
 #if defined(EVK_HAVE_CUDA)
 #include <algorithm>
 

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "types.hpp"
+#include "core/types.hpp"
 
 namespace evk::reg_deform::gpu_stage {
 

@@ -1,10 +1,10 @@
-#include "reg_grid.hpp"
+#include "core/register/reg_grid.hpp"
 
 #include <cmath>
 #include <vector>
 
+#include "core/field/field_cpu.hpp"
 #include "evk/error.hpp"
-#include "field_cpu.hpp"
 
 namespace evk::reg_deform {
 

@@ -4,7 +4,7 @@
 #pragma once
 #include <array>
 
-#include "types.hpp"
+#include "core/types.hpp"
 
 namespace evk::reg_deform {
 

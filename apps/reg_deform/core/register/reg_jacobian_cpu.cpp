@@ -1,4 +1,4 @@
-#include "reg_jacobian_cpu.hpp"
+#include "core/register/reg_jacobian_cpu.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,8 +6,8 @@
 #include <mutex>
 #include <vector>
 
+#include "core/field/field_cpu.hpp"
 #include "evk/parallel.hpp"
-#include "field_cpu.hpp"
 
 namespace evk::reg_deform {
 

@@ -3,7 +3,7 @@
 #pragma once
 #include <cstddef>
 
-#include "types.hpp"
+#include "core/types.hpp"
 
 namespace evk::reg_deform {
 

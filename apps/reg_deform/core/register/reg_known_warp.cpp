@@ -1,13 +1,13 @@
-#include "reg_known_warp.hpp"
+#include "core/register/reg_known_warp.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "field_cpu.hpp"
-#include "reg_grid.hpp"
-#include "reg_jacobian_cpu.hpp"
-#include "resample_cpu.hpp"
+#include "core/field/field_cpu.hpp"
+#include "core/field/resample_cpu.hpp"
+#include "core/register/reg_grid.hpp"
+#include "core/register/reg_jacobian_cpu.hpp"
 
 namespace evk::reg_deform {
 

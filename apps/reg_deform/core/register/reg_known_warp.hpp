@@ -6,7 +6,7 @@
 #pragma once
 #include <cstdint>
 
-#include "types.hpp"
+#include "core/types.hpp"
 
 namespace evk::reg_deform {
 

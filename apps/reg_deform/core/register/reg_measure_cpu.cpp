@@ -1,12 +1,12 @@
-#include "reg_measure_cpu.hpp"
+#include "core/register/reg_measure_cpu.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <mutex>
 
+#include "core/register/reg_reduce.hpp"
 #include "evk/parallel.hpp"
-#include "reg_reduce.hpp"
 
 namespace evk::reg_deform {
 

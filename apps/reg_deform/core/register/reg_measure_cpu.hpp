@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "types.hpp"
+#include "core/types.hpp"
 
 namespace evk::reg_deform {
 

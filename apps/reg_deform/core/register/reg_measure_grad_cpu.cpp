@@ -1,4 +1,4 @@
-#include "reg_measure_grad_cpu.hpp"
+#include "core/register/reg_measure_grad_cpu.hpp"
 
 #include "evk/parallel.hpp"
 

@@ -7,7 +7,7 @@
 #pragma once
 #include <cstddef>
 
-#include "reg_measure_cpu.hpp"
+#include "core/register/reg_measure_cpu.hpp"
 
 namespace evk::reg_deform {
 

@@ -1,4 +1,4 @@
-#include "reg_optimiser.hpp"
+#include "core/register/reg_optimiser.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "pyramid.hpp"
-#include "types.hpp"
+#include "core/pyramid.hpp"
+#include "core/types.hpp"
 
 namespace evk::reg_deform {
 

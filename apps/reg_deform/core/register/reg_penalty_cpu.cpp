@@ -1,11 +1,11 @@
-#include "reg_penalty_cpu.hpp"
+#include "core/register/reg_penalty_cpu.hpp"
 
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "core/register/reg_reduce.hpp"
 #include "evk/parallel.hpp"
-#include "reg_reduce.hpp"
 
 namespace evk::reg_deform {
 

@@ -16,7 +16,7 @@
 // bending-energy gradient is 1.5x the derivative of its value); `weight` multiplies the derivative,
 // which is added to grad (3 * points doubles, planar).
 #pragma once
-#include "types.hpp"
+#include "core/types.hpp"
 
 namespace evk::reg_deform {
 

@@ -1,4 +1,4 @@
-#include "reg_register.hpp"
+#include "core/register/reg_register.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -7,10 +7,10 @@
 #include <limits>
 #include <vector>
 
+#include "core/pyramid.hpp"
+#include "core/register/reg_grid.hpp"
+#include "core/register/reg_measure_cpu.hpp"
 #include "evk/error.hpp"
-#include "pyramid.hpp"
-#include "reg_grid.hpp"
-#include "reg_measure_cpu.hpp"
 
 namespace evk::reg_deform {
 

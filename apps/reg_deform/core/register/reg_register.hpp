@@ -9,8 +9,8 @@
 #pragma once
 #include <string>
 
-#include "reg_engine.hpp"
-#include "reg_options.hpp"
+#include "core/register/reg_engine.hpp"
+#include "core/register/reg_options.hpp"
 
 namespace evk::reg_deform {
 

@@ -1,4 +1,4 @@
-#include "reg_warp_cpu.hpp"
+#include "core/register/reg_warp_cpu.hpp"
 
 #include <cmath>
 #include <limits>

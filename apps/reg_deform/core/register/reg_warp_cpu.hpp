@@ -7,7 +7,7 @@
 // interpolant, in world units (floating voxel gradient times the transposed world-to-voxel
 // matrix, which reg_f3d applies later at the control points); 0 where the value is NaN.
 #pragma once
-#include "types.hpp"
+#include "core/types.hpp"
 
 namespace evk::reg_deform {
 

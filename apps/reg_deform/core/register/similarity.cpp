@@ -1,4 +1,4 @@
-#include "similarity.hpp"
+#include "core/register/similarity.hpp"
 
 #include <cmath>
 #include <limits>
