@@ -21,7 +21,7 @@ inline unsigned __popc(unsigned x) { return static_cast<unsigned>(__builtin_popc
 #define __forceinline__ inline
 #define __global__
 #define __restrict__
-#include "../../apps/barracuda_exact/core/sa_lookup.cu"
+#include "core/sa_lookup.cu"
 #undef __device__
 #undef __forceinline__
 #undef __global__

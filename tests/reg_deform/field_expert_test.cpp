@@ -47,21 +47,21 @@ inline int min(int a, int b) { return a < b ? a : b; }
 #define reg_field_expert reg_field_expert_8
 #define TILE_Y 8
 namespace emu::t8 {
-#include "../../kernels/original/reg_deform/field_expert.cu"
+#include "reg_deform/field_expert.cu"
 }
 #undef TILE_Y
 #undef reg_field_expert
 #define reg_field_expert reg_field_expert_16
 #define TILE_Y 16
 namespace emu::t16 {
-#include "../../kernels/original/reg_deform/field_expert.cu"
+#include "reg_deform/field_expert.cu"
 }
 #undef TILE_Y
 #undef reg_field_expert
 #define reg_field_expert reg_field_expert_32
 #define TILE_Y 32
 namespace emu::t32 {
-#include "../../kernels/original/reg_deform/field_expert.cu"
+#include "reg_deform/field_expert.cu"
 }
 #undef TILE_Y
 #undef reg_field_expert
