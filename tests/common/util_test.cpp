@@ -12,6 +12,7 @@
 #include "evk/main_guard.hpp"
 #include "evk/parallel.hpp"
 #include "evk/progress.hpp"
+#include "evk/strings.hpp"
 #include "evk/stats.hpp"
 #include "evk/strings.hpp"
 #include "evk_testing.hpp"
@@ -127,4 +128,21 @@ TEST(RunGuarded, MapsEachExceptionToItsExitCode) {
   testing::internal::CaptureStderr();
   evk::run_guarded("tool", []() -> int { throw evk::InputError("a.txt: line\nbreak"); });
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "tool: a.txt: line\\nbreak\n");
+}
+
+TEST(Strings, ParseSizeScalesByTheStepAndRefusesTheRest) {
+  EXPECT_EQ(evk::parse_size("500M", "--size", 1000), 500000000u);
+  EXPECT_EQ(evk::parse_size("3.1G", "--size", 1000), 3100000000u);
+  EXPECT_EQ(evk::parse_size("2Mbp", "--size", 1000), 2000000u);
+  EXPECT_EQ(evk::parse_size("8G", "--gpu-memory", 1024), 8ull << 30);
+  EXPECT_EQ(evk::parse_size("64k", "--gpu-memory", 1024), 65536u);
+  EXPECT_EQ(evk::parse_size("12345", "--x", 1024), 12345u);
+  for (const char* bad : {"", "abc", "12Q", "0", "-5M", "1T"}) {
+    try {
+      evk::parse_size(bad, "--gpu-memory", 1024);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const evk::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("--gpu-memory"), std::string::npos) << e.what();
+    }
+  }
 }

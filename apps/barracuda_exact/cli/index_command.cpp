@@ -13,6 +13,7 @@
 #include "core/index.hpp"
 #include "evk/error.hpp"
 #include "evk/progress.hpp"
+#include "evk/strings.hpp"
 #include "io/index_files.hpp"
 #include "io/sequences.hpp"
 
@@ -27,25 +28,6 @@ struct IndexArgs {
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
-// "8G", "512M", "64k" or a number of bytes.
-std::uint64_t parse_bytes(const std::string& s) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    input_error("--gpu-memory", "'" + s + "' is not a size like 8G, 512M or 1000000");
-  }
-  const std::string unit = s.substr(used);
-  double mul = 1;
-  if (unit == "k" || unit == "K") mul = 1024.0;
-  else if (unit == "m" || unit == "M") mul = 1024.0 * 1024;
-  else if (unit == "g" || unit == "G") mul = 1024.0 * 1024 * 1024;
-  else if (!unit.empty()) input_error("--gpu-memory", "unknown unit '" + unit + "' (k, M or G)");
-  if (!(v > 0)) input_error("--gpu-memory", "must be positive");
-  return static_cast<std::uint64_t>(v * mul);
 }
 
 // The GPUs the suffix sort runs on: none for the CPU backend.
@@ -101,7 +83,7 @@ void run_index(const IndexArgs& a) {
   io.devices = index_devices(a, &why_cpu);
   io.threads = a.threads;
   io.check_order = a.check;
-  if (!a.gpu_memory.empty()) io.gpu_memory = parse_bytes(a.gpu_memory);
+  if (!a.gpu_memory.empty()) io.gpu_memory = parse_size(a.gpu_memory, "--gpu-memory", 1024);
   std::unique_ptr<Progress> bar;
   io.progress = [&](const std::string& stage, double f) {
     if (stage != "sort") return;

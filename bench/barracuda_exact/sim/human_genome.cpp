@@ -13,6 +13,7 @@
 #include "evk/cli.hpp"
 #include "evk/error.hpp"
 #include "evk/parallel.hpp"
+#include "evk/strings.hpp"
 #include "genome_model.hpp"
 #include "sim_cli.hpp"
 
@@ -26,23 +27,6 @@ struct Cli {
   int threads = 0, width = 60;
   bool soft_mask = false;
 };
-
-// "3.1G", "500M", "2000000", "2Mbp" -> bases
-std::uint64_t parse_size(const std::string& s) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    throw evk::InputError("--size: " + s + " is not a size (e.g. 500M, 3.1G)");
-  }
-  std::string unit = s.substr(used);
-  if (unit.size() >= 2 && (unit.substr(unit.size() - 2) == "bp")) unit.resize(unit.size() - 2);
-  const double mul = unit.empty() ? 1 : unit == "k" || unit == "K" ? 1e3 : unit == "M" || unit == "m" ? 1e6
-                                       : unit == "G" || unit == "g" ? 1e9 : -1;
-  if (mul < 0 || !(v > 0)) throw evk::InputError("--size: " + s + " is not a size (e.g. 500M, 3.1G)");
-  return static_cast<std::uint64_t>(std::llround(v * mul));
-}
 
 void write_all(std::FILE* out, const char* p, std::size_t n, const std::string& path) {
   if (std::fwrite(p, 1, n, out) != n) throw evk::InputError(path + ": write failed");
@@ -84,7 +68,7 @@ void run(const Cli& cli) {
   sim::GenomeOptions opt;
   opt.seed = cli.seed;
   opt.soft_mask = cli.soft_mask;
-  if (!cli.size.empty()) opt.size = parse_size(cli.size);
+  if (!cli.size.empty()) opt.size = evk::parse_size(cli.size, "--size", 1000);
   const sim::GenomeModel model = sim::genome_model_make(opt);
   const bool to_stdout = cli.output == "-";
   std::FILE* out = to_stdout ? stdout : std::fopen(cli.output.c_str(), "wb");
