@@ -1,10 +1,7 @@
-// The later GPU passes' host side without a GPU (core/aln_wide.hpp, core/aln_kernel.hpp): the wide
-// kernel's source derived from the original (and refused for an edited one), compiled by NVRTC for
-// each pass; the passes' limits; the gathering of the handed-back reads and the splicing of a pass's
-// answers (against a per-read reference on synthetic outputs); the wide kernel compiled for the host
-// against the CPU search on reads whose stacks exceed the original's 4095 entries; and the whole
-// chain on the host (a tiny first pass, the wide pass over what it hands back, the CPU for the rest)
-// equal to the CPU batch.
+// The later GPU passes' host side without a GPU (core/aln_passes.hpp, core/aln_kernel.hpp): the
+// passes' limits; the gathering of the handed-back reads and the splicing of a pass's answers
+// (against a per-read reference on synthetic outputs); and the whole chain on the host (a tiny first
+// pass, the warp-per-read pass over what it hands back, the CPU for the rest) equal to the CPU batch.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -13,27 +10,14 @@
 #include "aln_oracle.hpp"
 #include "core/aln_kernel.hpp"
 #include "core/aln_search.hpp"
-#include "core/aln_wide.hpp"
-#include "evk_kernels/barracuda_inexact_kernel.hpp"
+#include "core/aln_passes.hpp"
 #include "evk_testing.hpp"
 #include "inexact_host.hpp"
 #include "test_util.hpp"
-#if defined(EVK_HAVE_CUDA)
-#include "core/aln_gpu_pass.hpp"
-#include "evk/cuda_library.hpp"
-#endif
 
 namespace bc = evk::barracuda_exact;
 
 namespace {
-
-std::string original() { return std::string(barracuda_inexact_kernel().text()); }
-
-std::size_t count(const std::string& s, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
-  return n;
-}
 
 // aDNA settings (bwa aln -l 1024 -n 0.01 -o 2): no seed, few differences, two gap opens
 bc::AlnOptions adna() {
@@ -46,56 +30,6 @@ bc::AlnOptions adna() {
 
 }  // namespace
 
-TEST(BarracudaAlnPasses, WideSourceIsTheOriginalWithWideLinks) {
-  const std::string o = original(), w = bc::inexact_wide_source(o);
-  EXPECT_EQ(count(w, "#define NIL 0xffffffffu"), 1u);
-  EXPECT_EQ(count(w, "u32 head[MAX_BUCKETS];"), 1u);
-  EXPECT_EQ(count(w, "wentry* pool;"), 1u);
-  EXPECT_EQ(count(w, "link = r.link;"), 1u);
-  EXPECT_EQ(count(w, "found_k["), 0u);
-  EXPECT_EQ(count(w, "static_cast<u16>("), 2u);  // cal_width's block ids only
-  EXPECT_EQ(count(w, "STACK_CAP > 4095"), 0u);
-  // everything else as in the original: the search loop, the entry point
-  for (const char* same : {"extern \"C\" __global__ void __launch_bounds__(BLOCK_W) cuda_inexact_match(",
-                           "if (s.n_entries > static_cast<u64>(p.max_entries)) break;", "//@gi begin", "//@gi end",
-                           "if (n_aln == ALN_CAP) return HANDED_BACK;"})
-    EXPECT_EQ(count(w, same), count(o, same)) << same;
-  // an edited original is refused, not half converted
-  std::string edited = o;
-  edited.replace(edited.find("#define NIL 0xfffu"), 18, "#define NIL 4095u");
-  EXPECT_THROW(bc::inexact_wide_source(edited), std::runtime_error);
-  EXPECT_THROW(bc::inexact_wide_source(o + "\n  link = v.w >> 18 & 0xfff;\n"), std::runtime_error);  // twice
-  EXPECT_THROW(bc::inexact_wide_source(""), std::runtime_error);
-}
-
-#if defined(EVK_HAVE_CUDA)
-TEST(BarracudaAlnPasses, TheDefaultPassesAreBuiltIn) {
-  const std::string w = bc::inexact_wide_source(original());
-  for (const bc::AlnPassLimits& l : bc::aln_pass_limits(bc::AlnOptions{}, bc::kAlnKernelStackCap, bc::kAlnKernelAlnCap)) {
-    const evk::KernelImage* img = bc::embedded_wide_kernel(l, bc::kAlnKernelMaxLen);
-    ASSERT_NE(img, nullptr) << l.stack_cap << "/" << l.aln_cap;
-    EXPECT_GT(img->fatbin_size, 0u);
-    EXPECT_TRUE(img->text() == w);  // the build's derivation is the run time's
-    EXPECT_EQ(bc::embedded_wide_kernel(l, 200), nullptr);  // another MAX_LEN: NVRTC
-  }
-  EXPECT_EQ(bc::embedded_wide_kernel({16383, 64}, bc::kAlnKernelMaxLen), nullptr);
-}
-
-TEST(BarracudaAlnPasses, NvrtcCompilesTheWideKernelForEveryPass) {
-  const std::string w = bc::inexact_wide_source(original());
-  for (const bc::AlnPassLimits& l : bc::aln_pass_limits(bc::AlnOptions{}, bc::kAlnKernelStackCap, bc::kAlnKernelAlnCap)) {
-    evk::NvrtcRequest req;
-    req.source = w;
-    req.options = {"-DBLOCK_W=32", "-DSTACK_CAP=" + std::to_string(l.stack_cap), "-DALN_CAP=" + std::to_string(l.aln_cap),
-                   "-DMAX_LEN=256"};
-    req.cc = 90;
-    const auto r = evk::nvrtc_compile(req);
-    EXPECT_TRUE(r.ok) << r.log;
-    EXPECT_GT(r.cubin.size(), 1000u);
-  }
-}
-#endif
-
 TEST(BarracudaAlnPasses, LimitsGrowUpToTheQueueLimit) {
   using L = bc::AlnPassLimits;
   EXPECT_EQ(bc::aln_pass_limits(bc::AlnOptions{}, 4095, 16),
@@ -105,7 +39,7 @@ TEST(BarracudaAlnPasses, LimitsGrowUpToTheQueueLimit) {
   EXPECT_EQ(bc::aln_pass_limits(small, 4095, 16), (std::vector<L>{{1008, 128}, {1008, 1024}, {1008, 4096}}));
   bc::AlnOptions huge;
   huge.max_entries = 2000000000;
-  EXPECT_EQ(bc::aln_pass_limits(huge, 4095, 16).back(), (L{bc::kAlnWideMaxStackCap, 4096}));
+  EXPECT_EQ(bc::aln_pass_limits(huge, 4095, 16).back(), (L{bc::kAlnPassMaxStackCap, 4096}));
   EXPECT_EQ(bc::aln_pass_limits(bc::AlnOptions{}, 300000, 2000), (std::vector<L>{{2000008, 4096}}));  // nothing raised: left out
   EXPECT_EQ(bc::aln_pass_limits(bc::AlnOptions{}, 40, 2).front(), (L{16383, 128}));
 }
@@ -188,12 +122,12 @@ TEST(BarracudaAlnPasses, SpliceRefusesInconsistentOutputs) {
 namespace {
 struct HostChain {
   bc::AlnBatch merged;
-  std::size_t first_back = 0, wide_answered = 0, cpu = 0, beyond_4095 = 0;
+  std::size_t first_back = 0, warp_answered = 0, cpu = 0, beyond_4095 = 0;
 };
 
-// The backend's chain on the host: the tiny first pass (STACK_CAP 40, ALN_CAP 2), the wide kernel
-// (STACK_CAP 20000, ALN_CAP 24) over the reads it handed back, the CPU for the rest; each wide
-// answer and hand-back checked against the CPU search's prediction.
+// The backend's chain on the host: the tiny first pass (STACK_CAP 40, ALN_CAP 2), the warp-per-read
+// search (stacks of 20000 entries, ALN_CAP 24) over the reads it handed back, the CPU for the rest;
+// each of its answers and hand-backs checked against the CPU search's prediction.
 HostChain run_chain(const bc::BwtIndex& idx, const bc::ReadCodes& reads, const bc::AlnOptions& opt) {
   HostChain c;
   const bct::KernelOutput first = bct::run_inexact_kernel_on_host(idx, reads, opt, true);
@@ -202,8 +136,8 @@ HostChain run_chain(const bc::BwtIndex& idx, const bc::ReadCodes& reads, const b
   const std::vector<std::uint32_t> ids = bc::handed_back_reads(n_out, first.aln_cap);
   c.first_back = ids.size();
   const bc::ReadCodes sub = bc::gather_reads(reads, ids);
-  const bct::KernelOutput wide = bct::run_wide_kernel_on_host(idx, sub, opt);
-  // the CPU's prediction of the wide kernel's hand-backs (the host build's gap-open limit is the sub-batch's)
+  const bct::KernelOutput warp = bct::run_warp_kernel_on_host(idx, sub, opt);
+  // the CPU's prediction of the warp pass's hand-backs (the host build's gap-open limit is the sub-batch's)
   std::uint32_t max_len = 0;
   for (auto l : sub.len) max_len = std::max(max_len, l);
   bc::AlnSearcher s(idx, opt);
@@ -213,16 +147,16 @@ HostChain run_chain(const bc::BwtIndex& idx, const bc::ReadCodes& reads, const b
     bc::AlnSearchStats st;
     std::vector<bc::Aln> tmp;
     s.search(sub.codes.data() + sub.offset[j], sub.len[j], tmp, &st);
-    c.beyond_4095 += st.kernel_peak_stored > 4095 && wide.n_out[j] != bc::kHandedBack;
+    c.beyond_4095 += st.kernel_peak_stored > 4095 && warp.n_out[j] != bc::kHandedBack;
     const bool must = bc::kernel_answers(st, sub.len[j], bc::kAlnKernelMaxLen, 20000, 24);
-    if (must != (wide.n_out[j] != bc::kHandedBack) && wrong++ < 5)
-      ADD_FAILURE() << "read " << ids[j] << ": the wide kernel " << (must ? "hands back" : "answers") << " (peak stored "
+    if (must != (warp.n_out[j] != bc::kHandedBack) && wrong++ < 5)
+      ADD_FAILURE() << "read " << ids[j] << ": the warp pass " << (must ? "hands back" : "answers") << " (peak stored "
                     << st.kernel_peak_stored << ", intervals " << st.n_aln << ")";
-    c.wide_answered += wide.n_out[j] != bc::kHandedBack;
+    c.warp_answered += warp.n_out[j] != bc::kHandedBack;
   }
-  bc::splice_pass_output(n_out, packed, ids, wide.n_out, bc::compact_kernel_output(wide.n_out, wide.aln_out, wide.aln_cap),
-                         wide.aln_cap);
-  c.cpu = bc::merge_kernel_output_packed(idx, reads, opt, n_out, packed, wide.aln_cap, 2, c.merged);
+  bc::splice_pass_output(n_out, packed, ids, warp.n_out, bc::compact_kernel_output(warp.n_out, warp.aln_out, warp.aln_cap),
+                         warp.aln_cap);
+  c.cpu = bc::merge_kernel_output_packed(idx, reads, opt, n_out, packed, warp.aln_cap, 2, c.merged);
   return c;
 }
 }  // namespace
@@ -241,12 +175,12 @@ TEST(BarracudaAlnPasses, HostChainEqualsCpuAtDefaultsAndAncientDnaSettings) {
     EXPECT_EQ(c.merged.offset, want.offset);
     EXPECT_TRUE(c.merged.alns == want.alns);
     EXPECT_GT(c.first_back, 100u);                  // the tiny first pass hands many back
-    EXPECT_GT(c.wide_answered, c.first_back * 3 / 4);  // the wide pass answers most of them
-    EXPECT_EQ(c.cpu, c.first_back - c.wide_answered);
+    EXPECT_GT(c.warp_answered, c.first_back * 3 / 4);  // the warp pass answers most of them
+    EXPECT_EQ(c.cpu, c.first_back - c.warp_answered);
     if (opt.seed_len == 1024) {
       EXPECT_GT(c.beyond_4095, 50u);  // stacks the original's 12-bit links cannot hold
     }
-    std::printf("  %zu reads: first pass handed back %zu, wide pass answered %zu (%zu beyond 4095 stored), CPU %zu\n",
-                r.codes.size(), c.first_back, c.wide_answered, c.beyond_4095, c.cpu);
+    std::printf("  %zu reads: first pass handed back %zu, warp pass answered %zu (%zu beyond 4095 stored), CPU %zu\n",
+                r.codes.size(), c.first_back, c.warp_answered, c.beyond_4095, c.cpu);
   }
 }

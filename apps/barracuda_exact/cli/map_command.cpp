@@ -59,7 +59,7 @@ void add_map_options(CLI::App* cmd, MapArgs& x) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--devices", x.devices, "GPUs sharing the batches: all or a list like 0,1 (default: --device)");
   cmd->add_option("--streams", mo.streams, "CUDA streams (batches in flight) per GPU [2]")->check(CLI::Range(1, 16));
-  cmd->add_option("--gpu-passes", mo.gpu_passes, "Inexact: later GPU passes, with larger stacks, over the reads the first hands back; the rest go to the CPU [1]")
+  cmd->add_option("--gpu-passes", mo.gpu_passes, "Inexact: later GPU passes (a warp per read, larger stacks) over the reads the first hands back; the rest go to the CPU [3]")
       ->check(CLI::Range(0, 3));
   cmd->add_option("--batch-reads", mo.batch_reads,
                   "Reads (pairs) per batch [exact: 65536; inexact: bwa's 262144, which bwa's output needs: bwa sampe "

@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <stdexcept>
 
 #include "core/aln_gpu_pass.hpp"
+#include "core/aln_warp.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk/error.hpp"
 #include "evk/gi/genome.hpp"
@@ -58,19 +60,21 @@ CudaLibrary load_inexact_kernel(const InexactKernelConfig& cfg, int cc, const st
 }
 
 InexactDevice::InexactDevice(const BwtIndex& idx, const AlnOptions& opt, int device, int stack_cap, int max_len,
-                             int threads_per_sm)
+                             int threads_per_sm, bool whole_budget)
     : opt_(opt), bwt_((EVK_CUDA(cudaSetDevice(device)), idx)) {
   EVK_CUDA(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
   std::size_t free_b = 0, total_b = 0;
   EVK_CUDA(cudaMemGetInfo(&free_b, &total_b));
   const std::size_t per_thread = static_cast<std::size_t>(stack_cap) * 16;
-  const std::size_t budget = std::min<std::size_t>(std::size_t{4} << 30, free_b / 3);
+  // the stack memory: the first pass's threads' stacks, or the whole budget, which the later passes'
+  // warps share (more warps, larger stacks)
+  const std::size_t budget = std::min<std::size_t>(kAlnStackBudget, free_b / 3);
   std::size_t t = static_cast<std::size_t>(sms_) * static_cast<std::size_t>(threads_per_sm > 0 ? threads_per_sm : 512);
   t = std::min(t, budget / per_thread);
   t = t / 32 * 32;
   if (t == 0) throw std::runtime_error("inexact kernel: not enough device memory for one warp's stacks");
   n_threads_ = static_cast<std::uint32_t>(t);
-  stack_bytes_ = t * per_thread;
+  stack_bytes_ = whole_budget ? std::max(t * per_thread, budget) : t * per_thread;
   EVK_CUDA(cudaMalloc(&stack_, stack_bytes_));
   const std::vector<int> md = aln_max_diff_table(opt_, max_len);
   EVK_CUDA(cudaMalloc(&max_diff_, md.size() * sizeof(int)));
@@ -183,6 +187,36 @@ std::uint32_t InexactDevice::launch(cudaKernel_t k, int block_w, int stack_cap, 
   return threads;
 }
 
+std::uint64_t InexactDevice::warp_fit(std::uint64_t stack_cap) const { return stack_bytes_ / aln_warp_bytes(stack_cap); }
+
+std::uint32_t InexactDevice::launch_warps(std::uint64_t stack_cap, cudaStream_t s) {
+  if (n_ == 0) return 0;
+  const std::uint64_t warps = std::min<std::uint64_t>(warp_fit(stack_cap), n_);
+  if (warps == 0) return 0;
+  AlnWarpLaunch a;
+  a.bwt = bwt_.data();
+  const BwtConsts consts = bwt_.consts();
+  static_assert(sizeof consts == sizeof a.consts && sizeof params_ == sizeof a.params, "AlnWarpLaunch mirrors them");
+  std::memcpy(a.consts, &consts, sizeof a.consts);
+  std::memcpy(a.params, &params_, sizeof a.params);
+  a.max_diff = max_diff_;
+  a.words = words_;
+  a.lens = lens_;
+  a.stride = stride_;
+  a.n_reads = static_cast<std::uint32_t>(n_);
+  a.counter = counter_;
+  a.mem = stack_;
+  a.stack_cap = stack_cap;
+  a.n_warps = static_cast<std::uint32_t>(warps);
+  a.n_out = n_out_;
+  a.aln_out = aln_out_;
+  a.aln_cap = aln_cap_;
+  EVK_CUDA(cudaMemsetAsync(counter_, 0, 4, s));
+  launch_aln_warp(a, s);
+  EVK_CUDA_LAST();
+  return a.n_warps;
+}
+
 void InexactDevice::download(std::vector<std::uint32_t>& n_out, std::vector<std::uint64_t>& aln_out, cudaStream_t s) {
   n_out.assign(n_, 0);
   aln_out.assign(n_ * static_cast<std::size_t>(aln_cap_) * 3, 0);
@@ -232,20 +266,16 @@ KernelHits InexactDevice::download_packed(cudaStream_t s) {
 GpuAligner::GpuAligner(const BwtIndex& idx, const AlnOptions& opt, int device, const InexactKernelConfig& cfg,
                        const std::string& source)
     : idx_(idx), opt_(opt), cfg_(cfg), supported_(aln_kernel_supports(opt, idx, cfg.max_len)),
-      dev_(idx, opt, device, (validate(cfg), cfg.stack_cap), cfg.max_len, cfg.threads_per_sm) {
+      dev_(idx, opt, device, (validate(cfg), cfg.stack_cap), cfg.max_len, cfg.threads_per_sm,
+           cfg.later_passes > 0 && cfg.threads_per_sm == 0) {
   int major = 0, minor = 0;
   EVK_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   EVK_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
   lib_ = load_inexact_kernel(cfg_, major * 10 + minor, source);
   kernel_ = lib_.kernel(kAlnKernelEntry);
-  if (cfg_.later_passes > 0) passes_ = std::make_unique<AlnPasses>(opt_, cfg_, major * 10 + minor);
+  if (cfg_.later_passes > 0) passes_ = std::make_unique<AlnPasses>(opt_, cfg_);
   EVK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   for (auto& e : ev_) EVK_CUDA(cudaEventCreate(&e));
-}
-
-const std::string& GpuAligner::later_pass_error() const {
-  static const std::string off;
-  return passes_ ? passes_->error() : off;
 }
 
 GpuAligner::~GpuAligner() {

@@ -24,14 +24,17 @@
 
 namespace evk::barracuda_exact {
 
+// Device memory for the inexact search's stacks: at most this, and a third of the free memory.
+constexpr std::size_t kAlnStackBudget = std::size_t{16} << 30;
+
 // The kernel's compile-time limits and launch shape.
 struct InexactKernelConfig {
   int block_w = kAlnKernelBlockW;
   int stack_cap = kAlnKernelStackCap;
   int aln_cap = kAlnKernelAlnCap;
   int max_len = kAlnKernelMaxLen;
-  int threads_per_sm = 0;  // persistent threads per SM; 0 = 512 (within 4 GiB of stacks)
-  int later_passes = 3;  // how many later GPU passes (wide kernel) search the handed-back reads before the CPU (0-3)
+  int threads_per_sm = 0;  // persistent threads per SM; 0 = 512 (and the later passes get the whole stack budget)
+  int later_passes = 3;  // how many later GPU passes (a warp per read) search the handed-back reads before the CPU (0-3)
   bool operator==(const InexactKernelConfig&) const = default;
   std::vector<std::string> nvrtc_options() const;  // -D for the four macros
 };
@@ -41,11 +44,11 @@ struct InexactKernelConfig {
 CudaLibrary load_inexact_kernel(const InexactKernelConfig& cfg, int cc, const std::string& source = {});
 
 // One later pass (core/aln_gpu_pass.hpp): the reads given to it and those it answered, the
-// persistent threads of its launches (0: its stacks did not fit), its wall time (gathering the reads,
+// persistent warps of its launches (0: its stacks did not fit), its wall time (gathering the reads,
 // copies, kernel, compaction, splicing the answers in).
 struct AlnPassTimes {
   std::uint64_t reads = 0, answered = 0;
-  std::uint32_t threads = 0;
+  std::uint32_t warps = 0;
   double ms = 0;
 };
 constexpr std::size_t kAlnMaxLaterPasses = 3;
@@ -83,8 +86,11 @@ struct KernelHits {
 class InexactDevice {
  public:
   // stack_cap: the largest STACK_CAP of the kernels to be run; threads_per_sm: persistent threads
-  // per SM (0: 512), limited by a stack budget of min(4 GiB, a third of the free memory).
-  InexactDevice(const BwtIndex& idx, const AlnOptions& opt, int device, int stack_cap, int max_len, int threads_per_sm);
+  // per SM (0: 512), limited by a stack budget of min(kAlnStackBudget, a third of the free memory).
+  // whole_budget: the budget is allocated even where the threads need less (the later passes' warps
+  // share it: GpuAligner with later passes and the default threads per SM); else just the threads'.
+  InexactDevice(const BwtIndex& idx, const AlnOptions& opt, int device, int stack_cap, int max_len, int threads_per_sm,
+                bool whole_budget = false);
   ~InexactDevice();
   InexactDevice(const InexactDevice&) = delete;
   InexactDevice& operator=(const InexactDevice&) = delete;
@@ -104,6 +110,10 @@ class InexactDevice {
   // blocks where one fits; throws when not one thread's stack fits). Returns the threads launched.
   std::uint32_t launch(cudaKernel_t k, int block_w, int stack_cap, std::uint32_t threads, cudaStream_t s,
                        int entry_bytes = 16);
+  // Enqueues the warp-per-read kernel of the later passes (core/aln_warp.hpp) with stacks of
+  // stack_cap entries, as many warps as the stack memory holds (at most one a read). Returns the
+  // warps launched (0: not one warp's memory fits).
+  std::uint32_t launch_warps(std::uint64_t stack_cap, cudaStream_t s);
   void download(std::vector<std::uint32_t>& n_out, std::vector<std::uint64_t>& aln_out, cudaStream_t s);  // syncs
   // After a launch: enqueues the compaction of the output on the device (AlnCompactor).
   void compact(cudaStream_t s);
@@ -115,6 +125,7 @@ class InexactDevice {
   std::uint64_t stack_fit(int stack_cap, int entry_bytes) const {
     return stack_bytes_ / (static_cast<std::uint64_t>(stack_cap) * static_cast<std::uint64_t>(entry_bytes));
   }
+  std::uint64_t warp_fit(std::uint64_t stack_cap) const;  // warps of launch_warps that fit
   std::size_t output_bytes() const { return cap_alns_ * 8; }  // the room of the raw output now
   std::size_t size() const { return n_; }
   int sms() const { return sms_; }
@@ -165,9 +176,6 @@ class GpuAligner {
   const InexactKernelConfig& config() const { return cfg_; }
   const InexactDevice& device() const { return dev_; }
   std::uint32_t threads() const { return dev_.max_threads(); }
-  // Why the later passes are off (their kernel failed to load: the CPU searches every handed-back
-  // read), else empty.
-  const std::string& later_pass_error() const;
 
  private:
   const BwtIndex& idx_;

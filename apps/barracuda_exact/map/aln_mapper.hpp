@@ -70,7 +70,7 @@ class AlnMapper : public Mapper {
   // and its lookup of the hits' text positions on the GPU.
   // gpu_passes: the later GPU passes over the reads the first pass hands back (0-3; then the CPU).
   AlnMapper(const BwtIndex& idx, const AlnOptions& opt, const std::vector<int>& devices, int streams,
-            const RecordOptions& ro = {}, int gpu_passes = 1);
+            const RecordOptions& ro = {}, int gpu_passes = 3);
   ~AlnMapper() override;
   int lanes() const override { return lanes_; }
   void map(int lane, const ReadBatch& reads, std::unique_ptr<MappedBatch>& out, TaskPool& pool,

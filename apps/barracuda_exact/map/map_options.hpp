@@ -37,7 +37,7 @@ struct MapOptions {
   // inexact: later GPU passes over the reads the first pass hands back (0-3). 1 by measurement: at
   // -l 1024 -n 0.01 -o 2 on an H100 the second pass answers half the handed-back reads in a fifth of
   // the CPU's time for them, while the third (512 threads, 8 MiB stacks) is slower than 16 CPU cores.
-  int gpu_passes = 1;
+  int gpu_passes = 3;
   int cpu_lanes = 2;          // batches matched at once by the CPU backend
   std::size_t batch_reads = 0;  // reads per batch; 0: 65536 exact, bwa's 0x40000 (kSampeBatch) inexact
   bool inexact = false;         // bwa aln + samse (sampe with reads2) with `aln` (else the exact mode)

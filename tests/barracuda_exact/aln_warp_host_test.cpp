@@ -1,0 +1,177 @@
+// The later passes' warp-per-read search (core/aln_warp.cuh) without a GPU: compiled for the host
+// with its lanes run in turn (inexact_host_warp.cpp) and checked read by read against the CPU search
+// (aln_search, itself equal to bwa aln): every read it answers has the identical hit list (intervals,
+// counts, score, order), and it hands back exactly the reads the CPU search predicts for its limits
+// (kernel_answers: the first pass's bookkeeping against stack_cap and aln_cap). Outputs poisoned.
+// Lanes writing 8 records ahead and 1 (the replay then stops at every step) must give the same.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "aln_oracle.hpp"
+#include "core/aln_kernel.hpp"
+#include "core/aln_search.hpp"
+#include "evk_testing.hpp"
+#include "inexact_host.hpp"
+#include "test_util.hpp"
+
+namespace bc = evk::barracuda_exact;
+using evk::testing::TempDir;
+
+namespace {
+
+bc::AlnOptions adna() {  // bwa aln -l 1024 -n 0.01 -o 2
+  bc::AlnOptions o;
+  o.seed_len = 1024;
+  o.fnr = 0.01f;
+  o.max_gapo = 2;
+  return o;
+}
+
+struct Check {
+  std::size_t answered = 0, handed_back = 0, with_hits = 0, beyond_first = 0;
+};
+
+Check check_warp(const bc::BwtIndex& idx, const bc::ReadCodes& reads, const bc::AlnOptions& opt, std::uint64_t stack_cap,
+                 int aln_cap, int steps) {
+  Check c;
+  const bc::AlnBatch ref = bc::aln_search_batch(idx, reads, opt, 2);
+  const bct::KernelOutput k = bct::run_warp_kernel_on_host(idx, reads, opt, stack_cap, aln_cap, steps);
+  std::uint32_t max_len = 0;
+  for (auto l : reads.len) max_len = std::max(max_len, l);
+  bc::AlnSearcher searcher(idx, opt);
+  searcher.set_batch_max_gapo(std::min(opt.max_gapo, bc::aln_max_diff(opt, static_cast<int>(max_len))));
+  int shown = 0, wrong_hand_back = 0;
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    bc::AlnSearchStats st;
+    std::vector<bc::Aln> tmp;
+    searcher.search(reads.codes.data() + reads.offset[i], reads.len[i], tmp, &st);
+    const bool must = bc::kernel_answers(st, reads.len[i], bc::kAlnKernelMaxLen, static_cast<int>(stack_cap), aln_cap);
+    if (must != (k.n_out[i] != bc::kHandedBack) && wrong_hand_back++ < 5)
+      ADD_FAILURE() << "read " << i << ": warp search " << (must ? "hands back" : "answers") << " (peak stored "
+                    << st.kernel_peak_stored << ", intervals " << st.n_aln << ", length " << reads.len[i] << ")";
+    if (k.n_out[i] == bc::kHandedBack) {
+      ++c.handed_back;
+      continue;
+    }
+    ++c.answered;
+    c.with_hits += ref.count(i) > 0;
+    c.beyond_first += st.kernel_peak_stored > static_cast<std::uint64_t>(bc::kAlnKernelStackCap);
+    std::vector<bc::Aln> got;
+    for (std::uint32_t a = 0; a < k.n_out[i] && a < static_cast<std::uint32_t>(aln_cap); ++a)
+      got.push_back(bc::decode_kernel_aln(k.aln_out.data() + (i * static_cast<std::size_t>(aln_cap) + a) * 3));
+    const std::vector<bc::Aln> want(ref.begin(i), ref.begin(i) + ref.count(i));
+    if ((k.n_out[i] > static_cast<std::uint32_t>(aln_cap) || got != want) && shown++ < 5)
+      ADD_FAILURE() << "read " << i << " (length " << reads.len[i] << "): warp search " << k.n_out[i] << " intervals, CPU "
+                    << want.size() << (got.size() == want.size() ? " (same count, different hits)" : "");
+  }
+  EXPECT_EQ(shown, 0);
+  EXPECT_EQ(wrong_hand_back, 0);
+  std::printf("  %zu reads: %zu answered (%zu with hits, %zu beyond the first pass's stack), %zu handed back\n", reads.size(),
+              c.answered, c.with_hits, c.beyond_first, c.handed_back);
+  return c;
+}
+
+struct Fixture {
+  TempDir dir;
+  bc::BwtIndex idx;
+  bct::Reads reads;
+  Fixture(std::uint64_t seed, std::size_t n, int min_len, int max_len, int max_mm) {
+    const auto ref = bct::tricky_reference(seed);
+    bct::write_fasta(dir / "t.fa", ref);
+    bct::planted_reads((dir / "t.fa").string(), dir / "p.fq", n, min_len, max_len, max_mm, bct::tricky_repeats());
+    idx = bc::build_index(ref);
+    reads = bct::load_reads((dir / "p.fq").string());
+  }
+};
+
+}  // namespace
+
+TEST(BarracudaAlnWarpOnHost, EqualsCpuAtDefaultsAndAncientDnaSettings) {
+  Fixture f(61, 1200, 20, 120, 10);
+  for (const bc::AlnOptions& opt : {bc::AlnOptions{}, adna()}) {
+    for (const int steps : {8, 1}) {
+      SCOPED_TRACE(std::string(opt.seed_len == 1024 ? "-l 1024 -n 0.01 -o 2" : "defaults") + ", steps " + std::to_string(steps));
+      const Check c = check_warp(f.idx, f.reads.codes, opt, 40000, 64, steps);
+      EXPECT_GT(c.with_hits, 800u);
+      EXPECT_LT(c.handed_back, 120u);  // at -l 1024 -n 0.01 -o 2 some need more than 40,000 entries
+      if (opt.seed_len == 1024) {
+        EXPECT_GT(c.beyond_first, 200u);  // stacks the first pass cannot hold
+        EXPECT_GT(c.handed_back, 10u);
+      }
+    }
+  }
+}
+
+TEST(BarracudaAlnWarpOnHost, EqualsCpuWithOptions) {
+  Fixture f(62, 800, 25, 150, 10);
+  bc::AlnOptions o;  // integer max diff, 2 gap opens, long gaps, seed, other penalties, fewer best hits, log gaps
+  o.max_diff = 4;
+  o.fnr = -1.0f;
+  o.max_gapo = 2;
+  o.max_gape = 3;
+  o.gape_counts = false;
+  o.seed_len = 20;
+  o.max_seed_diff = 1;
+  o.s_mm = 4;
+  o.s_gapo = 9;
+  o.s_gape = 3;
+  o.max_top2 = 5;
+  o.indel_end_skip = 3;
+  o.log_gap = true;
+  const Check c = check_warp(f.idx, f.reads.codes, o, 20000, 24, 8);
+  EXPECT_GT(c.answered, 700u);
+  bc::AlnOptions n = adna();  // -n 0.04 -i 2 -k 1 -e 2 -q 15 (eager-like), and a small queue limit (-m)
+  n.fnr = 0.04f;
+  n.indel_end_skip = 2;
+  n.max_seed_diff = 1;
+  n.max_gape = 2;
+  n.max_entries = 3000;
+  const Check d = check_warp(f.idx, f.reads.codes, n, 20000, 24, 8);
+  EXPECT_GT(d.answered, 700u);
+}
+
+// Penalties under which different kinds of differences share a score bucket (a mismatch = a gap open
+// plus an extension): a first hit lowers the maximum differences for the rest of its bucket, whose
+// chains the lanes had walked ahead with the old limit, so they must walk them again.
+TEST(BarracudaAlnWarpOnHost, LanesWalkAgainAfterAHitChangesTheLimits) {
+  Fixture f(65, 1500, 20, 40, 4);
+  bc::AlnOptions o;
+  o.max_diff = 4;
+  o.fnr = -1.0f;
+  o.seed_len = 1024;
+  o.s_mm = 2;
+  o.s_gapo = 1;
+  o.s_gape = 1;
+  o.max_gapo = 2;
+  o.max_gape = 6;
+  o.indel_end_skip = 2;
+  const Check c = check_warp(f.idx, f.reads.codes, o, 40000, 64, 8);
+  EXPECT_GT(c.with_hits, 1200u);
+}
+
+TEST(BarracudaAlnWarpOnHost, HandsBackWhenTheStackOrHitListIsFull) {
+  Fixture f(63, 800, 25, 150, 11);
+  for (const int steps : {8, 1}) {
+    SCOPED_TRACE("steps " + std::to_string(steps));
+    const Check c = check_warp(f.idx, f.reads.codes, adna(), 60, 2, steps);
+    EXPECT_GT(c.handed_back, 150u);
+    EXPECT_GT(c.answered, 20u);
+  }
+}
+
+TEST(BarracudaAlnWarpOnHost, ShortRandomReadsWithManyIntervals) {
+  Fixture f(64, 10, 30, 40, 2);
+  bc::ReadCodes r;
+  std::mt19937_64 rng(64);
+  for (int i = 0; i < 400; ++i) {
+    std::string s(9 + rng() % 4, 'A');
+    for (char& ch : s) ch = "ACGTN"[rng() % 41 == 0 ? 4 : rng() & 3];
+    r.add(s.data(), s.size());
+  }
+  for (const bc::AlnOptions& opt : {bc::AlnOptions{}, adna()}) {
+    const Check c = check_warp(f.idx, r, opt, 20000, 200, 8);
+    EXPECT_GT(c.with_hits, 150u);
+  }
+}
