@@ -1,6 +1,7 @@
 #include "io/index_files.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cinttypes>
 #include <cstdio>
@@ -8,79 +9,93 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <sstream>
 
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
+#include "evk/parallel.hpp"
 
 namespace evk::barracuda_exact {
 namespace {
 
-std::vector<char> slurp(const std::string& path) {
+// Every stored occurrence count must be the count of the bases before its block: the search and
+// the SA walk index arrays with them (a damaged .bwt whose header and size are right must not lead
+// them out of bounds). Each block is checked against the next one's counts, blocks in parallel.
+void check_occ(const std::string& path, const BwtIndex& idx) {
+  const std::uint64_t blocks = (idx.seq_len + kOccInterval - 1) / kOccInterval;
+  auto counts = [&](std::uint64_t b, std::uint64_t c) {  // the stored counts before block b (b == blocks: the last)
+    const std::uint32_t* p = b < blocks ? idx.occ.data() + b * kBlockWords : idx.occ.data() + idx.occ.size() - 8;
+    std::uint64_t v;
+    std::memcpy(&v, p + 2 * c, 8);
+    return v;
+  };
+  for (int c = 0; c < 4; ++c)
+    if (counts(0, static_cast<std::uint64_t>(c)) != 0) input_error(path, "corrupt: occurrence counts of block 0 are not zero");
+  std::atomic<std::uint64_t> bad{~0ull};
+  parallel_for(static_cast<std::size_t>(blocks), [&](std::size_t from, std::size_t to) {
+    for (std::uint64_t b = from; b < to; ++b) {
+      const std::uint32_t* p = idx.occ.data() + b * kBlockWords;
+      std::uint64_t cnt[4];
+      for (int c = 0; c < 4; ++c) cnt[c] = counts(b, static_cast<std::uint64_t>(c));
+      const std::uint64_t first = b * kOccInterval, n = std::min<std::uint64_t>(kOccInterval, idx.seq_len - first);
+      for (std::uint64_t w = 0; w * 16 < n; ++w) {
+        const std::uint32_t word = p[8 + w];
+        const unsigned fields = static_cast<unsigned>(std::min<std::uint64_t>(16, n - w * 16));
+        if (fields == 16) {
+          for (int c = 0; c < 4; ++c) {
+            const std::uint32_t x = word ^ (static_cast<std::uint32_t>(c) * 0x55555555u);
+            cnt[c] += static_cast<std::uint64_t>(std::popcount(~(x | (x >> 1)) & 0x55555555u));
+          }
+        } else {
+          for (unsigned f = 0; f < fields; ++f) ++cnt[word >> ((15 - f) << 1) & 3];
+        }
+      }
+      for (int c = 0; c < 4; ++c)
+        if (cnt[c] != counts(b + 1, static_cast<std::uint64_t>(c))) {
+          std::uint64_t seen = bad.load();
+          while (b + 1 < seen && !bad.compare_exchange_weak(seen, b + 1)) {
+          }
+        }
+    }
+  });
+  if (bad.load() != ~0ull)
+    input_error(path, "corrupt: occurrence counts of block " + std::to_string(bad.load()) + " disagree with its bases");
+}
+
+// Opens a binary index file; its size in bytes.
+std::ifstream open_in(const std::string& path, std::uint64_t& size) {
   std::ifstream in(path, std::ios::binary);
   if (!in) input_error(path, std::string("cannot open: ") + std::strerror(errno) + " (build it with `index`)");
   in.seekg(0, std::ios::end);
-  const auto n = static_cast<std::size_t>(in.tellg());
+  size = static_cast<std::uint64_t>(in.tellg());
   in.seekg(0);
-  std::vector<char> b(n);
-  if (n && !in.read(b.data(), static_cast<std::streamsize>(n))) input_error(path, "read error");
-  return b;
+  return in;
 }
-
-std::uint64_t u64_at(const std::vector<char>& b, std::size_t i) {
-  std::uint64_t v;
-  std::memcpy(&v, b.data() + 8 * i, 8);
-  return v;
-}
-
-// Every stored occurrence count must be the count of the bases before its block: the search and
-// the SA walk index arrays with them (a damaged .bwt whose header and size are right must not lead
-// them out of bounds).
-void check_occ(const std::string& path, const BwtIndex& idx) {
-  std::uint64_t cnt[4] = {0, 0, 0, 0};
-  const std::uint64_t blocks = (idx.seq_len + kOccInterval - 1) / kOccInterval;
-  for (std::uint64_t b = 0; b <= blocks; ++b) {
-    const std::uint32_t* p = b < blocks ? idx.occ.data() + b * kBlockWords : idx.occ.data() + idx.occ.size() - 8;
-    for (int c = 0; c < 4; ++c) {
-      std::uint64_t v;
-      std::memcpy(&v, p + 2 * c, 8);
-      if (v != cnt[c])
-        input_error(path, "corrupt: occurrence counts of block " + std::to_string(b) + " disagree with its bases");
-    }
-    if (b == blocks) break;
-    const std::uint64_t first = b * kOccInterval, n = std::min<std::uint64_t>(kOccInterval, idx.seq_len - first);
-    for (std::uint64_t w = 0; w * 16 < n; ++w) {
-      const std::uint32_t word = p[8 + w];
-      const unsigned fields = static_cast<unsigned>(std::min<std::uint64_t>(16, n - w * 16));
-      if (fields == 16) {
-        for (int c = 0; c < 4; ++c) {
-          const std::uint32_t x = word ^ (static_cast<std::uint32_t>(c) * 0x55555555u);
-          cnt[c] += static_cast<std::uint64_t>(std::popcount(~(x | (x >> 1)) & 0x55555555u));
-        }
-      } else {
-        for (unsigned f = 0; f < fields; ++f) ++cnt[word >> ((15 - f) << 1) & 3];
-      }
-    }
-  }
+void read_exactly(std::ifstream& in, const std::string& path, void* to, std::uint64_t n) {
+  if (n && !in.read(static_cast<char*>(to), static_cast<std::streamsize>(n))) input_error(path, "read error (truncated?)");
 }
 
 void read_bwt(const std::string& path, BwtIndex& idx) {
-  std::vector<char> b = slurp(path);
-  if (b.size() < 40 || (b.size() - 40) % 4 != 0) input_error(path, "truncated or not a bwa .bwt file");
-  idx.primary = u64_at(b, 0);
+  std::uint64_t size = 0;
+  std::ifstream in = open_in(path, size);
+  if (size < 40 || (size - 40) % 4 != 0) input_error(path, "truncated or not a bwa .bwt file");
+  std::uint64_t head[5];
+  read_exactly(in, path, head, sizeof head);
+  idx.primary = head[0];
   idx.L2[0] = 0;
-  for (int c = 1; c <= 4; ++c) idx.L2[c] = u64_at(b, static_cast<std::size_t>(c));
+  for (int c = 1; c <= 4; ++c) idx.L2[c] = head[c];
   idx.seq_len = idx.L2[4];
   for (int c = 1; c <= 4; ++c)
     if (idx.L2[c] < idx.L2[c - 1]) input_error(path, "corrupt header (base counts decrease)");
   if (idx.seq_len == 0 || idx.seq_len % 2 != 0 || idx.seq_len > (1ull << 42) || idx.primary > idx.seq_len)
     input_error(path, "corrupt header (primary/length)");
-  const std::uint64_t words = (b.size() - 40) / 4;
+  const std::uint64_t words = (size - 40) / 4;
   if (words != occ_words(idx.seq_len))
     input_error(path, "truncated or inconsistent: " + std::to_string(words) + " words for a BWT of " +
                           std::to_string(idx.seq_len) + " bases (expected " + std::to_string(occ_words(idx.seq_len)) + ")");
   idx.occ.resize(words);
-  std::memcpy(idx.occ.data(), b.data() + 40, words * 4);
+  read_exactly(in, path, idx.occ.data(), words * 4);
   const std::uint32_t* last = idx.occ.data() + words - 8;
   for (int c = 0; c < 4; ++c) {
     std::uint64_t v;
@@ -91,23 +106,31 @@ void read_bwt(const std::string& path, BwtIndex& idx) {
 }
 
 void read_sa(const std::string& path, BwtIndex& idx) {
-  std::vector<char> b = slurp(path);
-  if (b.size() < 56 || b.size() % 8 != 0) input_error(path, "truncated or not a bwa .sa file");
-  if (u64_at(b, 0) != idx.primary) input_error(path, "primary differs from the .bwt (index files of different references?)");
+  std::uint64_t size = 0;
+  std::ifstream in = open_in(path, size);
+  if (size < 56 || size % 8 != 0) input_error(path, "truncated or not a bwa .sa file");
+  std::uint64_t head[7];
+  read_exactly(in, path, head, sizeof head);
+  if (head[0] != idx.primary) input_error(path, "primary differs from the .bwt (index files of different references?)");
   for (int c = 1; c <= 4; ++c)
-    if (u64_at(b, static_cast<std::size_t>(c)) != idx.L2[c]) input_error(path, "base counts differ from the .bwt");
-  idx.sa_intv = u64_at(b, 5);
+    if (head[c] != idx.L2[c]) input_error(path, "base counts differ from the .bwt");
+  idx.sa_intv = head[5];
   if (idx.sa_intv == 0 || (idx.sa_intv & (idx.sa_intv - 1)) != 0) input_error(path, "SA interval is not a power of 2");
-  if (u64_at(b, 6) != idx.seq_len) input_error(path, "sequence length differs from the .bwt");
+  if (head[6] != idx.seq_len) input_error(path, "sequence length differs from the .bwt");
   const std::uint64_t n_sa = (idx.seq_len + idx.sa_intv) / idx.sa_intv;
-  if ((b.size() - 56) / 8 != n_sa - 1)
-    input_error(path, "truncated or inconsistent: " + std::to_string((b.size() - 56) / 8) + " samples, expected " +
+  if ((size - 56) / 8 != n_sa - 1)
+    input_error(path, "truncated or inconsistent: " + std::to_string((size - 56) / 8) + " samples, expected " +
                           std::to_string(n_sa - 1));
   idx.sa.resize(n_sa);
   idx.sa[0] = ~0ull;
-  std::memcpy(idx.sa.data() + 1, b.data() + 56, (n_sa - 1) * 8);
-  for (std::uint64_t j = 1; j < n_sa; ++j)
-    if (idx.sa[j] >= idx.seq_len) input_error(path, "corrupt: SA value beyond the text");
+  read_exactly(in, path, idx.sa.data() + 1, (n_sa - 1) * 8);
+  std::atomic<bool> beyond{false};
+  parallel_for(static_cast<std::size_t>(n_sa - 1), [&](std::size_t from, std::size_t to) {
+    std::uint64_t top = 0;
+    for (std::size_t j = from; j < to; ++j) top = std::max(top, idx.sa[j + 1]);
+    if (top >= idx.seq_len) beyond = true;
+  });
+  if (beyond) input_error(path, "corrupt: SA value beyond the text");
 }
 
 // The first line of a .ann: "l_pac n_seqs seed".
@@ -178,16 +201,32 @@ void read_amb(const std::string& path, BwtIndex& idx) {
 }
 
 void read_pac(const std::string& path, BwtIndex& idx) {
-  std::vector<char> b = slurp(path);
+  std::uint64_t size = 0;
+  std::ifstream in = open_in(path, size);
   const std::uint64_t body = static_cast<std::uint64_t>((idx.l_pac >> 2) + ((idx.l_pac & 3) ? 1 : 0));
   const std::uint64_t expect = body + ((idx.l_pac & 3) == 0 ? 1 : 0) + 1;
-  if (b.size() != expect || static_cast<std::uint8_t>(b.back()) != idx.l_pac % 4)
-    input_error(path, "truncated or inconsistent with the .ann (" + std::to_string(b.size()) + " bytes, expected " +
+  if (size == expect) {
+    idx.pac.resize(static_cast<std::size_t>(expect));
+    read_exactly(in, path, idx.pac.data(), expect);
+  }
+  if (size != expect || idx.pac.back() != idx.l_pac % 4)
+    input_error(path, "truncated or inconsistent with the .ann (" + std::to_string(size) + " bytes, expected " +
                           std::to_string(expect) + ")");
-  idx.pac.assign(b.begin(), b.begin() + static_cast<std::ptrdiff_t>((idx.l_pac + 3) / 4));
-  // the base counts of forward + reverse complement must be the BWT's
+  idx.pac.resize(static_cast<std::size_t>((idx.l_pac + 3) / 4));
+  // the base counts of forward + reverse complement must be the BWT's (whole bytes in parallel)
+  const std::uint64_t whole = static_cast<std::uint64_t>(idx.l_pac) / 4;
+  std::mutex m;
   std::uint64_t cnt[4] = {0, 0, 0, 0};
-  for (std::int64_t i = 0; i < idx.l_pac; ++i) ++cnt[idx.pac_base(i)];
+  parallel_for(static_cast<std::size_t>(whole), [&](std::size_t from, std::size_t to) {
+    std::uint64_t local[4] = {0, 0, 0, 0};
+    for (std::size_t i = from; i < to; ++i) {
+      const unsigned byte = idx.pac[i];
+      for (int f = 0; f < 4; ++f) ++local[byte >> (f << 1) & 3];
+    }
+    const std::lock_guard<std::mutex> g(m);
+    for (int c = 0; c < 4; ++c) cnt[c] += local[c];
+  });
+  for (std::int64_t i = static_cast<std::int64_t>(whole) * 4; i < idx.l_pac; ++i) ++cnt[idx.pac_base(i)];
   for (int c = 0; c < 4; ++c)
     if (cnt[c] + cnt[3 - c] != idx.L2[c + 1] - idx.L2[c])
       input_error(path, "base counts disagree with the .bwt (index files of different references?)");
