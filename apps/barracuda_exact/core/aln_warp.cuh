@@ -31,46 +31,36 @@
 // that depends on e and the state); 1 and its exact continuation in `next` when the chain goes on.
 WHD inline int w_step(const wu32* bwt, const wbwt& bc, const wparams& p, const wstate& w, const wentry& e, uint4* rec,
                       wentry& next) {
-  w_put(rec, e);
-  uint4 kind = w_pair(WK_SKIP, 0);
+  w_put(rec, e);  // rec[1].w: the kind (WK_SKIP until known)
   int m = w.max_diff - static_cast<int>(e.n_mm + e.n_gapo);
   if (p.gape_counts) m -= static_cast<int>(e.n_gape);
-  if (m < 0 || (e.i > 0 && m < static_cast<int>(w.wb[e.i - 1]))) {
-    rec[2] = kind;
-    return 0;
-  }
+  if (m < 0 || (e.i > 0 && m < static_cast<int>(w.wb[e.i - 1]))) return 0;
   wu64 k = e.k, l = e.l;
   int hit = e.i == 0;
   if (!hit && m == 0 && (e.state == 0 || p.gape_counts || static_cast<int>(e.n_gape) == p.max_gape)) {
     for (int j = e.i - 1; j >= 0; j--) {  // the rest exactly
       const wu32 c = w.seq[j];
-      if (c > 3) {
-        rec[2] = kind;
-        return 0;
-      }
+      if (c > 3) return 0;
       const wu64 a = w_occ1(bwt, bc, k - 1, c), b = w_occ1(bwt, bc, l, c);
       k = bc.L2[c] + a + 1;
       l = bc.L2[c] + b;
-      if (k > l) {
-        rec[2] = kind;
-        return 0;
-      }
+      if (k > l) return 0;
     }
     hit = 1;
   }
   if (hit) {
-    rec[2] = w_pair(WK_HIT, 0);
-    rec[3] = w_pair(k, l);
+    rec[1].w = WK_HIT;
+    rec[2] = w_pair(k, l);
     return 0;
   }
-  rec[2] = w_pair(WK_EXPAND, 0);
+  rec[1].w = WK_EXPAND;
   wu64 ck[4], cl[4];
   w_occ4(bwt, bc, e.k - 1, ck);
   w_occ4(bwt, bc, e.l, cl);
-  rec[4] = w_pair(ck[0], ck[1]);
-  rec[5] = w_pair(ck[2], ck[3]);
-  rec[6] = w_pair(cl[0], cl[1]);
-  rec[7] = w_pair(cl[2], cl[3]);
+  rec[2] = w_pair(ck[0], ck[1]);
+  rec[3] = w_pair(ck[2], ck[3]);
+  rec[4] = w_pair(cl[0], cl[1]);
+  rec[5] = w_pair(cl[2], cl[3]);
   const int i = e.i - 1;
   const wu32 c = w.seq[i];
   if (c > 3) return 0;
@@ -142,8 +132,8 @@ WHD inline int w_expand(wstate& w, const wmem& m, const wparams& p, const wbwt& 
     m_seed = p.max_seed_diff - static_cast<int>(e.n_mm + e.n_gapo);
     if (p.gape_counts) m_seed -= static_cast<int>(e.n_gape);
   }
-  const wu64 ck[4] = {w_lo(rec[4]), w_hi(rec[4]), w_lo(rec[5]), w_hi(rec[5])};
-  const wu64 cl[4] = {w_lo(rec[6]), w_hi(rec[6]), w_lo(rec[7]), w_hi(rec[7])};
+  const wu64 ck[4] = {w_lo(rec[2]), w_hi(rec[2]), w_lo(rec[3]), w_hi(rec[3])};
+  const wu64 cl[4] = {w_lo(rec[4]), w_hi(rec[4]), w_lo(rec[5]), w_hi(rec[5])};
   const int i = e.i - 1;
   const wu64 occ = e.l - e.k + 1;
   int allow_diff = 1, allow_m = 1;
@@ -205,9 +195,9 @@ WHD inline int w_replay(wstate& w, const wmem& m, const wparams& p, const wbwt& 
   const wentry e = w_get(rec);
   const int score = w_score(p, e.n_mm, e.n_gapo, e.n_gape);
   if (!p.non_stop && score > w.best_score + p.s_mm) return w_finish(w, w.n_aln);
-  const wu32 kind = rec[2].x;
+  const wu32 kind = rec[1].w;
   if (kind == WK_SKIP) return 0;
-  if (kind == WK_HIT) return w_hit(w, m, p, bc, out, aln_cap, e, score, w_lo(rec[3]), w_hi(rec[3]));
+  if (kind == WK_HIT) return w_hit(w, m, p, bc, out, aln_cap, e, score, w_lo(rec[2]), w_hi(rec[2]));
   return w_expand(w, m, p, bc, e, rec);
 }
 
@@ -225,7 +215,7 @@ WHD inline void w_replay_all(wstate& w, const wmem& m, const wparams& p, const w
       w.n_active--;
       continue;
     }
-    const int r = w_replay(w, m, p, bc, out, aln_cap, m.rec + (static_cast<wu64>(w.cur) * WARP_STEPS + L.n_used) * WREC_U4);
+    const int r = w_replay(w, m, p, bc, out, aln_cap, w_rec(m, w.cur, L.n_used));
     L.n_used++;
     if (r == 2) return;
     if (r == 1) {  // the later chains were walked with the old state: again
@@ -278,7 +268,7 @@ WHD inline void w_walk(wstate& w, const wmem& m, const wu32* bwt, const wbwt& bc
   }
   while (L.st == WL_ACTIVE && !L.fin && L.n_buf < WARP_STEPS) {
     wentry next;
-    const int more = w_step(bwt, bc, p, w, L.cur, m.rec + (static_cast<wu64>(lane) * WARP_STEPS + L.n_buf) * WREC_U4, next);
+    const int more = w_step(bwt, bc, p, w, L.cur, w_rec(m, lane, L.n_buf), next);
     L.n_buf++;
     if (more) L.cur = next;
     else L.fin = 1;
