@@ -2,14 +2,17 @@
 # Ancient-DNA read mapping on the GPU host (issue 41's workload), from the bundle (`make bundle`), in
 # one device call: a human-like genome cut (bc_human_genome --size SIZE), its index (ours, the same
 # files as bwa index), READS simulated aDNA reads (bc_adna_reads: log-normal lengths, median 45 bp,
-# deamination, 10% contaminants), then per setting
-#   adna   -l 1024 -n 0.01 -o 2   (Schubert et al. 2012)
-#   eager  -l 1024 -n 0.04        (nf-core/eager's default)
+# deamination, 10% contaminants) and READS modern 100 bp reads (the same simulator without damage),
+# then per setting
+#   adna   -l 1024 -n 0.01 -o 2   (Schubert et al. 2012), the aDNA reads
+#   eager  -l 1024 -n 0.04        (nf-core/eager's default), the aDNA reads
+#   modern bwa's defaults, the 100 bp reads
 # `barracuda_exact map` of B (this bundle; --json: stage times, reads handed back by the kernel and
 # where they were searched) and, when BUNDLE_A is given, of A (an older build) on the same reads,
 # then `bwa aln -t N` + `bwa samse` on the same reads and index (timed apart), and B's records
 # against bwa's (bc_sam_agree). FASTQ.gz -> SAM everywhere (the SAM is what the records are compared on).
-# Run from the repository root. Usage: adna_device.sh BUNDLE OUTDIR [SIZE=200M|GENOME.fa] [READS=200000] [BUNDLE_A]
+# Run from the repository root. Usage: adna_device.sh BUNDLE OUTDIR [SIZE=200M|full|GENOME.fa] [READS=200000] [BUNDLE_A]
+# (full: GRCh38's 3.09 Gbp)
 # (GENOME.fa: a genome made before, indexed beside it or indexed here)
 # OUTDIR/summary.txt: one line per run; OUTDIR/*.json: each map's --json.
 set -uo pipefail
@@ -35,7 +38,9 @@ if [ -f "$size" ]; then  # a genome made (and indexed) before: used in place
   for e in amb ann bwt pac sa; do [ -f "$size.$e" ] && ln -s "$(cd "$(dirname "$size")" && pwd)/$(basename "$size").$e" "$W/g.fa.$e"; done
 fi
 if [ ! -e "$W/g.fa" ]; then
-  t=$(now); bc_human_genome --size "$size" -t "$T" --seed 1 -o "$W/g.fa" --stats "$out/genome-stats.tsv" 2> "$out/genome.log"
+  size_opt=(--size "$size")
+  [ "$size" = full ] && size_opt=()
+  t=$(now); bc_human_genome "${size_opt[@]}" -t "$T" --seed 1 -o "$W/g.fa" --stats "$out/genome-stats.tsv" 2> "$out/genome.log"
   echo "genome $size: exit $?, $(secs "$t") s" >> "$S"
 fi
 if [ ! -e "$W/g.fa.sa" ]; then
@@ -44,6 +49,9 @@ if [ ! -e "$W/g.fa.sa" ]; then
 fi
 t=$(now); bc_adna_reads "$W/g.fa" "$n" "$W/r.fq.gz" -t "$T" --seed 1 2> "$out/reads.log"
 echo "reads $n: exit $?, $(secs "$t") s" >> "$S"
+t=$(now); bc_adna_reads "$W/g.fa" "$n" "$W/r100.fq.gz" -t "$T" --seed 2 --median 100 --sigma 0.02 --min-len 100 \
+  --max-len 100 --deam 0 --deam-interior 0 2> "$out/reads100.log"
+echo "reads $n x 100 bp: exit $?, $(secs "$t") s" >> "$S"
 
 json_line() {  # FILE: the --json fields that matter here, one line
   python3 - "$1" <<'PY' 2>&1
@@ -57,10 +65,12 @@ keys = [k for k in j if "pass" in k or "fallback" in k or k in ("reads", "mapped
 print(" ".join(f"{k}={j[k]}" for k in keys), "| seconds:", " ".join(f"{k}={v:.2f}" for k, v in s.items() if isinstance(v, (int, float)) and v >= 0.01))
 PY
 }
-for setting in "adna:--seed-len 1024 --max-diff 0.01 --max-gap-open 2:-l 1024 -n 0.01 -o 2" \
-               "eager:--seed-len 1024 --max-diff 0.04:-l 1024 -n 0.04"; do
+for setting in "adna:r:--seed-len 1024 --max-diff 0.01 --max-gap-open 2:-l 1024 -n 0.01 -o 2" \
+               "eager:r:--seed-len 1024 --max-diff 0.04:-l 1024 -n 0.04" "modern:r100: : "; do
   name=${setting%%:*}
   rest=${setting#*:}
+  reads=$W/${rest%%:*}.fq.gz
+  rest=${rest#*:}
   ours=${rest%%:*}
   bwa_opt=${rest#*:}
   for who in B A; do
@@ -68,7 +78,7 @@ for setting in "adna:--seed-len 1024 --max-diff 0.01 --max-gap-open 2:-l 1024 -n
     if [ "$who" = A ]; then [ -n "$a" ] || continue; dir=$a; fi
     t=$(now)
     # shellcheck disable=SC2086
-    "$dir/bin/barracuda_exact" map --json -t "$T" $ours "$W/g.fa" "$W/r.fq.gz" -o "$W/$name.$who.sam" \
+    "$dir/bin/barracuda_exact" map --json -t "$T" $ours "$W/g.fa" "$reads" -o "$W/$name.$who.sam" \
       > "$out/$name-$who.json" 2> "$out/$name-$who.log"
     rc=$?
     el=$(secs "$t")
@@ -76,10 +86,10 @@ for setting in "adna:--seed-len 1024 --max-diff 0.01 --max-gap-open 2:-l 1024 -n
   done
   t=$(now)
   # shellcheck disable=SC2086
-  bwa aln -t "$T" $bwa_opt "$W/g.fa" "$W/r.fq.gz" > "$W/$name.sai" 2> "$out/$name-bwa-aln.log"
+  bwa aln -t "$T" $bwa_opt "$W/g.fa" "$reads" > "$W/$name.sai" 2> "$out/$name-bwa-aln.log"
   ta=$(secs "$t")
   t=$(now)
-  bwa samse "$W/g.fa" "$W/$name.sai" "$W/r.fq.gz" > "$W/$name.bwa.sam" 2> "$out/$name-bwa-samse.log"
+  bwa samse "$W/g.fa" "$W/$name.sai" "$reads" > "$W/$name.bwa.sam" 2> "$out/$name-bwa-samse.log"
   ts=$(secs "$t")
   echo "$name bwa aln -t $T: $ta s, samse $ts s" >> "$S"
   bc_sam_agree --label "$name" --ref "$W/g.fa" --list 10 "$W/$name.B.sam" "$W/$name.bwa.sam" > "$out/$name-agree.txt" 2>&1
