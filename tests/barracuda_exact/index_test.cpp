@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/index.hpp"
+#include "core/rand48.hpp"
 #include "evk_testing.hpp"
 #include "io/index_files.hpp"
 #include "io/sequences.hpp"
@@ -113,6 +114,72 @@ TEST(BarracudaIndex, OccAndSaMatchBruteForceSuffixArray) {
     for (int c = 0; c < 4; ++c) ASSERT_EQ(idx.occ_at(k, c), cnt[c]) << "k " << k << " c " << c;
   }
   for (int c = 0; c < 4; ++c) EXPECT_EQ(idx.occ_at(~0ull, c), 0u);
+}
+
+TEST(BarracudaIndex, Rand48SkipEqualsThatManyDraws) {
+  for (const std::uint64_t n : {0ull, 1ull, 2ull, 3ull, 1000ull, 4097ull, 123457ull}) {
+    bc::Rand48 a(11), b(11);
+    for (std::uint64_t i = 0; i < n; ++i) a.lrand();
+    b.skip(n);
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(a.lrand(), b.lrand()) << n;
+  }
+}
+
+// The packing works in parts of at least 4096 bases (each part's ambiguous bases counted first, the
+// generator skipped ahead to its first draw): runs across part and contig edges, against the serial
+// rule (one generator in text order, a run = the same character again in the same contig) and bwa.
+TEST(BarracudaIndex, AmbiguousRunsAcrossPackPartsAsBwa) {
+  std::mt19937_64 rng(9);
+  std::vector<bc::RefSeq> ref = {{"a", "", bct::random_dna(rng, 20000)}, {"b", "", bct::random_dna(rng, 9000)}};
+  ref[0].seq.replace(4090, 20, std::string(20, 'N'));  // across 4096
+  ref[0].seq.replace(8180, 12, "NNNNnnnnRRRR");       // three runs, across 8192
+  ref[0].seq.replace(11000, 6000, std::string(6000, 'N'));  // across 12288 and 16384
+  ref[0].seq.replace(19990, 10, std::string(10, 'N'));      // to the contig's end
+  ref[1].seq.replace(0, 10, std::string(10, 'N'));          // from the next one's start: another run
+  ref[1].seq.replace(4000, 300, std::string(300, 'Y'));     // across 24576 (20000 + 4576)
+  std::vector<bc::Hole> holes;
+  std::vector<std::uint8_t> codes;
+  std::vector<int> n_ambs;
+  bc::Rand48 rng48(11);
+  for (const auto& r : ref) {
+    char last = 0;
+    n_ambs.push_back(0);
+    for (const char ch : r.seq) {
+      int c = bc::base_code(ch);
+      if (c >= 4) {
+        if (last == ch) {
+          ++holes.back().len;
+        } else {
+          holes.push_back(bc::Hole{static_cast<std::int64_t>(codes.size()), 1, ch});
+          ++n_ambs.back();
+        }
+        c = static_cast<int>(rng48.lrand() & 3);
+      }
+      last = ch;
+      codes.push_back(static_cast<std::uint8_t>(c));
+    }
+  }
+  for (const int t : {1, 3, 64}) {
+    bc::IndexOptions o;
+    o.threads = t;
+    const bc::BwtIndex idx = bc::build_index(ref, o);
+    ASSERT_EQ(idx.l_pac, static_cast<std::int64_t>(codes.size()));
+    int wrong = 0;
+    for (std::size_t i = 0; i < codes.size(); ++i) wrong += idx.pac_base(static_cast<std::int64_t>(i)) != codes[i];
+    EXPECT_EQ(wrong, 0) << t << " threads";
+    ASSERT_EQ(idx.holes.size(), holes.size()) << t;
+    for (std::size_t h = 0; h < holes.size(); ++h) {
+      EXPECT_EQ(idx.holes[h].offset, holes[h].offset) << h;
+      EXPECT_EQ(idx.holes[h].len, holes[h].len) << h;
+      EXPECT_EQ(idx.holes[h].amb, holes[h].amb) << h;
+    }
+    for (std::size_t k = 0; k < ref.size(); ++k) EXPECT_EQ(idx.contigs[k].n_ambs, n_ambs[k]) << k;
+  }
+  EXPECT_EQ(holes.size(), 8u);  // 6 runs in a, 2 in b
+  if (!bct::have("bwa")) GTEST_SKIP() << "bwa not installed";
+  TempDir dir;
+  bct::write_fasta(dir / "runs.fa", ref);
+  expect_same_as_bwa(dir, (dir / "runs.fa").string());
 }
 
 TEST(BarracudaIndex, HostThreadsDoNotChangeTheIndex) {

@@ -26,40 +26,106 @@ int divsufsort64(const unsigned char* T, std::int64_t* SA, std::int64_t n);
 namespace evk::barracuda_exact {
 namespace {
 
-// Packs the reference (forward strand) into 2-bit codes, recording contigs and holes as bwa does.
-std::vector<std::uint8_t> pack_reference(const std::vector<RefSeq>& ref, BwtIndex& idx) {
-  std::size_t total = 0;
-  for (const auto& r : ref) total += r.seq.size();
-  std::vector<std::uint8_t> codes(total);
-  Rand48 rng(idx.seed);
-  std::int64_t pos = 0;
-  for (const auto& r : ref) {
-    Contig ct;
-    ct.name = r.name;
-    ct.anno = r.comment.empty() ? "(null)" : r.comment;
-    ct.offset = pos;
-    ct.len = static_cast<std::int32_t>(r.seq.size());
-    char last = 0;
-    for (char ch : r.seq) {
-      int c = base_code(ch);
-      if (c >= 4) {
-        if (last == ch) {
-          ++idx.holes.back().len;
+// One part of the forward text for pack_reference: its ambiguous bases and runs.
+struct PackPart {
+  std::uint64_t begin = 0, end = 0, n_amb = 0;
+  std::vector<Hole> holes;
+  bool continues = false;  // its first run goes on from the previous part (same contig and character)
+};
+
+// Codes of part P (ambiguous bases as 4) and its runs; `last` as bwa's loop has it: the character
+// before, in the same contig.
+void pack_part(const std::vector<RefSeq>& ref, const std::vector<std::int64_t>& off, PackPart& P, std::uint8_t* codes) {
+  static const std::array<std::uint8_t, 256> code = [] {  // base_code as a table (4: ambiguous)
+    std::array<std::uint8_t, 256> t{};
+    for (int c = 0; c < 256; ++c) t[static_cast<std::size_t>(c)] = static_cast<std::uint8_t>(std::min(base_code(static_cast<char>(c)), 4));
+    return t;
+  }();
+  std::size_t k = static_cast<std::size_t>(std::upper_bound(off.begin(), off.end(), static_cast<std::int64_t>(P.begin)) - off.begin()) - 1;
+  for (std::uint64_t p = P.begin; p < P.end; ++k) {
+    const std::string& seq = ref[k].seq;
+    const std::uint64_t from = p - static_cast<std::uint64_t>(off[k]);
+    const std::uint64_t to = std::min<std::uint64_t>(seq.size(), P.end - static_cast<std::uint64_t>(off[k]));
+    char last = from > 0 ? seq[from - 1] : 0;
+    for (std::uint64_t i = from; i < to; ++i, ++p) {
+      const char ch = seq[i];
+      const std::uint8_t c = code[static_cast<unsigned char>(ch)];
+      if (c == 4) {
+        ++P.n_amb;
+        if (last == ch && !P.holes.empty() && P.holes.back().offset + P.holes.back().len == static_cast<std::int64_t>(p)) {
+          ++P.holes.back().len;
+        } else if (last == ch && P.holes.empty() && p == P.begin) {
+          P.continues = true;
+          P.holes.push_back(Hole{static_cast<std::int64_t>(p), 1, ch});
         } else {
-          idx.holes.push_back(Hole{pos, 1, ch});
-          ++ct.n_ambs;
+          P.holes.push_back(Hole{static_cast<std::int64_t>(p), 1, ch});
         }
-        c = static_cast<int>(rng.lrand() & 3);
       }
       last = ch;
-      codes[static_cast<std::size_t>(pos++)] = static_cast<std::uint8_t>(c);
+      codes[p] = c;
     }
+  }
+}
+
+// Packs the reference (forward strand) into 2-bit codes, recording contigs and holes as bwa does:
+// ambiguous bases become lrand48() & 3 of one generator seeded idx.seed, in text order. In parallel
+// parts: each part counts its ambiguous bases, then starts the generator that many draws on.
+std::vector<std::uint8_t> pack_reference(const std::vector<RefSeq>& ref, BwtIndex& idx, int threads) {
+  std::vector<std::int64_t> off;
+  std::int64_t total = 0;
+  for (const auto& r : ref) {
+    off.push_back(total);
+    total += static_cast<std::int64_t>(r.seq.size());
+  }
+  std::vector<std::uint8_t> codes(static_cast<std::size_t>(total));
+  const int t = threads > 0 ? threads : default_threads();
+  const std::uint64_t step = std::max<std::uint64_t>(4096, static_cast<std::uint64_t>(total) / (8 * static_cast<std::uint64_t>(t)) + 1);
+  std::vector<PackPart> parts;
+  for (std::uint64_t b = 0; b < static_cast<std::uint64_t>(total); b += step)
+    parts.push_back(PackPart{b, std::min<std::uint64_t>(b + step, static_cast<std::uint64_t>(total)), 0, {}, false});
+  parallel_for(parts.size(), [&](std::size_t a, std::size_t e) {
+    for (std::size_t j = a; j < e; ++j) pack_part(ref, off, parts[j], codes.data());
+  }, t);
+  std::uint64_t draws = 0;
+  std::vector<std::uint64_t> first(parts.size());
+  for (std::size_t j = 0; j < parts.size(); ++j) {
+    first[j] = draws;
+    draws += parts[j].n_amb;
+  }
+  parallel_for(parts.size(), [&](std::size_t a, std::size_t e) {
+    for (std::size_t j = a; j < e; ++j) {
+      if (parts[j].n_amb == 0) continue;
+      Rand48 rng(idx.seed);
+      rng.skip(first[j]);
+      for (std::uint64_t p = parts[j].begin; p < parts[j].end; ++p)
+        if (codes[p] == 4) codes[p] = static_cast<std::uint8_t>(rng.lrand() & 3);
+    }
+  }, t);
+  for (PackPart& P : parts)
+    for (std::size_t h = 0; h < P.holes.size(); ++h) {
+      if (h == 0 && P.continues) idx.holes.back().len += P.holes[0].len;
+      else idx.holes.push_back(P.holes[h]);
+    }
+  std::size_t h = 0;
+  for (std::size_t k = 0; k < ref.size(); ++k) {
+    Contig ct;
+    ct.name = ref[k].name;
+    ct.anno = ref[k].comment.empty() ? "(null)" : ref[k].comment;
+    ct.offset = off[k];
+    ct.len = static_cast<std::int32_t>(ref[k].seq.size());
+    for (; h < idx.holes.size() && idx.holes[h].offset < off[k] + ct.len; ++h) ++ct.n_ambs;
     idx.contigs.push_back(ct);
   }
-  idx.l_pac = pos;
-  idx.pac.assign(static_cast<std::size_t>((pos + 3) / 4), 0);
-  for (std::int64_t i = 0; i < pos; ++i)
-    idx.pac[static_cast<std::size_t>(i >> 2)] |= static_cast<std::uint8_t>(codes[static_cast<std::size_t>(i)] << ((~i & 3) << 1));
+  idx.l_pac = total;
+  idx.pac.assign(static_cast<std::size_t>((total + 3) / 4), 0);
+  parallel_for(idx.pac.size(), [&](std::size_t a, std::size_t e) {
+    for (std::size_t b = a; b < e; ++b) {
+      std::uint8_t v = 0;
+      for (std::size_t i = 4 * b; i < std::min<std::size_t>(4 * b + 4, codes.size()); ++i)
+        v |= static_cast<std::uint8_t>(codes[i] << ((~i & 3) << 1));
+      idx.pac[b] = v;
+    }
+  }, t);
   return codes;
 }
 
@@ -190,7 +256,7 @@ BwtIndex build_index(const std::vector<RefSeq>& ref, const IndexOptions& opt, In
   IndexReport& rep = report ? *report : local;
   auto t = std::chrono::steady_clock::now();
   BwtIndex idx;
-  std::vector<std::uint8_t> text = pack_reference(ref, idx);
+  std::vector<std::uint8_t> text = pack_reference(ref, idx, opt.threads);
   if (idx.l_pac == 0) throw InputError("reference has no bases");
   add_reverse_complement(text, opt.threads);
   const std::uint64_t n = text.size();

@@ -18,6 +18,21 @@ class Rand48 {
     step();
     return static_cast<double>(x_) / 281474976710656.0;
   }
+  // As n calls, in O(log n): the n-fold map x -> A x + C built by squaring (products mod 2^64 keep
+  // their low 48 bits exact).
+  void skip(std::uint64_t n) {
+    constexpr std::uint64_t mask = (1ull << 48) - 1;
+    std::uint64_t a = 0x5DEECE66Dull, c = 0xB, A = 1, C = 0;
+    for (; n; n >>= 1) {
+      if (n & 1) {
+        A = (a * A) & mask;
+        C = (a * C + c) & mask;
+      }
+      c = (a * c + c) & mask;
+      a = (a * a) & mask;
+    }
+    x_ = (A * x_ + C) & mask;
+  }
 
  private:
   void step() { x_ = (0x5DEECE66Dull * x_ + 0xB) & ((1ull << 48) - 1); }
