@@ -7,6 +7,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "aln_settings.hpp"
 #include "aln_oracle.hpp"
 #include "core/aln_kernel.hpp"
 #include "core/aln_search.hpp"
@@ -16,19 +17,6 @@
 #include "test_util.hpp"
 
 namespace bc = evk::barracuda_exact;
-
-namespace {
-
-// aDNA settings (bwa aln -l 1024 -n 0.01 -o 2): no seed, few differences, two gap opens
-bc::AlnOptions adna() {
-  bc::AlnOptions o;
-  o.seed_len = 1024;
-  o.fnr = 0.01f;
-  o.max_gapo = 2;
-  return o;
-}
-
-}  // namespace
 
 TEST(BarracudaAlnPasses, LimitsGrowUpToTheQueueLimit) {
   using L = bc::AlnPassLimits;
@@ -168,7 +156,7 @@ TEST(BarracudaAlnPasses, HostChainEqualsCpuAtDefaultsAndAncientDnaSettings) {
   bct::planted_reads((dir / "t.fa").string(), dir / "p.fq", 600, 25, 120, 12, bct::tricky_repeats());
   const bc::BwtIndex idx = bc::build_index(ref);
   const bct::Reads r = bct::load_reads((dir / "p.fq").string());
-  for (const bc::AlnOptions& opt : {bc::AlnOptions{}, adna()}) {
+  for (const bc::AlnOptions& opt : {bc::AlnOptions{}, bct::adna_options()}) {
     SCOPED_TRACE(opt.seed_len == 1024 ? "-l 1024 -n 0.01 -o 2" : "defaults");
     const HostChain c = run_chain(idx, r.codes, opt);
     const bc::AlnBatch want = bc::aln_search_batch(idx, r.codes, opt, 2);

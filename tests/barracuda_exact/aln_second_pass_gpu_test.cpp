@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <random>
 
+#include "aln_settings.hpp"
 #include "gi/aln_gi_problem.hpp"
 #include "core/aln_gpu.hpp"
 #include "core/aln_kernel.hpp"
@@ -22,14 +23,6 @@
 namespace bc = evk::barracuda_exact;
 
 namespace {
-
-bc::AlnOptions adna() {  // bwa aln -l 1024 -n 0.01 -o 2
-  bc::AlnOptions o;
-  o.seed_len = 1024;
-  o.fnr = 0.01f;
-  o.max_gapo = 2;
-  return o;
-}
 
 // The GI reads plus short random reads (15..17 bp: dozens of one-mismatch intervals each).
 bc::ReadCodes test_reads(std::uint64_t seed, std::size_t n) {
@@ -130,7 +123,7 @@ std::size_t longer_than(const bc::ReadCodes& r, int max_len) {
 TEST(BarracudaAlnSecondPassGpu, TinyFirstPassEveryReadOnTheGpu) {
   EVK_REQUIRE_GPU();
   std::uint64_t seed = 41;
-  for (const bc::AlnOptions& opt : {bc::AlnOptions{}, adna()}) {
+  for (const bc::AlnOptions& opt : {bc::AlnOptions{}, bct::adna_options()}) {
     SCOPED_TRACE(opt.seed_len == 1024 ? "-l 1024 -n 0.01 -o 2" : "defaults");
     const bc::ReadCodes reads = test_reads(seed++, 20000);
     bc::InexactKernelConfig cfg;
@@ -149,7 +142,7 @@ TEST(BarracudaAlnSecondPassGpu, DefaultFirstPassAtAncientDnaSettings) {
   EVK_REQUIRE_GPU();
   const bc::ReadCodes reads = test_reads(43, 30000);
   bc::InexactKernelConfig cfg;
-  const bc::GpuAlnTimes t = check(reads, adna(), cfg);
+  const bc::GpuAlnTimes t = check(reads, bct::adna_options(), cfg);
   EXPECT_GT(t.first_pass_handed_back, 0u);
   EXPECT_GT(t.passes[0].answered, 0u);
   EXPECT_EQ(t.cpu_reads(), longer_than(reads, bc::kAlnKernelMaxLen));  // every other read on the GPU

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <random>
 
+#include "aln_settings.hpp"
 #include "aln_oracle.hpp"
 #include "core/aln_kernel.hpp"
 #include "core/aln_search.hpp"
@@ -20,14 +21,6 @@ namespace bc = evk::barracuda_exact;
 using evk::testing::TempDir;
 
 namespace {
-
-bc::AlnOptions adna() {  // bwa aln -l 1024 -n 0.01 -o 2
-  bc::AlnOptions o;
-  o.seed_len = 1024;
-  o.fnr = 0.01f;
-  o.max_gapo = 2;
-  return o;
-}
 
 struct Check {
   std::size_t answered = 0, handed_back = 0, with_hits = 0, beyond_first = 0;
@@ -90,7 +83,7 @@ struct Fixture {
 
 TEST(BarracudaAlnWarpOnHost, EqualsCpuAtDefaultsAndAncientDnaSettings) {
   Fixture f(61, 1200, 20, 120, 10);
-  for (const bc::AlnOptions& opt : {bc::AlnOptions{}, adna()}) {
+  for (const bc::AlnOptions& opt : {bc::AlnOptions{}, bct::adna_options()}) {
     for (const int steps : {8, 1}) {
       SCOPED_TRACE(std::string(opt.seed_len == 1024 ? "-l 1024 -n 0.01 -o 2" : "defaults") + ", steps " + std::to_string(steps));
       const Check c = check_warp(f.idx, f.reads.codes, opt, 40000, 64, steps);
@@ -106,23 +99,10 @@ TEST(BarracudaAlnWarpOnHost, EqualsCpuAtDefaultsAndAncientDnaSettings) {
 
 TEST(BarracudaAlnWarpOnHost, EqualsCpuWithOptions) {
   Fixture f(62, 800, 25, 150, 10);
-  bc::AlnOptions o;  // integer max diff, 2 gap opens, long gaps, seed, other penalties, fewer best hits, log gaps
-  o.max_diff = 4;
-  o.fnr = -1.0f;
-  o.max_gapo = 2;
-  o.max_gape = 3;
-  o.gape_counts = false;
-  o.seed_len = 20;
-  o.max_seed_diff = 1;
-  o.s_mm = 4;
-  o.s_gapo = 9;
-  o.s_gape = 3;
-  o.max_top2 = 5;
-  o.indel_end_skip = 3;
-  o.log_gap = true;
+  const bc::AlnOptions o = bct::varied_aln_options();
   const Check c = check_warp(f.idx, f.reads.codes, o, 20000, 24, 8);
   EXPECT_GT(c.answered, 700u);
-  bc::AlnOptions n = adna();  // -n 0.04 -i 2 -k 1 -e 2 -q 15 (eager-like), and a small queue limit (-m)
+  bc::AlnOptions n = bct::adna_options();  // -n 0.04 -i 2 -k 1 -e 2 -q 15 (eager-like), and a small queue limit (-m)
   n.fnr = 0.04f;
   n.indel_end_skip = 2;
   n.max_seed_diff = 1;
@@ -155,7 +135,7 @@ TEST(BarracudaAlnWarpOnHost, HandsBackWhenTheStackOrHitListIsFull) {
   Fixture f(63, 800, 25, 150, 11);
   for (const int steps : {8, 1}) {
     SCOPED_TRACE("steps " + std::to_string(steps));
-    const Check c = check_warp(f.idx, f.reads.codes, adna(), 60, 2, steps);
+    const Check c = check_warp(f.idx, f.reads.codes, bct::adna_options(), 60, 2, steps);
     EXPECT_GT(c.handed_back, 150u);
     EXPECT_GT(c.answered, 20u);
   }
@@ -170,7 +150,7 @@ TEST(BarracudaAlnWarpOnHost, ShortRandomReadsWithManyIntervals) {
     for (char& ch : s) ch = "ACGTN"[rng() % 41 == 0 ? 4 : rng() & 3];
     r.add(s.data(), s.size());
   }
-  for (const bc::AlnOptions& opt : {bc::AlnOptions{}, adna()}) {
+  for (const bc::AlnOptions& opt : {bc::AlnOptions{}, bct::adna_options()}) {
     const Check c = check_warp(f.idx, r, opt, 20000, 200, 8);
     EXPECT_GT(c.with_hits, 150u);
   }

@@ -11,6 +11,7 @@
 #include <random>
 #include <sstream>
 
+#include "aln_settings.hpp"
 #include "core/aln_compact.hpp"
 #include "gi/aln_gi_problem.hpp"
 #include "core/aln_gpu.hpp"
@@ -179,20 +180,7 @@ TEST(BarracudaInexactGpu, NvrtcBuildsWithOtherLimitsAndShapes) {
 TEST(BarracudaInexactGpu, NonDefaultSearchOptions) {
   EVK_REQUIRE_GPU();
   const bc::ReadCodes reads = bc::inexact_gi_reads(3, false, 20000);
-  bc::AlnOptions o;
-  o.max_diff = 4;
-  o.fnr = -1.0f;
-  o.max_gapo = 2;
-  o.max_gape = 3;
-  o.gape_counts = false;
-  o.seed_len = 20;
-  o.max_seed_diff = 1;
-  o.s_mm = 4;
-  o.s_gapo = 9;
-  o.s_gape = 3;
-  o.max_top2 = 5;
-  o.indel_end_skip = 3;
-  o.log_gap = true;
+  const bc::AlnOptions o = bct::varied_aln_options();
   bc::GpuAligner g(bc::gi_reference_index(), o, 0);
   check_gpu(g, reads, o);
 }

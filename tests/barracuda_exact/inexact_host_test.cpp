@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "aln_settings.hpp"
 #include "aln_oracle.hpp"
 #include "core/aln_kernel.hpp"
 #include "core/aln_search.hpp"
@@ -91,20 +92,7 @@ TEST(BarracudaInexactKernelOnHost, EqualsCpuWithOptions) {
   bct::planted_reads((dir / "t.fa").string(), dir / "p.fq", 1500, 25, 200, 10, bct::tricky_repeats());
   const bc::BwtIndex idx = bc::build_index(ref);
   const bct::Reads r = bct::load_reads((dir / "p.fq").string());
-  bc::AlnOptions o;  // integer max diff, 2 gap opens, long gaps, shorter seed, other penalties, fewer best hits
-  o.max_diff = 4;
-  o.fnr = -1.0f;
-  o.max_gapo = 2;
-  o.max_gape = 3;
-  o.gape_counts = false;
-  o.seed_len = 20;
-  o.max_seed_diff = 1;
-  o.s_mm = 4;
-  o.s_gapo = 9;
-  o.s_gape = 3;
-  o.max_top2 = 5;
-  o.indel_end_skip = 3;
-  o.log_gap = true;
+  const bc::AlnOptions o = bct::varied_aln_options();
   const Check c = check_kernel(idx, r.codes, o, false);
   EXPECT_GT(c.answered, 1400u);
 }
