@@ -17,6 +17,8 @@ pkgs=(
   libopencv-imgcodecs-dev libopencv-imgproc-dev libopencv-calib3d-dev
   # oracles and simulators used by tests, demo and benchmarks
   bwa samtools art-nextgen-simulation-tools
+  # the oracle of `barracuda_exact damage` (its misincorporation tables; R comes with it, no recommends)
+  mapdamage
   # make install / make package: man pages from --help, the .deb's dependencies (dpkg-shlibdeps,
   # which CPack runs with `file`)
   help2man dpkg-dev file

@@ -1,6 +1,6 @@
 // barracuda_exact command line: argument parsing and printing only; the work lives in core/, io/,
 // map/ and gi/. This file: main, `split`; `index` in index_command.cpp, `map` in map_command.cpp
-// (printing: map_report.cpp).
+// (printing: map_report.cpp), `damage` in damage_command.cpp.
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -64,6 +64,7 @@ int main(int argc, char** argv) {
   bc::add_index_command(*app);
   bc::add_map_command(*app, join_args(argc, argv));
   add_split_command(*app);
+  bc::add_damage_command(*app);
   evk::gi::add_gi_command(*app, [] { return evk::barracuda_exact::make_gi_problem(); }, bc::make_registry);
   evk::gi::add_gi_command(
       *app, [] { return evk::barracuda_exact::make_inexact_gi_problem(); }, {}, "gi-inexact",

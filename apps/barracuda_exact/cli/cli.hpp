@@ -11,6 +11,9 @@ namespace evk::barracuda_exact {
 // `index`: bwa index's five files, the suffixes sorted on GPUs or the CPU.
 void add_index_command(CLI::App& app);
 
+// `damage`: the ancient-DNA damage profile of a BAM (damage_command.cpp).
+void add_damage_command(CLI::App& app);
+
 // `map`: bwa aln + samse/sampe, or the exact mode (--exact).
 void add_map_command(CLI::App& app, const std::string& command_line);
 

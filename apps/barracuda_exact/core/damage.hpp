@@ -1,0 +1,68 @@
+// The ancient-DNA damage profile of mapped reads, as mapDamage 2 tabulates it (its
+// misincorporation.txt and lgdistribution.txt): per contig, read end (5' and 3', counted from the
+// read's own ends, so a reverse-strand read is reverse-complemented first) and strand, for the first
+// `length` alignment columns, the reference base composition and every substitution (C>T, G>A and
+// the other ten), deletions (X>-), insertions (->X) and soft-clipped bases; and the aligned length
+// per strand for unpaired reads. Columns where the read or the reference has another character than
+// ACGT or a gap are skipped (they still advance the position). Our own code, after mapDamage's
+// documented output and its rules (filters: unmapped, secondary, QC-failed, duplicate, supplementary).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace evk::barracuda_exact {
+
+struct DamageOptions {
+  int length = 25;    // alignment columns counted from each end (mapDamage -l)
+  int min_mapq = 25;  // reads below are left out (mapDamage has none: 0 gives its counts)
+};
+
+// One alignment record, as much of it as the profile needs.
+struct DamageRead {
+  int contig = 0;                          // index into the profile's contigs
+  std::int64_t pos = 0;                    // 0-based leftmost reference position
+  std::uint16_t flag = 0;
+  int mapq = 0;
+  std::vector<std::pair<char, int>> cigar;  // operation (MIDNSHP=X) and length
+  std::string seq;                          // SEQ as stored (soft clips included, forward strand)
+};
+
+// The columns of a position: A C G T, then kDamageMutations in mapDamage's order.
+constexpr int kDamageColumns = 4 + 21;
+extern const std::array<const char*, 21> kDamageMutations;  // "G>A", "C>T", ..., "->G", "S"
+
+class DamageProfile {
+ public:
+  DamageProfile(std::vector<std::string> contigs, DamageOptions opt);
+  // Adds a record: false when the filters leave it out. ref: its contig's sequence (any case).
+  bool add(const DamageRead& r, std::string_view ref);
+  // Counts of contig c, end e (0: 5', 1: 3'), strand s (0: +, 1: -), position i, column k.
+  std::uint64_t count(int c, int e, int s, int i, int k) const {
+    return counts_[((static_cast<std::size_t>(c) * 4 + static_cast<std::size_t>(e * 2 + s)) * static_cast<std::size_t>(opt_.length) +
+                    static_cast<std::size_t>(i)) * kDamageColumns + static_cast<std::size_t>(k)];
+  }
+  const std::vector<std::string>& contigs() const { return contigs_; }
+  const DamageOptions& options() const { return opt_; }
+  const std::map<std::int64_t, std::uint64_t>& lengths(int strand) const { return lengths_[strand]; }
+  std::uint64_t reads() const { return reads_; }
+  void merge(const DamageProfile& o);  // the same contigs and options
+
+ private:
+  std::uint64_t& at(int c, int e, int s, int i, int k) {
+    return counts_[((static_cast<std::size_t>(c) * 4 + static_cast<std::size_t>(e * 2 + s)) * static_cast<std::size_t>(opt_.length) +
+                    static_cast<std::size_t>(i)) * kDamageColumns + static_cast<std::size_t>(k)];
+  }
+  void count_end(int c, int e, int s, std::string_view read, std::string_view ref, bool backwards);
+  std::vector<std::string> contigs_;
+  DamageOptions opt_;
+  std::vector<std::uint64_t> counts_;
+  std::array<std::map<std::int64_t, std::uint64_t>, 2> lengths_;
+  std::uint64_t reads_ = 0;
+};
+
+}  // namespace evk::barracuda_exact

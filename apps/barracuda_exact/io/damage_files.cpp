@@ -1,0 +1,143 @@
+#include "io/damage_files.hpp"
+
+#include <htslib/sam.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <numeric>
+#include <unordered_map>
+
+#include "evk/atomic_file.hpp"
+#include "evk/error.hpp"
+#include "io/sequences.hpp"
+
+namespace evk::barracuda_exact {
+namespace {
+
+struct HtsCloser {
+  void operator()(samFile* f) const { sam_close(f); }
+  void operator()(sam_hdr_t* h) const { sam_hdr_destroy(h); }
+  void operator()(bam1_t* b) const { bam_destroy1(b); }
+};
+
+std::unique_ptr<std::FILE, int (*)(std::FILE*)> open_out(const AtomicOutput& o) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(o.temp_path().c_str(), "w"), &std::fclose);
+  if (!f) input_error(o.target().string(), "cannot write");
+  return f;
+}
+
+void finish(std::unique_ptr<std::FILE, int (*)(std::FILE*)>& f, AtomicOutput& o) {
+  if (std::fclose(f.release()) != 0) input_error(o.target().string(), "write failed (disk full?)");
+  o.commit();
+}
+
+int column_of(const char* name) {
+  for (std::size_t k = 0; k < kDamageMutations.size(); ++k)
+    if (std::string(kDamageMutations[k]) == name) return 4 + static_cast<int>(k);
+  return -1;
+}
+
+double end_frequency(const DamageProfile& p, int end, int base, const char* mutation, int i) {
+  if (i < 0 || i >= p.options().length) return 0;
+  const int k = column_of(mutation);
+  std::uint64_t n = 0, m = 0;
+  for (std::size_t c = 0; c < p.contigs().size(); ++c)
+    for (int s = 0; s < 2; ++s) {
+      n += p.count(static_cast<int>(c), end, s, i, base);
+      m += p.count(static_cast<int>(c), end, s, i, k);
+    }
+  return n ? static_cast<double>(m) / static_cast<double>(n) : 0;
+}
+
+}  // namespace
+
+DamageProfile damage_from_bam(const std::string& bam, const std::string& fasta, const DamageOptions& opt) {
+  const std::vector<RefSeq> ref = read_reference(fasta);
+  std::unordered_map<std::string, const RefSeq*> by_name;
+  for (const RefSeq& r : ref) by_name.emplace(r.name, &r);
+  std::unique_ptr<samFile, HtsCloser> in(sam_open(bam.c_str(), "r"));
+  if (!in) input_error(bam, "cannot open (not a SAM/BAM/CRAM file, or missing)");
+  std::unique_ptr<sam_hdr_t, HtsCloser> hdr(sam_hdr_read(in.get()));
+  if (!hdr) input_error(bam, "no SAM/BAM header");
+  std::vector<std::string> names;
+  std::vector<const RefSeq*> seqs;
+  for (int t = 0; t < sam_hdr_nref(hdr.get()); ++t) {
+    const std::string name = sam_hdr_tid2name(hdr.get(), t);
+    const auto it = by_name.find(name);
+    if (it == by_name.end()) input_error(bam, "contig " + name + " of the header is not in " + fasta);
+    if (static_cast<std::int64_t>(it->second->seq.size()) != sam_hdr_tid2len(hdr.get(), t))
+      input_error(bam, "contig " + name + " is " + std::to_string(sam_hdr_tid2len(hdr.get(), t)) + " bp in the header but " +
+                           std::to_string(it->second->seq.size()) + " bp in " + fasta);
+    names.push_back(name);
+    seqs.push_back(it->second);
+  }
+  DamageProfile p(names, opt);
+  std::unique_ptr<bam1_t, HtsCloser> b(bam_init1());
+  DamageRead rd;
+  int r = 0;
+  std::uint64_t records = 0;
+  while ((r = sam_read1(in.get(), hdr.get(), b.get())) >= 0) {
+    ++records;
+    const bam1_core_t& c = b->core;
+    rd.flag = c.flag;
+    rd.mapq = c.qual;
+    if ((c.flag & 0x4) || c.tid < 0) continue;
+    rd.contig = c.tid;
+    rd.pos = c.pos;
+    rd.cigar.clear();
+    const std::uint32_t* cig = bam_get_cigar(b.get());
+    for (std::uint32_t i = 0; i < c.n_cigar; ++i) rd.cigar.emplace_back(BAM_CIGAR_STR[bam_cigar_op(cig[i])], static_cast<int>(bam_cigar_oplen(cig[i])));
+    rd.seq.resize(static_cast<std::size_t>(c.l_qseq));
+    const std::uint8_t* s = bam_get_seq(b.get());
+    for (int i = 0; i < c.l_qseq; ++i) rd.seq[static_cast<std::size_t>(i)] = seq_nt16_str[bam_seqi(s, i)];
+    p.add(rd, seqs[static_cast<std::size_t>(c.tid)]->seq);
+  }
+  if (r < -1) input_error(bam, "truncated or corrupt at record " + std::to_string(records + 1));
+  if (p.reads() == 0)
+    input_error(bam, std::to_string(records) + " records, none mapped with MAPQ >= " + std::to_string(opt.min_mapq) +
+                         " (unmapped, secondary, supplementary, duplicate and QC-failed records are left out)");
+  return p;
+}
+
+void write_misincorporation(const DamageProfile& p, const std::string& path, const std::string& source) {
+  AtomicOutput o(path);
+  auto f = open_out(o);
+  std::fprintf(f.get(), "# table produced by barracuda_exact damage, in mapDamage 2's layout\n# %s\n", source.c_str());
+  std::fprintf(f.get(), "# Chr: reference from sam/bam header, End: from which termini of DNA sequences, Std: strand of reads\n");
+  std::fprintf(f.get(), "Chr\tEnd\tStd\tPos\tA\tC\tG\tT\tTotal");
+  for (const char* m : kDamageMutations) std::fprintf(f.get(), "\t%s", m);
+  std::fprintf(f.get(), "\n");
+  std::vector<int> order(p.contigs().size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return p.contigs()[static_cast<std::size_t>(a)] < p.contigs()[static_cast<std::size_t>(b)]; });
+  for (const int c : order)
+    for (const int e : {1, 0})      // 3p, 5p
+      for (const int s : {0, 1})    // +, -
+        for (int i = 0; i < p.options().length; ++i) {
+          std::uint64_t total = 0;
+          for (int k = 0; k < 4; ++k) total += p.count(c, e, s, i, k);
+          std::fprintf(f.get(), "%s\t%s\t%c\t%d", p.contigs()[static_cast<std::size_t>(c)].c_str(), e ? "3p" : "5p", s ? '-' : '+', i + 1);
+          for (int k = 0; k < 4; ++k) std::fprintf(f.get(), "\t%llu", static_cast<unsigned long long>(p.count(c, e, s, i, k)));
+          std::fprintf(f.get(), "\t%llu", static_cast<unsigned long long>(total));
+          for (int k = 4; k < kDamageColumns; ++k) std::fprintf(f.get(), "\t%llu", static_cast<unsigned long long>(p.count(c, e, s, i, k)));
+          std::fprintf(f.get(), "\n");
+        }
+  finish(f, o);
+}
+
+void write_lengths(const DamageProfile& p, const std::string& path, const std::string& source) {
+  AtomicOutput o(path);
+  auto f = open_out(o);
+  std::fprintf(f.get(), "# table produced by barracuda_exact damage, in mapDamage 2's layout\n# %s\n# Std: strand of reads\n",
+               source.c_str());
+  std::fprintf(f.get(), "Std\tLength\tOccurences \n");
+  for (const int s : {0, 1})
+    for (const auto& [len, n] : p.lengths(s)) std::fprintf(f.get(), "%c\t%lld\t%llu\n", s ? '-' : '+', static_cast<long long>(len), static_cast<unsigned long long>(n));
+  finish(f, o);
+}
+
+double damage_ct5(const DamageProfile& p, int i) { return end_frequency(p, 0, 1, "C>T", i); }
+double damage_ga3(const DamageProfile& p, int i) { return end_frequency(p, 1, 2, "G>A", i); }
+
+}  // namespace evk::barracuda_exact

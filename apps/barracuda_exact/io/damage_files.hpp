@@ -1,0 +1,26 @@
+// The damage profile's files (core/damage.hpp): a BAM/SAM and its reference read into a profile,
+// and the profile written as mapDamage 2 writes it (misincorporation.txt, lgdistribution.txt).
+#pragma once
+#include <string>
+
+#include "core/damage.hpp"
+
+namespace evk::barracuda_exact {
+
+// Reads every record of bam (BAM, SAM or CRAM, through htslib) against the FASTA reference. The
+// header's contigs must be in the FASTA with the same lengths, and at least one record must pass
+// the filters; else InputError naming the file and the problem.
+DamageProfile damage_from_bam(const std::string& bam, const std::string& fasta, const DamageOptions& opt);
+
+// mapDamage's misincorporation.txt: "Chr End Std Pos A C G T Total G>A C>T ... S", contigs by name,
+// 3p before 5p, + before -, positions 1..length. Written to a temporary name, renamed when complete.
+void write_misincorporation(const DamageProfile& p, const std::string& path, const std::string& source);
+// mapDamage's lgdistribution.txt: "Std Length Occurences", lengths ascending per strand.
+void write_lengths(const DamageProfile& p, const std::string& path, const std::string& source);
+
+// The frequency of C>T among reference C at the 5' end and of G>A among G at the 3' end, position
+// i (0-based), over every contig and both strands.
+double damage_ct5(const DamageProfile& p, int i);
+double damage_ga3(const DamageProfile& p, int i);
+
+}  // namespace evk::barracuda_exact
