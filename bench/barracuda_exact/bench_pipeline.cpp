@@ -326,7 +326,8 @@ void BM_Format(benchmark::State& state) {
   bc::SamWriter w(out.string(), out.string(), *s.idx, "bench", 1);
   double wall = 0, cpu = 0;
   std::size_t bytes = 0;
-  s.formatted.assign(s.parsed.size(), bc::FormattedBatch{});  // a first pass sizes the buffers (see parse)
+  s.formatted.clear();  // a first pass sizes the buffers (see parse)
+  s.formatted.resize(s.parsed.size());
   for (std::size_t i = 0; i < s.parsed.size(); ++i) w.format(s.parsed[i], *s.mapped[i], s.formatted[i], *s.pool, false);
   for (auto _ : state) {
     const double c0 = cpu_seconds();

@@ -213,6 +213,39 @@ TEST(BarracudaDamage, EqualsMapDamageOnMappedReads) {
   EXPECT_EQ(data_lines(m.dir / "ours.lgdistribution.txt", true), data_lines(m.dir / "md" / "lgdistribution.txt", true));
 }
 
+// map --damage reads the reference from the index: bwa's packing replaced the ambiguous bases, the
+// .amb runs put them back (as mapDamage reads the FASTA, uppercased).
+TEST(BarracudaDamage, ReferenceSpansFromTheIndexAreTheFasta) {
+  const std::vector<bc::RefSeq> ref = {{"a", "", "ACGTNNNNacgtRYAC"}, {"b", "", "nnGATTACA"}};
+  const bc::BwtIndex idx = bc::build_index(ref);
+  EXPECT_EQ(bc::damage_span(idx, 0, 0, 16), "ACGTNNNNACGTRYAC");
+  EXPECT_EQ(bc::damage_span(idx, 0, 5, 4), "NNNA");
+  EXPECT_EQ(bc::damage_span(idx, 0, 12, 10), "RYAC");  // clipped at the contig's end
+  EXPECT_EQ(bc::damage_span(idx, 1, 0, 4), "NNGA");
+  EXPECT_EQ(bc::damage_span(idx, 1, 3, 6), "ATTACA");
+}
+
+// map --damage counts the records as it writes them (the reference from the index, its N runs from
+// the .amb): the same tables as `damage` over the BAM it wrote, at the default MAPQ 25 and at 0.
+TEST(BarracudaDamage, MapCountsWhatDamageCountsOverItsBam) {
+  Mapped m;
+  for (const int q : {25, 0}) {
+    const std::string tag = "q" + std::to_string(q), bam = (m.dir / (tag + ".bam")).string();
+    const auto r = evk::testing::run_tool("barracuda_exact", "map --backend cpu --trim-q 15 --damage " + (m.dir / (tag + "map")).string() +
+                                                                 " --damage-min-mapq " + std::to_string(q) + " " + m.fa + " " +
+                                                                 (m.dir / "r.fq").string() + " -o " + bam);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto d = evk::testing::run_tool("barracuda_exact", "damage -q " + std::to_string(q) + " " + m.fa + " " + bam + " -o " +
+                                                                 (m.dir / (tag + "bam")).string());
+    ASSERT_EQ(d.exit_code, 0) << d.err;
+    for (const char* t : {".misincorporation.txt", ".lgdistribution.txt"}) {
+      const auto a = data_lines(m.dir / (tag + "map" + t)), b = data_lines(m.dir / (tag + "bam" + t));
+      EXPECT_GT(a.size(), 10u) << t;
+      EXPECT_EQ(a, b) << tag << t;
+    }
+  }
+}
+
 TEST(BarracudaDamage, BadInputExitsTwoAndWritesNothing) {
   Mapped m;
   const std::string out = (m.dir / "o").string();

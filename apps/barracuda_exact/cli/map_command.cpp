@@ -67,6 +67,12 @@ void add_map_options(CLI::App* cmd, MapArgs& x) {
                   "--max-gap-open exceeds the maximum differences]")
       ->check(CLI::Range(1, 1 << 24));
   cmd->add_flag("--exact", x.exact, "Exact matches only (bwa aln -n 0 -o 0 | samse, the exact kernel): single end");
+  cmd->add_option("--damage", mo.damage, "Also write the ancient-DNA damage profile of the records (as `damage`): "
+                                         "PREFIX.misincorporation.txt, PREFIX.lgdistribution.txt");
+  cmd->add_option("--damage-length", mo.damage_options.length, "With --damage: positions counted from each end [25]")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--damage-min-mapq", mo.damage_options.min_mapq, "With --damage: leave out reads below this MAPQ [25]")
+      ->check(CLI::Range(0, 255));
   cmd->add_option("--unmatched", mo.unmatched, "With --exact: also write reads without an exact hit here (FASTQ.gz)");
   cmd->add_option("-R,--read-group", mo.read_group, "Read group header line such as '@RG\\tID:foo\\tSM:bar' (RG:Z on every record)");
   auto* g = cmd->add_option_group("search", "bwa aln's options");

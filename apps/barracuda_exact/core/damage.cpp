@@ -73,7 +73,26 @@ void DamageProfile::count_end(int c, int e, int s, std::string_view read, std::s
   }
 }
 
+std::int64_t reference_span(const DamageRead& r) {
+  std::int64_t n = 0;
+  for (const auto& [op, len] : r.cigar)
+    if (op == 'M' || op == 'D' || op == 'N' || op == '=' || op == 'X') n += len;
+  return n;
+}
+
 bool DamageProfile::add(const DamageRead& rd, std::string_view ref) {
+  if ((rd.flag & kLeftOut) || rd.mapq < opt_.min_mapq) return false;
+  const std::size_t from = static_cast<std::size_t>(std::clamp<std::int64_t>(rd.pos, 0, static_cast<std::int64_t>(ref.size())));
+  return add_span(rd, ref.substr(from, static_cast<std::size_t>(std::max<std::int64_t>(reference_span(rd), 0))));
+}
+
+void DamageProfile::clear() {
+  std::fill(counts_.begin(), counts_.end(), 0);
+  for (auto& l : lengths_) l.clear();
+  reads_ = 0;
+}
+
+bool DamageProfile::add_span(const DamageRead& rd, std::string_view span) {
   if ((rd.flag & kLeftOut) || rd.mapq < opt_.min_mapq) return false;
   if (rd.contig < 0 || static_cast<std::size_t>(rd.contig) >= contigs_.size()) throw std::out_of_range("damage: contig index");
   const bool rev = (rd.flag & 0x10) != 0;
@@ -81,6 +100,10 @@ bool DamageProfile::add(const DamageRead& rd, std::string_view ref) {
   // the alignment: read and reference with gaps, over the aligned part (soft clips left out)
   std::string a_read, a_ref;
   std::int64_t rp = rd.pos;
+  auto ref_at = [&](std::int64_t p) {  // the span starts at rd.pos
+    const std::int64_t j = p - rd.pos;
+    return j >= 0 && j < static_cast<std::int64_t>(span.size()) ? upper(span[static_cast<std::size_t>(j)]) : 'N';
+  };
   std::size_t qp = 0;
   int clip_left = 0, clip_right = 0;
   bool seen_aligned = false;
@@ -89,7 +112,7 @@ bool DamageProfile::add(const DamageRead& rd, std::string_view ref) {
       case 'M': case '=': case 'X':
         for (int i = 0; i < len; ++i, ++rp, ++qp) {
           a_read += upper(qp < rd.seq.size() ? rd.seq[qp] : 'N');
-          a_ref += rp >= 0 && rp < static_cast<std::int64_t>(ref.size()) ? upper(ref[static_cast<std::size_t>(rp)]) : 'N';
+          a_ref += ref_at(rp);
         }
         seen_aligned = true;
         break;
@@ -103,7 +126,7 @@ bool DamageProfile::add(const DamageRead& rd, std::string_view ref) {
       case 'D':
         for (int i = 0; i < len; ++i, ++rp) {
           a_read += '-';
-          a_ref += rp >= 0 && rp < static_cast<std::int64_t>(ref.size()) ? upper(ref[static_cast<std::size_t>(rp)]) : 'N';
+          a_ref += ref_at(rp);
         }
         seen_aligned = true;
         break;

@@ -32,6 +32,9 @@ struct DamageRead {
   std::string seq;                          // SEQ as stored (soft clips included, forward strand)
 };
 
+// Reference bases an alignment covers (M, D, N, =, X).
+std::int64_t reference_span(const DamageRead& r);
+
 // The columns of a position: A C G T, then kDamageMutations in mapDamage's order.
 constexpr int kDamageColumns = 4 + 21;
 extern const std::array<const char*, 21> kDamageMutations;  // "G>A", "C>T", ..., "->G", "S"
@@ -41,6 +44,9 @@ class DamageProfile {
   DamageProfile(std::vector<std::string> contigs, DamageOptions opt);
   // Adds a record: false when the filters leave it out. ref: its contig's sequence (any case).
   bool add(const DamageRead& r, std::string_view ref);
+  // The same with only the reference the record spans: from r.pos, reference_span(r) bases.
+  bool add_span(const DamageRead& r, std::string_view span);
+  void clear();  // no reads counted
   // Counts of contig c, end e (0: 5', 1: 3'), strand s (0: +, 1: -), position i, column k.
   std::uint64_t count(int c, int e, int s, int i, int k) const {
     return counts_[((static_cast<std::size_t>(c) * 4 + static_cast<std::size_t>(e * 2 + s)) * static_cast<std::size_t>(opt_.length) +

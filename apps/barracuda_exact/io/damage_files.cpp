@@ -52,6 +52,43 @@ double end_frequency(const DamageProfile& p, int end, int base, const char* muta
 
 }  // namespace
 
+bool damage_read(const bam1_t* b, DamageRead& rd) {
+  const bam1_core_t& c = b->core;
+  rd.flag = c.flag;
+  rd.mapq = c.qual;
+  if ((c.flag & 0x4) || c.tid < 0) return false;
+  rd.contig = c.tid;
+  rd.pos = c.pos;
+  rd.cigar.clear();
+  const std::uint32_t* cig = bam_get_cigar(b);
+  for (std::uint32_t i = 0; i < c.n_cigar; ++i) rd.cigar.emplace_back(BAM_CIGAR_STR[bam_cigar_op(cig[i])], static_cast<int>(bam_cigar_oplen(cig[i])));
+  rd.seq.resize(static_cast<std::size_t>(c.l_qseq));
+  const std::uint8_t* s = bam_get_seq(b);
+  for (int i = 0; i < c.l_qseq; ++i) rd.seq[static_cast<std::size_t>(i)] = seq_nt16_str[bam_seqi(s, i)];
+  return true;
+}
+
+DamageProfile damage_profile(const BwtIndex& idx, const DamageOptions& opt) {
+  std::vector<std::string> names;
+  for (const Contig& c : idx.contigs) names.push_back(c.name);
+  return DamageProfile(std::move(names), opt);
+}
+
+std::string damage_span(const BwtIndex& idx, int contig, std::int64_t pos, std::int64_t len) {
+  const Contig& c = idx.contigs.at(static_cast<std::size_t>(contig));
+  const std::int64_t from = c.offset + std::max<std::int64_t>(pos, 0);
+  const std::int64_t to = std::min<std::int64_t>(c.offset + pos + len, c.offset + c.len);
+  std::string s;
+  for (std::int64_t p = from; p < to; ++p) s += "ACGT"[idx.pac_base(p)];
+  // the holes (bwa's .amb: runs of one ambiguous character) that overlap [from, to)
+  auto h = std::upper_bound(idx.holes.begin(), idx.holes.end(), from, [](std::int64_t v, const Hole& x) { return v < x.offset; });
+  if (h != idx.holes.begin()) --h;
+  for (; h != idx.holes.end() && h->offset < to; ++h)
+    for (std::int64_t p = std::max(from, h->offset); p < std::min(to, h->offset + h->len); ++p)
+      s[static_cast<std::size_t>(p - from)] = static_cast<char>(h->amb >= 'a' && h->amb <= 'z' ? h->amb - 32 : h->amb);
+  return s;
+}
+
 DamageProfile damage_from_bam(const std::string& bam, const std::string& fasta, const DamageOptions& opt) {
   const std::vector<RefSeq> ref = read_reference(fasta);
   std::unordered_map<std::string, const RefSeq*> by_name;
@@ -79,19 +116,7 @@ DamageProfile damage_from_bam(const std::string& bam, const std::string& fasta, 
   std::uint64_t records = 0;
   while ((r = sam_read1(in.get(), hdr.get(), b.get())) >= 0) {
     ++records;
-    const bam1_core_t& c = b->core;
-    rd.flag = c.flag;
-    rd.mapq = c.qual;
-    if ((c.flag & 0x4) || c.tid < 0) continue;
-    rd.contig = c.tid;
-    rd.pos = c.pos;
-    rd.cigar.clear();
-    const std::uint32_t* cig = bam_get_cigar(b.get());
-    for (std::uint32_t i = 0; i < c.n_cigar; ++i) rd.cigar.emplace_back(BAM_CIGAR_STR[bam_cigar_op(cig[i])], static_cast<int>(bam_cigar_oplen(cig[i])));
-    rd.seq.resize(static_cast<std::size_t>(c.l_qseq));
-    const std::uint8_t* s = bam_get_seq(b.get());
-    for (int i = 0; i < c.l_qseq; ++i) rd.seq[static_cast<std::size_t>(i)] = seq_nt16_str[bam_seqi(s, i)];
-    p.add(rd, seqs[static_cast<std::size_t>(c.tid)]->seq);
+    if (damage_read(b.get(), rd)) p.add(rd, seqs[static_cast<std::size_t>(rd.contig)]->seq);
   }
   if (r < -1) input_error(bam, "truncated or corrupt at record " + std::to_string(records + 1));
   if (p.reads() == 0)

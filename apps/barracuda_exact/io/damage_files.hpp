@@ -1,9 +1,12 @@
 // The damage profile's files (core/damage.hpp): a BAM/SAM and its reference read into a profile,
 // and the profile written as mapDamage 2 writes it (misincorporation.txt, lgdistribution.txt).
 #pragma once
+#include <htslib/sam.h>
+
 #include <string>
 
 #include "core/damage.hpp"
+#include "core/index.hpp"
 
 namespace evk::barracuda_exact {
 
@@ -11,6 +14,14 @@ namespace evk::barracuda_exact {
 // header's contigs must be in the FASTA with the same lengths, and at least one record must pass
 // the filters; else InputError naming the file and the problem.
 DamageProfile damage_from_bam(const std::string& bam, const std::string& fasta, const DamageOptions& opt);
+
+// The profile's view of a BAM record (contig, position, flag, MAPQ, CIGAR, SEQ); false if unmapped.
+bool damage_read(const bam1_t* b, DamageRead& out);
+
+// A profile over the index's contigs, and the reference an alignment at (contig, pos) spans, from
+// the index (uppercase; the FASTA's ambiguous characters back where bwa's packing replaced them).
+DamageProfile damage_profile(const BwtIndex& idx, const DamageOptions& opt);
+std::string damage_span(const BwtIndex& idx, int contig, std::int64_t pos, std::int64_t len);
 
 // mapDamage's misincorporation.txt: "Chr End Std Pos A C G T Total G>A C>T ... S", contigs by name,
 // 3p before 5p, + before -, positions 1..length. Written to a temporary name, renamed when complete.

@@ -1,5 +1,7 @@
 #include "io/sam_writer.hpp"
 
+#include "io/damage_files.hpp"
+
 #include <htslib/bgzf.h>
 #include <htslib/hfile.h>
 #include <htslib/kstring.h>
@@ -77,6 +79,12 @@ void append_fastq(std::string& out, const ReadBatch& reads, std::size_t i) {
 
 }  // namespace
 
+// A record into a damage profile, its reference from the index.
+void count_damage(const BwtIndex& idx, const bam1_t* b, DamageRead& dr, DamageProfile& p) {
+  if (!damage_read(b, dr)) return;
+  p.add_span(dr, damage_span(idx, dr.contig, dr.pos, reference_span(dr)));
+}
+
 struct SamWriter::Impl {
   std::string path;
   samFile* fp = nullptr;
@@ -84,6 +92,8 @@ struct SamWriter::Impl {
   bam1_t* b = nullptr;  // the serial path's record
   bool bam = false;
   bool failed = false;
+  const BwtIndex* idx = nullptr;
+  std::unique_ptr<DamageProfile> damage;  // the records written so far (SamOptions::damage)
   ~Impl() {
     if (b) bam_destroy1(b);
     if (hdr) sam_hdr_destroy(hdr);
@@ -107,6 +117,8 @@ SamWriter::SamWriter(const std::string& path, const std::string& file, const Bwt
   m.fp = sam_open(file.c_str(), mode.c_str());
   if (!m.fp) input_error(m.path, "cannot open for writing");
   if (m.bam && !options.uncompressed && threads != 1) hts_set_threads(m.fp, thread_count(threads));
+  m.idx = &idx;
+  if (options.damage) m.damage = std::make_unique<DamageProfile>(damage_profile(idx, options.damage_options));
   m.hdr = sam_hdr_init();
   m.b = bam_init1();
   if (!m.hdr || !m.b) throw std::bad_alloc();
@@ -136,16 +148,20 @@ void SamWriter::format(const ReadBatch& reads, const MappedBatch& mapped, Format
   pool.parallel_for(parts, 1, [&](std::size_t p0, std::size_t p1) {
     Bam rec;
     kstring_t line = KS_INITIALIZE;
+    DamageRead dr;
     for (std::size_t p = p0; p < p1; ++p) {
       FormattedBatch::Part& part = out.parts[p];
       part.records.clear();
       part.sizes.clear();
       part.unmatched.clear();
+      if (m.damage && !part.damage) part.damage = std::make_unique<DamageProfile>(damage_profile(*m.idx, m.damage->options()));
+      if (part.damage) part.damage->clear();
       for (std::size_t i = p * kPart; i < std::min(n, (p + 1) * kPart); ++i) {
         if (!mapped.record(reads, i, rec.b)) {
           ks_free(&line);
           m.record_failed(reads, i);
         }
+        if (m.damage) count_damage(*m.idx, rec.b, dr, *part.damage);
         if (m.bam) {
           const std::size_t before = part.records.size();
           append_bam(part.records, rec.b);
@@ -169,6 +185,7 @@ void SamWriter::write(const FormattedBatch& f) {
   Impl& m = *impl_;
   for (std::size_t p = 0; p < f.parts_used; ++p) {
     const FormattedBatch::Part& part = f.parts[p];
+    if (m.damage && part.damage) m.damage->merge(*part.damage);
     if (m.bam) {
       BGZF* fp = m.fp->fp.bgzf;
       const char* rec = part.records.data();
@@ -185,11 +202,15 @@ void SamWriter::write(const FormattedBatch& f) {
 
 void SamWriter::write_serial(const ReadBatch& reads, const MappedBatch& mapped) {
   Impl& m = *impl_;
+  DamageRead dr;
   for (std::size_t i = 0; i < reads.size(); ++i) {
     if (!mapped.record(reads, i, m.b)) m.record_failed(reads, i);
+    if (m.damage) count_damage(*m.idx, m.b, dr, *m.damage);
     if (sam_write1(m.fp, m.hdr, m.b) < 0) m.write_failed();
   }
 }
+
+const DamageProfile* SamWriter::damage() const { return impl_->damage.get(); }
 
 void SamWriter::close() {
   Impl& m = *impl_;

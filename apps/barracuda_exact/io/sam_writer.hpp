@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/damage.hpp"
 #include "core/index.hpp"
 #include "io/mapped_batch.hpp"
 #include "io/read_batch.hpp"
@@ -26,6 +27,8 @@ struct SamOptions {
   std::string rg_line;        // a whole "@RG\tID:..." header line (tabs, not escapes); empty: none
   bool uncompressed = false;  // BAM with uncompressed BGZF blocks (also on stdout with "-"), for pipes
   int level = -1;             // BAM compression level 1-9 (-1: htslib's default, 6)
+  bool damage = false;        // count the damage profile (core/damage.hpp) of the records written
+  DamageOptions damage_options;
 };
 
 // A batch's output bytes, formatted in parallel parts of consecutive reads.
@@ -34,6 +37,7 @@ struct FormattedBatch {
     std::string records;                // BAM record bytes or SAM lines
     std::vector<std::uint32_t> sizes;   // BAM: bytes of each record
     std::string unmatched;              // FASTQ/FASTA text of the part's unmatched reads
+    std::unique_ptr<DamageProfile> damage;  // the part's records' damage profile (SamOptions::damage)
   };
   std::vector<Part> parts;
   std::size_t parts_used = 0;
@@ -56,6 +60,8 @@ class SamWriter {
   // The serial path (the tests' oracle): sam_write1 record by record.
   void write_serial(const ReadBatch& reads, const MappedBatch& mapped);
   void close();  // flushes; throws InputError when the write failed
+  // The damage profile of the records written so far (SamOptions::damage), else null.
+  const DamageProfile* damage() const;
 
  private:
   struct Impl;

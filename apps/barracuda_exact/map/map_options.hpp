@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/aln_options.hpp"
+#include "core/damage.hpp"
 #include "evk/gi/problem.hpp"
 #include "io/mapped_batch.hpp"
 
@@ -34,15 +35,16 @@ struct MapOptions {
   bool gpu = false;
   std::vector<GpuPlan> gpus;  // the GPUs sharing the batches (empty: GPU 0 with the original kernel)
   int streams = 2;            // lanes (CUDA streams) per GPU
-  // inexact: later GPU passes over the reads the first pass hands back (0-3). 1 by measurement: at
-  // -l 1024 -n 0.01 -o 2 on an H100 the second pass answers half the handed-back reads in a fifth of
-  // the CPU's time for them, while the third (512 threads, 8 MiB stacks) is slower than 16 CPU cores.
+  // inexact: later GPU passes (a warp per read) over the reads the first pass hands back (0-3); with
+  // all three only reads over 256 bases (or a pass without room on the device) reach the CPU.
   int gpu_passes = 3;
   int cpu_lanes = 2;          // batches matched at once by the CPU backend
   std::size_t batch_reads = 0;  // reads per batch; 0: 65536 exact, bwa's 0x40000 (kSampeBatch) inexact
   bool inexact = false;         // bwa aln + samse (sampe with reads2) with `aln` (else the exact mode)
   AlnOptions aln;  // bwa aln's options; aln.max_top2 (-R) also limits X1 in the exact mode's records
   PeOptions pe;    // pairs: bwa sampe's options
+  std::string damage;            // --damage PREFIX: the records' damage profile (core/damage.hpp) in
+  DamageOptions damage_options;  // PREFIX.misincorporation.txt and PREFIX.lgdistribution.txt; empty: none
 };
 
 struct MapStats {

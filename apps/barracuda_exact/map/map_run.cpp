@@ -12,6 +12,7 @@
 #include "io/index_files.hpp"
 #include "io/read_batch.hpp"
 #include "io/record_scan.hpp"
+#include "io/damage_files.hpp"
 #include "io/sam_writer.hpp"
 #include "io/text_input.hpp"
 #include "map/aln_mapper.hpp"
@@ -215,6 +216,12 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
   if (fq) fq->close();
   R.write_s += since(t);
   outs.commit();
+  if (const DamageProfile* d = sam.damage()) {
+    const std::string source = "reads " + opt.reads + (opt.reads2.empty() ? "" : " " + opt.reads2) + " mapped to " + opt.ref +
+                               " by barracuda_exact map, MAPQ >= " + std::to_string(opt.damage_options.min_mapq);
+    write_misincorporation(*d, opt.damage + ".misincorporation.txt", source);
+    write_lengths(*d, opt.damage + ".lgdistribution.txt", source);
+  }
 
   for (const auto& lt : R.lane_times) add_times(st, lt);
   double scan_s = 0;

@@ -131,6 +131,8 @@ inline SamOptions sam_options(const MapOptions& opt) {
   so.uncompressed = opt.uncompressed;
   so.level = opt.level;
   so.rg_line = parse_read_group(opt.read_group).line;
+  so.damage = !opt.damage.empty();
+  so.damage_options = opt.damage_options;
   return so;
 }
 
