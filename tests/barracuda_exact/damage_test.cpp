@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <sstream>
 
@@ -198,6 +199,21 @@ TEST(BarracudaDamage, EqualsMapDamageOnMappedReads) {
         inserted += p.count(0, e, st, i, col("->A")) + p.count(0, e, st, i, col("->T"));
         deleted += p.count(0, e, st, i, col("C>-")) + p.count(0, e, st, i, col("G>-"));
       }
+  {  // the plot: the first point of the 5' C>T line is the frequency at position 1 on its y scale
+    std::ifstream in(m.dir / "ours.damage.svg");
+    const std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_EQ(svg.rfind("<svg", 0), 0u);
+    EXPECT_NE(svg.find("</svg>"), std::string::npos);
+    const std::size_t at = svg.find("data-sub=\"C>T\" data-end=\"5p\"");
+    ASSERT_NE(at, std::string::npos);
+    const std::size_t pts = svg.find("points=\"", at) + 8;
+    const double y = std::stod(svg.substr(svg.find(',', pts) + 1));
+    const std::size_t lab = svg.find("frequency (0 to ");
+    ASSERT_NE(lab, std::string::npos);
+    const double ymax = std::stod(svg.substr(lab + 16));
+    EXPECT_NEAR((1 - (y - 20) / 240) * ymax, bc::damage_ct5(p, 0), 0.002);
+    EXPECT_GT(bc::damage_ct5(p, 0), 0.2);
+  }
   EXPECT_GT(clipped, 100u);
   EXPECT_GT(inserted, 50u);
   EXPECT_GT(deleted, 50u);
@@ -256,6 +272,7 @@ TEST(BarracudaDamage, BadInputExitsTwoAndWritesNothing) {
     EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
     EXPECT_FALSE(std::filesystem::exists(out + ".misincorporation.txt"));
     EXPECT_FALSE(std::filesystem::exists(out + ".lgdistribution.txt"));
+    EXPECT_FALSE(std::filesystem::exists(out + ".damage.svg"));
   };
   std::mt19937_64 rng(4);  // a reference whose chr1 is shorter, one without chr2
   bct::write_fasta(m.dir / "short.fa", {{"chr2", "", bct::random_dna(rng, 300000)}, {"chr1", "", bct::random_dna(rng, 1000)}});

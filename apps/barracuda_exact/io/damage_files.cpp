@@ -3,6 +3,8 @@
 #include <htslib/sam.h>
 
 #include <algorithm>
+#include <cmath>
+#include <iterator>
 #include <cstdio>
 #include <memory>
 #include <numeric>
@@ -160,6 +162,59 @@ void write_lengths(const DamageProfile& p, const std::string& path, const std::s
   for (const int s : {0, 1})
     for (const auto& [len, n] : p.lengths(s)) std::fprintf(f.get(), "%c\t%lld\t%llu\n", s ? '-' : '+', static_cast<long long>(len), static_cast<unsigned long long>(n));
   finish(f, o);
+}
+
+void write_damage_svg(const DamageProfile& p, const std::string& path) {
+  static const char* kSubs[] = {"C>T", "G>A", "A>G", "T>C", "A>C", "A>T", "C>G", "C>A", "T>G", "T>A", "G>C", "G>T"};
+  const int L = p.options().length;
+  const double W = 360, H = 240, left = 50, top = 20, gap = 30;  // two panels of W x H
+  std::vector<std::vector<double>> f[2];
+  double ymax = 0.05;
+  for (int e = 0; e < 2; ++e)
+    for (const char* m : kSubs) {
+      const int base = m[0] == 'A' ? 0 : m[0] == 'C' ? 1 : m[0] == 'G' ? 2 : 3;
+      std::vector<double> v(static_cast<std::size_t>(L));
+      for (int i = 0; i < L; ++i) {
+        v[static_cast<std::size_t>(i)] = end_frequency(p, e, base, m, i);
+        ymax = std::max(ymax, v[static_cast<std::size_t>(i)]);
+      }
+      f[e].push_back(std::move(v));
+    }
+  ymax = std::ceil(ymax * 20) / 20;  // a multiple of 0.05
+  AtomicOutput o(path);
+  auto out = open_out(o);
+  std::FILE* fp = out.get();
+  std::fprintf(fp, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"sans-serif\" font-size=\"11\">\n",
+               left + 2 * W + gap + 20, top + H + 50);
+  for (int e = 0; e < 2; ++e) {
+    const double x0 = left + e * (W + gap);
+    std::fprintf(fp, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"black\"/>\n", x0, top, W, H);
+    std::fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", x0 + W / 2, top + H + 36,
+                 e == 0 ? "position from the 5' end" : "position from the 3' end");
+    for (int i = 0; i < L; i += std::max(1, L / 5)) {
+      const double x = e == 0 ? x0 + W * (i + 0.5) / L : x0 + W * (L - i - 0.5) / L;
+      std::fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%d</text>\n", x, top + H + 14, e == 0 ? i + 1 : -(i + 1));
+    }
+    for (std::size_t k = 0; k < std::size(kSubs); ++k) {
+      const std::size_t j = std::size(kSubs) - 1 - k;  // grey first, C>T and G>A on top
+      const char* colour = j == 0 ? "#d62728" : j == 1 ? "#1f77b4" : "#b0b0b0";
+      std::fprintf(fp, "<polyline data-sub=\"%s\" data-end=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"%s\" points=\"",
+                   kSubs[j], e == 0 ? "5p" : "3p", colour, j < 2 ? "2" : "1");
+      for (int i = 0; i < L; ++i) {
+        const double x = e == 0 ? x0 + W * (i + 0.5) / L : x0 + W * (L - i - 0.5) / L;
+        const double y = top + H * (1 - f[e][j][static_cast<std::size_t>(i)] / ymax);
+        std::fprintf(fp, "%s%.2f,%.2f", i ? " " : "", x, y);
+      }
+      std::fprintf(fp, "\"/>\n");
+    }
+  }
+  std::fprintf(fp, "<text x=\"12\" y=\"%.1f\" transform=\"rotate(-90 12 %.1f)\" text-anchor=\"middle\">frequency (0 to %.2f)</text>\n",
+               top + H / 2, top + H / 2, ymax);
+  std::fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#d62728\">C&gt;T</text><text x=\"%.1f\" y=\"%.1f\" fill=\"#1f77b4\">G&gt;A</text>"
+               "<text x=\"%.1f\" y=\"%.1f\" fill=\"#808080\">other substitutions</text>\n",
+               left + 8, top + 14, left + 48, top + 14, left + 88, top + 14);
+  std::fprintf(fp, "</svg>\n");
+  finish(out, o);
 }
 
 double damage_ct5(const DamageProfile& p, int i) { return end_frequency(p, 0, 1, "C>T", i); }

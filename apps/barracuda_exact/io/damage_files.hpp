@@ -29,6 +29,11 @@ void write_misincorporation(const DamageProfile& p, const std::string& path, con
 // mapDamage's lgdistribution.txt: "Std Length Occurences", lengths ascending per strand.
 void write_lengths(const DamageProfile& p, const std::string& path, const std::string& source);
 
+// A plot like mapDamage's Fragmisincorporation_plot, as SVG: the frequency of each substitution by
+// position, 5' end (positions 1..length) on the left, 3' end (-length..-1) on the right; C>T red,
+// G>A blue, the other ten grey. Each line carries its substitution and end as data attributes.
+void write_damage_svg(const DamageProfile& p, const std::string& path);
+
 // The frequency of C>T among reference C at the 5' end and of G>A among G at the 3' end, position
 // i (0-based), over every contig and both strands.
 double damage_ct5(const DamageProfile& p, int i);
