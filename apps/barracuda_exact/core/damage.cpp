@@ -98,7 +98,9 @@ bool DamageProfile::add_span(const DamageRead& rd, std::string_view span) {
   const bool rev = (rd.flag & 0x10) != 0;
   const int s = rev ? 1 : 0;
   // the alignment: read and reference with gaps, over the aligned part (soft clips left out)
-  std::string a_read, a_ref;
+  thread_local std::string a_read, a_ref;  // reused: no allocation per read
+  a_read.clear();
+  a_ref.clear();
   std::int64_t rp = rd.pos;
   auto ref_at = [&](std::int64_t p) {  // the span starts at rd.pos
     const std::int64_t j = p - rd.pos;

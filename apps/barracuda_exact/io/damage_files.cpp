@@ -80,8 +80,8 @@ std::string damage_span(const BwtIndex& idx, int contig, std::int64_t pos, std::
   const Contig& c = idx.contigs.at(static_cast<std::size_t>(contig));
   const std::int64_t from = c.offset + std::max<std::int64_t>(pos, 0);
   const std::int64_t to = std::min<std::int64_t>(c.offset + pos + len, c.offset + c.len);
-  std::string s;
-  for (std::int64_t p = from; p < to; ++p) s += "ACGT"[idx.pac_base(p)];
+  std::string s(static_cast<std::size_t>(std::max<std::int64_t>(to - from, 0)), 'N');
+  for (std::int64_t p = from; p < to; ++p) s[static_cast<std::size_t>(p - from)] = "ACGT"[idx.pac_base(p)];
   // the holes (bwa's .amb: runs of one ambiguous character) that overlap [from, to)
   auto h = std::upper_bound(idx.holes.begin(), idx.holes.end(), from, [](std::int64_t v, const Hole& x) { return v < x.offset; });
   if (h != idx.holes.begin()) --h;
