@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <random>
 
 #include <nlohmann/json.hpp>
 
@@ -53,6 +54,22 @@ TEST(BarracudaIndex, ByteIdenticalToBwaIndexWithAmbiguousBases) {
   TempDir dir;
   bct::write_fasta(dir / "tricky.fa", bct::tricky_reference(7));
   expect_same_as_bwa(dir, (dir / "tricky.fa").string());
+}
+
+TEST(BarracudaIndex, ByteIdenticalToBwaIndexOnOddReferences) {
+  // a contig of N only, two contigs of one name (bwa keeps both), N runs at a contig's both ends
+  if (!bct::have("bwa")) GTEST_SKIP() << "bwa not installed";
+  std::mt19937_64 rng(12);
+  const std::vector<std::vector<bc::RefSeq>> refs = {
+      {{"a", "", bct::random_dna(rng, 3000)}, {"b", "", std::string(500, 'N')}, {"c", "", bct::random_dna(rng, 2000)}},
+      {{"a", "", bct::random_dna(rng, 3000)}, {"a", "again", bct::random_dna(rng, 2000)}},
+      {{"a", "", std::string(100, 'N') + bct::random_dna(rng, 3000) + std::string(200, 'n')}}};
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    SCOPED_TRACE(i);
+    TempDir dir;
+    bct::write_fasta(dir / "odd.fa", refs[i]);
+    expect_same_as_bwa(dir, (dir / "odd.fa").string());
+  }
 }
 
 TEST(BarracudaIndex, ReaderLoadsBwaIndexAsBuilt) {
