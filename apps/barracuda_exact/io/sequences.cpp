@@ -4,6 +4,7 @@
 #include <htslib/hts_log.h>
 #include <htslib/kseq.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -103,10 +104,18 @@ std::vector<RefSeq> read_reference(const std::string& path) {
     const std::string shown_name = shown(s->name);
     if (s->comment.l) r.comment.assign(s->comment.s, s->comment.l);
     if (s->seq.l == 0) input_error(path, "contig " + shown_name + " has no bases");
-    for (std::size_t i = 0; i < s->seq.l; ++i)
-      if (!is_iupac(s->seq.s[i]))
-        input_error(path, "contig " + shown_name + " position " + std::to_string(i + 1) + ": character " +
-                              printable(s->seq.s[i]) + " is not an IUPAC nucleotide code");
+    static const auto iupac = [] {  // is_iupac as a table: one branch-free pass, the position only on a failure
+      std::array<std::uint8_t, 256> t{};
+      for (int c = 0; c < 256; ++c) t[static_cast<std::size_t>(c)] = is_iupac(static_cast<char>(c)) ? 1 : 0;
+      return t;
+    }();
+    std::uint8_t all = 1;
+    for (std::size_t i = 0; i < s->seq.l; ++i) all &= iupac[static_cast<unsigned char>(s->seq.s[i])];
+    if (!all)
+      for (std::size_t i = 0; i < s->seq.l; ++i)
+        if (!is_iupac(s->seq.s[i]))
+          input_error(path, "contig " + shown_name + " position " + std::to_string(i + 1) + ": character " +
+                                printable(s->seq.s[i]) + " is not an IUPAC nucleotide code");
     r.seq.assign(s->seq.s, s->seq.l);
     ref.push_back(std::move(r));
   }
