@@ -1,7 +1,9 @@
 #include "core/damage.hpp"
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
+#include <vector>
 
 namespace evk::barracuda_exact {
 
@@ -13,28 +15,17 @@ namespace {
 
 constexpr std::uint16_t kLeftOut = 0x4 | 0x100 | 0x200 | 0x400 | 0x800;
 
-int letter(char c) {  // A C G T -> 0..3, '-' -> 4, else -1
-  switch (c) {
-    case 'A': return 0;
-    case 'C': return 1;
-    case 'G': return 2;
-    case 'T': return 3;
-    case '-': return 4;
-    default: return -1;
-  }
-}
-
-char upper(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c; }
-
-char complement(char c) {
-  switch (c) {
-    case 'A': return 'T';
-    case 'C': return 'G';
-    case 'G': return 'C';
-    case 'T': return 'A';
-    default: return c;  // '-' and others: as they are (mapDamage complements IUPAC codes, which are skipped anyway)
-  }
-}
+// A C G T (either case) 0-3, the gap 4, anything else 5 (mapDamage uppercases; skips the rest).
+constexpr std::array<std::uint8_t, 256> kCode = [] {
+  std::array<std::uint8_t, 256> t{};
+  for (auto& v : t) v = 5;
+  t['A'] = t['a'] = 0;
+  t['C'] = t['c'] = 1;
+  t['G'] = t['g'] = 2;
+  t['T'] = t['t'] = 3;
+  t['-'] = 4;
+  return t;
+}();
 
 // The column of the substitution ref>read (r, q: letter codes, not equal), or -1.
 int mutation_column(int r, int q) {
@@ -53,21 +44,22 @@ DamageProfile::DamageProfile(std::vector<std::string> contigs, DamageOptions opt
   counts_.assign(contigs_.size() * 4 * static_cast<std::size_t>(opt_.length) * kDamageColumns, 0);
 }
 
-void DamageProfile::count_end(int c, int e, int s, std::string_view read, std::string_view ref, bool backwards) {
-  static const auto table = [] {  // [ref letter][read letter] -> column
+void DamageProfile::count_end(int c, int e, int s, const std::uint8_t* q, const std::uint8_t* r, std::size_t len,
+                              bool backwards) {
+  static const auto table = [] {  // [ref code][read code] -> column (codes 0-4)
     std::array<std::array<int, 5>, 5> t{};
-    for (int r = 0; r < 5; ++r)
-      for (int q = 0; q < 5; ++q) t[r][q] = r == q ? -1 : mutation_column(r, q);
+    for (int x = 0; x < 5; ++x)
+      for (int y = 0; y < 5; ++y) t[static_cast<std::size_t>(x)][static_cast<std::size_t>(y)] = x == y ? -1 : mutation_column(x, y);
     return t;
   }();
-  const std::size_t n = std::min<std::size_t>(read.size(), static_cast<std::size_t>(opt_.length));
+  const std::size_t n = std::min<std::size_t>(len, static_cast<std::size_t>(opt_.length));
   for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t j = backwards ? read.size() - 1 - i : i;
-    const int q = letter(read[j]), r = letter(ref[j]);
-    if (q < 0 || r < 0) continue;
-    if (r < 4) ++at(c, e, s, static_cast<int>(i), r);
-    if (r != q) {
-      const int k = table[static_cast<std::size_t>(r)][static_cast<std::size_t>(q)];
+    const std::size_t j = backwards ? len - 1 - i : i;
+    const std::uint8_t y = q[j], x = r[j];
+    if (y > 4 || x > 4) continue;
+    if (x < 4) ++at(c, e, s, static_cast<int>(i), x);
+    if (x != y) {
+      const int k = table[x][y];
       if (k >= 0) ++at(c, e, s, static_cast<int>(i), k);
     }
   }
@@ -97,66 +89,69 @@ bool DamageProfile::add_span(const DamageRead& rd, std::string_view span) {
   if (rd.contig < 0 || static_cast<std::size_t>(rd.contig) >= contigs_.size()) throw std::out_of_range("damage: contig index");
   const bool rev = (rd.flag & 0x10) != 0;
   const int s = rev ? 1 : 0;
-  // the alignment: read and reference with gaps, over the aligned part (soft clips left out)
-  thread_local std::string a_read, a_ref;  // reused: no allocation per read
-  a_read.clear();
-  a_ref.clear();
-  std::int64_t rp = rd.pos;
-  auto ref_at = [&](std::int64_t p) {  // the span starts at rd.pos
+  // the alignment as letter codes (A C G T 0-3, gap 4, anything else 5): read and reference with
+  // gaps over the aligned part (soft clips left out); buffers reused, no allocation per read
+  thread_local std::vector<std::uint8_t> tq, tr;
+  std::vector<std::uint8_t>& q = tq;
+  std::vector<std::uint8_t>& r = tr;
+  std::size_t n = 0;
+  for (const auto& [op, len] : rd.cigar)
+    if (op == 'M' || op == '=' || op == 'X' || op == 'I' || op == 'D') n += static_cast<std::size_t>(len);
+  if (q.size() < n) {
+    q.resize(n);
+    r.resize(n);
+  }
+  auto ref_code = [&](std::int64_t p) {  // the span starts at rd.pos
     const std::int64_t j = p - rd.pos;
-    return j >= 0 && j < static_cast<std::int64_t>(span.size()) ? upper(span[static_cast<std::size_t>(j)]) : 'N';
+    return j >= 0 && j < static_cast<std::int64_t>(span.size()) ? kCode[static_cast<unsigned char>(span[static_cast<std::size_t>(j)])]
+                                                                 : std::uint8_t{5};
   };
-  std::size_t qp = 0;
+  auto read_code = [&](std::size_t i) { return i < rd.seq.size() ? kCode[static_cast<unsigned char>(rd.seq[i])] : std::uint8_t{5}; };
+  std::int64_t rp = rd.pos;
+  std::size_t qp = 0, k = 0;
   int clip_left = 0, clip_right = 0;
   bool seen_aligned = false;
   for (const auto& [op, len] : rd.cigar) {
-    switch (op) {
-      case 'M': case '=': case 'X':
-        for (int i = 0; i < len; ++i, ++rp, ++qp) {
-          a_read += upper(qp < rd.seq.size() ? rd.seq[qp] : 'N');
-          a_ref += ref_at(rp);
-        }
-        seen_aligned = true;
-        break;
-      case 'I':
-        for (int i = 0; i < len; ++i, ++qp) {
-          a_read += upper(qp < rd.seq.size() ? rd.seq[qp] : 'N');
-          a_ref += '-';
-        }
-        seen_aligned = true;
-        break;
-      case 'D':
-        for (int i = 0; i < len; ++i, ++rp) {
-          a_read += '-';
-          a_ref += ref_at(rp);
-        }
-        seen_aligned = true;
-        break;
-      case 'N':
-        rp += len;
-        break;
-      case 'S':
-        (seen_aligned ? clip_right : clip_left) += len;
-        qp += static_cast<std::size_t>(len);
-        break;
-      default:  // H, P
-        break;
+    if (op == 'M' || op == '=' || op == 'X') {
+      for (int i = 0; i < len; ++i, ++k) {
+        q[k] = read_code(qp++);
+        r[k] = ref_code(rp++);
+      }
+    } else if (op == 'I') {
+      for (int i = 0; i < len; ++i, ++k) {
+        q[k] = read_code(qp++);
+        r[k] = 4;
+      }
+    } else if (op == 'D') {
+      for (int i = 0; i < len; ++i, ++k) {
+        q[k] = 4;
+        r[k] = ref_code(rp++);
+      }
+    } else if (op == 'N') {
+      rp += len;
+    } else if (op == 'S') {
+      (seen_aligned ? clip_right : clip_left) += len;
+      qp += static_cast<std::size_t>(len);
     }
+    if (op == 'M' || op == '=' || op == 'X' || op == 'I' || op == 'D') seen_aligned = true;
   }
   ++reads_;
   if (!(rd.flag & 0x1)) ++lengths_[static_cast<std::size_t>(s)][rp - rd.pos];
-  if (rev) {
-    std::reverse(a_read.begin(), a_read.end());
-    std::reverse(a_ref.begin(), a_ref.end());
-    for (char& ch : a_read) ch = complement(ch);
-    for (char& ch : a_ref) ch = complement(ch);
+  if (rev) {  // the read's own orientation: reverse complement both
+    static constexpr std::uint8_t kComp[6] = {3, 2, 1, 0, 4, 5};
+    std::reverse(q.begin(), q.begin() + static_cast<std::ptrdiff_t>(n));
+    std::reverse(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(n));
+    for (std::size_t i = 0; i < n; ++i) {
+      q[i] = kComp[q[i]];
+      r[i] = kComp[r[i]];
+    }
   }
   // soft clips at the read's own 5' and 3' ends
   const int clip5 = rev ? clip_right : clip_left, clip3 = rev ? clip_left : clip_right;
   for (int i = 0; i < std::min(clip5, opt_.length); ++i) ++at(rd.contig, 0, s, i, kDamageColumns - 1);
   for (int i = 0; i < std::min(clip3, opt_.length); ++i) ++at(rd.contig, 1, s, i, kDamageColumns - 1);
-  count_end(rd.contig, 0, s, a_read, a_ref, false);
-  count_end(rd.contig, 1, s, a_read, a_ref, true);
+  count_end(rd.contig, 0, s, q.data(), r.data(), n, false);
+  count_end(rd.contig, 1, s, q.data(), r.data(), n, true);
   return true;
 }
 

@@ -63,7 +63,7 @@ class DamageProfile {
     return counts_[((static_cast<std::size_t>(c) * 4 + static_cast<std::size_t>(e * 2 + s)) * static_cast<std::size_t>(opt_.length) +
                     static_cast<std::size_t>(i)) * kDamageColumns + static_cast<std::size_t>(k)];
   }
-  void count_end(int c, int e, int s, std::string_view read, std::string_view ref, bool backwards);
+  void count_end(int c, int e, int s, const std::uint8_t* q, const std::uint8_t* r, std::size_t len, bool backwards);
   std::vector<std::string> contigs_;
   DamageOptions opt_;
   std::vector<std::uint64_t> counts_;
