@@ -13,6 +13,16 @@ std::string format_cuda_version(int v) {
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
 }
 
+std::string gpu_status(int driver_version, int runtime_version, const std::string& count_error, int devices) {
+  if (driver_version <= 0) return "no NVIDIA driver found";
+  if (runtime_version > 0 && driver_version < runtime_version)
+    return "the NVIDIA driver supports CUDA up to " + format_cuda_version(driver_version) + ", this build needs CUDA " +
+           format_cuda_version(runtime_version) + " or newer (update the driver)";
+  if (!count_error.empty()) return "no CUDA device (" + count_error + ")";
+  if (devices == 0) return "no CUDA device found";
+  return "ok";
+}
+
 static GpuEnvironment query() {
   GpuEnvironment env;
 #if defined(EVK_HAVE_CUDA)
@@ -21,13 +31,9 @@ static GpuEnvironment query() {
   if (cudaDriverGetVersion(&env.driver_version) != cudaSuccess) env.driver_version = 0;
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) {
-    env.status = std::string("no CUDA device (") + cudaGetErrorString(e) + ")";
+  if (e != cudaSuccess || n == 0) {
+    env.status = gpu_status(env.driver_version, env.runtime_version, e != cudaSuccess ? cudaGetErrorString(e) : "", 0);
     cudaGetLastError();
-    return env;
-  }
-  if (n == 0) {
-    env.status = "no CUDA device found";
     return env;
   }
   for (int i = 0; i < n; ++i) {

@@ -1,6 +1,7 @@
 // CLI conventions, checked on the real executables: exit codes, one-line errors, --json, --version.
 #include <nlohmann/json.hpp>
 
+#include "evk/device.hpp"
 #include "evk_testing.hpp"
 
 using evk::testing::run_tool;
@@ -71,4 +72,25 @@ TEST(Cli, DevicesListsGpuAndVariant) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find(evk::gpu_environment().devices[0].name), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("kernel stereo"), std::string::npos) << r.out;
+}
+
+// Without a driver the tools say so plainly (not the runtime's "driver version is insufficient");
+// with an old one, both versions; otherwise the runtime's error or the empty device list.
+TEST(GpuStatus, SaysWhatIsMissing) {
+  EXPECT_EQ(evk::gpu_status(0, 13000, "CUDA driver version is insufficient for CUDA runtime version", 0), "no NVIDIA driver found");
+  EXPECT_EQ(evk::gpu_status(12040, 13000, "CUDA driver version is insufficient for CUDA runtime version", 0),
+            "the NVIDIA driver supports CUDA up to 12.4, this build needs CUDA 13.0 or newer (update the driver)");
+  EXPECT_EQ(evk::gpu_status(13000, 13000, "no CUDA-capable device is detected", 0), "no CUDA device (no CUDA-capable device is detected)");
+  EXPECT_EQ(evk::gpu_status(13010, 13000, "", 0), "no CUDA device found");
+  EXPECT_EQ(evk::gpu_status(13010, 13000, "", 2), "ok");
+}
+
+TEST(GpuStatus, ToolsSayNoDriverAndUseTheCpu) {
+  const evk::GpuEnvironment& env = evk::gpu_environment();
+  if (!env.built_with_cuda || env.driver_version != 0) GTEST_SKIP() << "needs a CUDA build on a machine without an NVIDIA driver";
+  EXPECT_EQ(env.status, "no NVIDIA driver found");
+  const auto r = run_tool("barracuda_exact", "devices");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE((r.out + r.err).find("No usable GPU: no NVIDIA driver found."), std::string::npos) << r.out << r.err;
+  EXPECT_EQ((r.out + r.err).find("insufficient"), std::string::npos) << r.out << r.err;
 }

@@ -34,4 +34,9 @@ const GpuEnvironment& gpu_environment();
 
 std::string format_cuda_version(int v);  // 13000 -> "13.0"
 
+// Why no GPU can be used, from what the CUDA runtime reported: its version and the driver's (0: no
+// driver), the error of the device count (empty: none) and the devices counted. "no NVIDIA driver
+// found" without a driver; the two versions when the driver is too old for this build.
+std::string gpu_status(int driver_version, int runtime_version, const std::string& count_error, int devices);
+
 }  // namespace evk
