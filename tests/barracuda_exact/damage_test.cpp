@@ -1,8 +1,9 @@
-// The damage profile (core/damage.hpp, `barracuda_exact damage`): counts of hand-made records worked
-// out by hand; on simulated damaged reads (deamination decaying from both ends, indels, low-quality
-// tails trimmed into soft clips) mapped by our own `map`, the C>T and G>A frequencies recover the
-// simulated rates, and the files equal mapDamage 2's (Debian's, run here) line for line; bad input
-// exits 2 with one line naming the file and writes nothing.
+// The damage profile (core/damage.hpp, `barracuda_exact damage`, `map --damage`): counts of
+// hand-made records worked out by hand; reads with simulated deamination written at their true place
+// recover the simulated rates; simulated damaged reads with indels and trimmed tails mapped by our own
+// `map` give files (misincorporation, lengths, composition) equal to mapDamage 2's (Debian's, run
+// here) line for line, and map --damage gives what `damage` gives over its BAM; bad input exits 2
+// with one line naming the file and writes nothing.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -227,6 +228,9 @@ TEST(BarracudaDamage, EqualsMapDamageOnMappedReads) {
   EXPECT_EQ(ours.size(), 1u + 2 * 2 * 2 * 25);  // header + 2 contigs x 2 ends x 2 strands x 25 positions
   for (std::size_t i = 0; i < ours.size(); ++i) EXPECT_EQ(ours[i], theirs[i]) << "line " << i;
   EXPECT_EQ(data_lines(m.dir / "ours.lgdistribution.txt", true), data_lines(m.dir / "md" / "lgdistribution.txt", true));
+  const auto oc = data_lines(m.dir / "ours.dnacomp.txt"), tc = data_lines(m.dir / "md" / "dnacomp.txt");
+  EXPECT_EQ(oc.size(), 1u + 2 * 2 * 2 * 35);  // header + 2 contigs x 2 ends x 2 strands x (10 around + 25 read)
+  EXPECT_EQ(oc, tc);
 }
 
 // map --damage reads the reference from the index: bwa's packing replaced the ambiguous bases, the
@@ -254,7 +258,7 @@ TEST(BarracudaDamage, MapCountsWhatDamageCountsOverItsBam) {
     const auto d = evk::testing::run_tool("barracuda_exact", "damage -q " + std::to_string(q) + " " + m.fa + " " + bam + " -o " +
                                                                  (m.dir / (tag + "bam")).string());
     ASSERT_EQ(d.exit_code, 0) << d.err;
-    for (const char* t : {".misincorporation.txt", ".lgdistribution.txt"}) {
+    for (const char* t : {".misincorporation.txt", ".lgdistribution.txt", ".dnacomp.txt"}) {
       const auto a = data_lines(m.dir / (tag + "map" + t)), b = data_lines(m.dir / (tag + "bam" + t));
       EXPECT_GT(a.size(), 10u) << t;
       EXPECT_EQ(a, b) << tag << t;
@@ -273,6 +277,7 @@ TEST(BarracudaDamage, BadInputExitsTwoAndWritesNothing) {
     EXPECT_FALSE(std::filesystem::exists(out + ".misincorporation.txt"));
     EXPECT_FALSE(std::filesystem::exists(out + ".lgdistribution.txt"));
     EXPECT_FALSE(std::filesystem::exists(out + ".damage.svg"));
+    EXPECT_FALSE(std::filesystem::exists(out + ".dnacomp.txt"));
   };
   std::mt19937_64 rng(4);  // a reference whose chr1 is shorter, one without chr2
   bct::write_fasta(m.dir / "short.fa", {{"chr2", "", bct::random_dna(rng, 300000)}, {"chr1", "", bct::random_dna(rng, 1000)}});

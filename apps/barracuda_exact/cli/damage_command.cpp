@@ -20,6 +20,7 @@ void run_damage(const DamageArgs& a) {
   const std::string source = "reads " + a.bam + ", reference " + a.ref + ", MAPQ >= " + std::to_string(a.opt.min_mapq);
   write_misincorporation(p, a.prefix + ".misincorporation.txt", source);
   write_lengths(p, a.prefix + ".lgdistribution.txt", source);
+  write_composition(p, a.prefix + ".dnacomp.txt", source);
   write_damage_svg(p, a.prefix + ".damage.svg");
   std::fprintf(stderr, "%llu reads; C>T at the 5' end %.4f (position 1), %.4f (2); G>A at the 3' end %.4f (1), %.4f (2)\n",
                static_cast<unsigned long long>(p.reads()), damage_ct5(p, 0), damage_ct5(p, 1), damage_ga3(p, 0), damage_ga3(p, 1));
@@ -33,8 +34,10 @@ void add_damage_command(CLI::App& app) {
   auto a = std::make_shared<DamageArgs>();
   cmd->add_option("REF", a->ref, "FASTA reference the reads were mapped to, plain or gzip")->required();
   cmd->add_option("BAM", a->bam, "Mapped reads: BAM, SAM or CRAM")->required();
-  cmd->add_option("-o,--prefix", a->prefix, "Output prefix: PREFIX.misincorporation.txt, PREFIX.lgdistribution.txt, PREFIX.damage.svg")->required();
+  cmd->add_option("-o,--prefix", a->prefix, "Output prefix: PREFIX.misincorporation.txt, PREFIX.lgdistribution.txt, PREFIX.dnacomp.txt, PREFIX.damage.svg")->required();
   cmd->add_option("-l,--length", a->opt.length, "Positions counted from each end")->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->add_option("-a,--around", a->opt.around, "Reference bases before and after each read in dnacomp.txt")
+      ->check(CLI::Range(0, 1000))->capture_default_str();
   cmd->add_option("-q,--min-mapq", a->opt.min_mapq, "Leave out reads below this MAPQ (0: every mapped read, as mapDamage)")
       ->check(CLI::Range(0, 255))->capture_default_str();
   cmd->callback([a] { run_damage(*a); });

@@ -71,6 +71,8 @@ void add_map_options(CLI::App* cmd, MapArgs& x) {
                                          "PREFIX.misincorporation.txt, PREFIX.lgdistribution.txt");
   cmd->add_option("--damage-length", mo.damage_options.length, "With --damage: positions counted from each end [25]")
       ->check(CLI::Range(1, 1000));
+  cmd->add_option("--damage-around", mo.damage_options.around, "With --damage: reference bases before and after each read in dnacomp.txt [10]")
+      ->check(CLI::Range(0, 1000));
   cmd->add_option("--damage-min-mapq", mo.damage_options.min_mapq, "With --damage: leave out reads below this MAPQ [25]")
       ->check(CLI::Range(0, 255));
   cmd->add_option("--unmatched", mo.unmatched, "With --exact: also write reads without an exact hit here (FASTQ.gz)");

@@ -19,6 +19,7 @@ namespace evk::barracuda_exact {
 
 struct DamageOptions {
   int length = 25;    // alignment columns counted from each end (mapDamage -l)
+  int around = 10;    // reference bases before and after a read in the composition table (mapDamage -a)
   int min_mapq = 25;  // reads below are left out (mapDamage has none: 0 gives its counts)
 };
 
@@ -44,14 +45,19 @@ class DamageProfile {
   DamageProfile(std::vector<std::string> contigs, DamageOptions opt);
   // Adds a record: false when the filters leave it out. ref: its contig's sequence (any case).
   bool add(const DamageRead& r, std::string_view ref);
-  // The same with only the reference the record spans: from r.pos, reference_span(r) bases.
-  bool add_span(const DamageRead& r, std::string_view span);
+  // The same with only the reference around the record: win holds the contig's bases from
+  // win_start, at least from r.pos - around (or 0) to its end + around (or the contig's end).
+  bool add_window(const DamageRead& r, std::string_view win, std::int64_t win_start);
   void clear();  // no reads counted
   // Counts of contig c, end e (0: 5', 1: 3'), strand s (0: +, 1: -), position i, column k.
   std::uint64_t count(int c, int e, int s, int i, int k) const {
     return counts_[((static_cast<std::size_t>(c) * 4 + static_cast<std::size_t>(e * 2 + s)) * static_cast<std::size_t>(opt_.length) +
                     static_cast<std::size_t>(i)) * kDamageColumns + static_cast<std::size_t>(k)];
   }
+  // Base composition (mapDamage's dnacomp.txt) of contig c, end e, strand s, base b (A C G T), at
+  // position pos: 5' end -around..-1 (the reference before the read) and 1..length (the read), 3'
+  // end -length..-1 (the read) and 1..around (the reference after it); 0 elsewhere.
+  std::uint64_t composition(int c, int e, int s, int pos, int b) const;
   const std::vector<std::string>& contigs() const { return contigs_; }
   const DamageOptions& options() const { return opt_; }
   const std::map<std::int64_t, std::uint64_t>& lengths(int strand) const { return lengths_[strand]; }
@@ -64,9 +70,12 @@ class DamageProfile {
                     static_cast<std::size_t>(i)) * kDamageColumns + static_cast<std::size_t>(k)];
   }
   void count_end(int c, int e, int s, const std::uint8_t* q, const std::uint8_t* r, std::size_t len, bool backwards);
+  void count_composition(const DamageRead& rd, int s, const std::uint8_t* q, std::size_t n, std::string_view win,
+                         std::int64_t win_start, std::int64_t end);
   std::vector<std::string> contigs_;
   DamageOptions opt_;
-  std::vector<std::uint64_t> counts_;
+  std::vector<std::uint64_t> counts_, comp_;  // comp_: contig x end x strand x (around + length) x 4
+  std::size_t comp_at(int c, int e, int s, int pos, int b) const;  // pos as composition(); -1 outside
   std::array<std::map<std::int64_t, std::uint64_t>, 2> lengths_;
   std::uint64_t reads_ = 0;
 };

@@ -153,6 +153,36 @@ void write_misincorporation(const DamageProfile& p, const std::string& path, con
   finish(f, o);
 }
 
+void write_composition(const DamageProfile& p, const std::string& path, const std::string& source) {
+  AtomicOutput o(path);
+  auto f = open_out(o);
+  std::fprintf(f.get(), "# table produced by barracuda_exact damage, in mapDamage 2's layout\n# %s\n", source.c_str());
+  std::fprintf(f.get(), "# Chr: reference from sam/bam header, End: from which termini of DNA sequences, Std: strand of reads\n");
+  std::fprintf(f.get(), "Chr\tEnd\tStd\tPos\tA\tC\tG\tT\tTotal\n");
+  std::vector<int> order(p.contigs().size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return p.contigs()[static_cast<std::size_t>(a)] < p.contigs()[static_cast<std::size_t>(b)]; });
+  const int L = p.options().length, A = p.options().around;
+  for (const int c : order)
+    for (const int e : {1, 0})
+      for (const int s : {0, 1}) {
+        std::vector<int> pos;
+        for (int i = e ? -L : -A; i <= (e ? A : L); ++i)
+          if (i != 0) pos.push_back(i);
+        for (const int i : pos) {
+          std::uint64_t total = 0;
+          std::fprintf(f.get(), "%s\t%s\t%c\t%d", p.contigs()[static_cast<std::size_t>(c)].c_str(), e ? "3p" : "5p", s ? '-' : '+', i);
+          for (int b = 0; b < 4; ++b) {
+            const std::uint64_t v = p.composition(c, e, s, i, b);
+            total += v;
+            std::fprintf(f.get(), "\t%llu", static_cast<unsigned long long>(v));
+          }
+          std::fprintf(f.get(), "\t%llu\n", static_cast<unsigned long long>(total));
+        }
+      }
+  finish(f, o);
+}
+
 void write_lengths(const DamageProfile& p, const std::string& path, const std::string& source) {
   AtomicOutput o(path);
   auto f = open_out(o);

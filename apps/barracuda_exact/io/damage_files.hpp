@@ -18,14 +18,17 @@ DamageProfile damage_from_bam(const std::string& bam, const std::string& fasta, 
 // The profile's view of a BAM record (contig, position, flag, MAPQ, CIGAR, SEQ); false if unmapped.
 bool damage_read(const bam1_t* b, DamageRead& out);
 
-// A profile over the index's contigs, and the reference an alignment at (contig, pos) spans, from
-// the index (uppercase; the FASTA's ambiguous characters back where bwa's packing replaced them).
+// A profile over the index's contigs, and the reference from (contig, pos) on, len bases (clipped
+// to the contig), from the index (uppercase; the FASTA's ambiguous characters back where bwa's packing replaced them).
 DamageProfile damage_profile(const BwtIndex& idx, const DamageOptions& opt);
 std::string damage_span(const BwtIndex& idx, int contig, std::int64_t pos, std::int64_t len);
 
 // mapDamage's misincorporation.txt: "Chr End Std Pos A C G T Total G>A C>T ... S", contigs by name,
 // 3p before 5p, + before -, positions 1..length. Written to a temporary name, renamed when complete.
 void write_misincorporation(const DamageProfile& p, const std::string& path, const std::string& source);
+// mapDamage's dnacomp.txt: "Chr End Std Pos A C G T Total", the composition table (5p: -around..-1,
+// 1..length; 3p: -length..-1, 1..around).
+void write_composition(const DamageProfile& p, const std::string& path, const std::string& source);
 // mapDamage's lgdistribution.txt: "Std Length Occurences", lengths ascending per strand.
 void write_lengths(const DamageProfile& p, const std::string& path, const std::string& source);
 

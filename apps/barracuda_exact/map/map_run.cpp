@@ -221,6 +221,7 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
                                " by barracuda_exact map, MAPQ >= " + std::to_string(opt.damage_options.min_mapq);
     write_misincorporation(*d, opt.damage + ".misincorporation.txt", source);
     write_lengths(*d, opt.damage + ".lgdistribution.txt", source);
+    write_composition(*d, opt.damage + ".dnacomp.txt", source);
     write_damage_svg(*d, opt.damage + ".damage.svg");
   }
 
