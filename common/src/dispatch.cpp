@@ -139,6 +139,8 @@ Variant parse_genome_text(const std::string& text, const std::string& where) {
       else if (key == "device") v.device_name = val;
       else if (key == "id") v.id = val;
       else if (key == "classes") v.classes = parse_classes(val);
+      else if (key == "validated-cc")
+        for (const std::string& c : parse_classes(val)) v.validated_cc.push_back(parse_cc(c, where));
       else if (key == "requires") v.constraints.push_back(parse_constraint(val, where));
       else if (key == "genes") {
         try {
@@ -299,7 +301,8 @@ Selection Registry::select(const std::string& kernel, const DeviceKey& dev, cons
     return {v, "--kernel " + choice};
   }
 
-  // Evolved candidates for this kernel that may run on the device (not for a newer architecture).
+  // Evolved candidates for this kernel that may run on the device: evolved on it or on an older
+  // architecture (never a newer one).
   std::vector<const Variant*> cands;
   std::vector<std::string> misfits;
   for (const auto& v : variants_) {
@@ -337,14 +340,11 @@ Selection Registry::select(const std::string& kernel, const DeviceKey& dev, cons
       return {*v, with_class("same compute capability (" + format_cc(dev.cc) + ")", *v)};
     if (auto* v = best([&](const Variant& x) { return x.cc == dev.cc; }))
       return {*v, with_class("same compute capability (" + format_cc(dev.cc) + ", evolved on " + v->device_name + ")", *v)};
-    int lower = 0;
-    for (const Variant* v : cands)
-      if (v->cc < dev.cc) lower = std::max(lower, v->cc);
-    if (lower > 0)
-      if (auto* v = best([&](const Variant& x) { return x.cc == lower; }))
-        return {*v, with_class("nearest lower compute capability (" + format_cc(lower) + " for a " + format_cc(dev.cc) +
-                                   " device)",
-                               *v)};
+    // another architecture's variant only where it was validated on this one
+    if (auto* v = best([&](const Variant& x) {
+          return std::find(x.validated_cc.begin(), x.validated_cc.end(), dev.cc) != x.validated_cc.end();
+        }))
+      return {*v, with_class("validated on compute capability " + format_cc(dev.cc) + " (evolved on " + format_cc(v->cc) + ")", *v)};
   }
   std::string skipped;
   for (const auto& m : misfits) skipped += "; " + m;
@@ -353,7 +353,7 @@ Selection Registry::select(const std::string& kernel, const DeviceKey& dev, cons
                                         (dev.cc ? dev.name + " (compute capability " + format_cc(dev.cc) + ")" : "this device") +
                                         " and this request" + skipped);
   if (!dev.cc) return {original, "no GPU"};
-  return {original, (misfits.empty() ? "no evolved variant for compute capability " + format_cc(dev.cc) + " or lower"
+  return {original, (misfits.empty() ? "no variant evolved or validated on compute capability " + format_cc(dev.cc)
                                      : "no evolved variant fits this request") + skipped};
 }
 

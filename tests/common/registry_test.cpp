@@ -60,12 +60,27 @@ TEST(Registry, SameCcDeviceSpecificIsUsedWhenNoGenericOne) {
   EXPECT_EQ(r.select("k", DeviceKey{90, "NVIDIA H100"}).variant.id, "sm90-h200");
 }
 
-TEST(Registry, NearestLowerComputeCapability) {
+// Another architecture runs the original unless a variant was validated there (issue 38): a lower
+// cc alone is not enough, and the rule says so.
+TEST(Registry, OtherArchitecturesRunTheOriginalUnlessAVariantWasValidatedThere) {
   auto r = full();
-  EXPECT_EQ(r.select("k", DeviceKey{89, "NVIDIA L4"}).variant.id, "sm86");
-  EXPECT_EQ(r.select("k", DeviceKey{87, "Orin"}).variant.id, "sm86");
-  EXPECT_EQ(r.select("k", DeviceKey{120, "RTX 5090"}).variant.id, "sm90");
-  EXPECT_NE(r.select("k", DeviceKey{89, "x"}).rule.find("nearest lower"), std::string::npos);
+  for (const DeviceKey& d : {DeviceKey{75, "Tesla T4"}, DeviceKey{89, "NVIDIA L4"}, DeviceKey{87, "Orin"},
+                             DeviceKey{100, "NVIDIA B200"}, DeviceKey{120, "RTX 5090"}}) {
+    const auto s = r.select("k", d);
+    EXPECT_TRUE(s.variant.is_original()) << d.cc << " got " << s.variant.id;
+    EXPECT_NE(s.rule.find("no variant evolved or validated on compute capability"), std::string::npos) << s.rule;
+  }
+  Variant v = evolved("sm86-checked", 86);
+  v.validated_cc = {89, 120};
+  r.add(v);
+  const auto l4 = r.select("k", DeviceKey{89, "NVIDIA L4"});
+  EXPECT_EQ(l4.variant.id, "sm86-checked");
+  EXPECT_NE(l4.rule.find("validated on compute capability 8.9 (evolved on 8.6)"), std::string::npos) << l4.rule;
+  EXPECT_EQ(r.select("k", DeviceKey{120, "RTX 5090"}).variant.id, "sm86-checked");
+  EXPECT_TRUE(r.select("k", DeviceKey{87, "Orin"}).variant.is_original());
+  // the header, as gi would write it
+  const Variant p = evk::parse_genome_text("# kernel: k\n# cc: 9.0\n# validated-cc: 10.0, sm_120\nX=1\n", "t");
+  EXPECT_EQ(p.validated_cc, (std::vector<int>{100, 120}));
 }
 
 TEST(Registry, NeverPicksANewerArchitecture) {
@@ -105,13 +120,12 @@ TEST(Registry, OverlayTakesPrecedenceAtEachStep) {
   auto s = r.select("k", DeviceKey{90, "NVIDIA H100"});
   EXPECT_EQ(s.variant.id, "mine");
   EXPECT_EQ(s.variant.source, VariantSource::overlay);
-  // and at the nearest-lower step
+  // and on another architecture neither runs unless validated there
   Registry r2;
   r2.add_kernel("k");
   r2.add(evolved("sm80", 80));
   r2.load_overlay(dir.path());
-  EXPECT_EQ(r2.select("k", DeviceKey{86, "A10"}).variant.id, "older");
-  EXPECT_EQ(r2.select("k", DeviceKey{86, "A10"}).variant.source, VariantSource::overlay);
+  EXPECT_TRUE(r2.select("k", DeviceKey{86, "A10"}).variant.is_original());
 }
 
 TEST(Registry, OverlayProblemsAreReportedNotFatal) {
@@ -218,9 +232,9 @@ TEST(RegistryApplicability, SizeClassIsPreferredAndAMisfitFallsDownTheChain) {
   auto s = r.select("k", kH100, "auto", req("1080p"));
   EXPECT_EQ(s.variant.id, "h200-1080p");  // same cc, evolved on another device, validated for 1080p
   EXPECT_NE(s.rule.find("size class 1080p"), std::string::npos) << s.rule;
-  // A100 (8.0): the sm80 variant; the future cc 10.0 part: nearest lower = 9.0; T4: original
+  // A100 (8.0): the sm80 variant; the future cc 10.0 part: the original (nothing validated there); T4: original
   EXPECT_EQ(r.select("k", kA100, "auto", req("1080p")).variant.id, "sm80-all");
-  EXPECT_EQ(r.select("k", kFuture, "auto", req("kitti")).variant.id, "sm90-kitti");
+  EXPECT_TRUE(r.select("k", kFuture, "auto", req("kitti")).variant.is_original());
   EXPECT_TRUE(r.select("k", kT4, "auto", req("kitti")).variant.is_original());
 }
 
@@ -242,7 +256,10 @@ TEST(RegistryApplicability, AMisfitAtOneStepUsesTheNextStep) {
   Registry r;
   r.add_kernel("k");
   r.add(classed("h200-small", 90, "NVIDIA H200", {"320x240"}));
-  r.add(classed("sm86-all", 86, "", {}));
+  Variant older = classed("sm86-all", 86, "", {});
+  older.validated_cc = {90};  // checked on Hopper too
+  r.add(older);
+  r.add(classed("sm86-unchecked", 86, "", {}));
   EXPECT_EQ(r.select("k", kH200, "auto", req("320x240")).variant.id, "h200-small");
   EXPECT_EQ(r.select("k", kH200, "auto", req("1080p")).variant.id, "sm86-all");
 }

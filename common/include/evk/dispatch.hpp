@@ -2,7 +2,9 @@
 //
 // Each tool registers its kernels' variants: the human-written `original` and evolved variants keyed
 // by compute capability and, optionally, device name. Selection for `--kernel auto` walks the chain
-//     exact (cc, device name) -> same cc -> nearest lower cc -> original
+//     exact (cc, device name) -> same cc -> validated on this cc -> original
+// (an evolved variant runs on another architecture only where its `# validated-cc:` header names
+// that cc: it was checked and timed there; a lower cc alone is not enough)
 // and at every step a variant from the user overlay directory (written by `<tool> gi` on the user's
 // machine) wins over a built-in one. `--kernel original` forces the original, `--kernel evolved`
 // is `auto` that refuses to fall back to the original, and `--kernel FILE` runs a genome file.
@@ -58,6 +60,7 @@ struct Variant {
   std::string path;         // the genome file (overlay / file variants)
   std::string genome;       // genome text; empty for the original
   std::vector<std::string> classes;      // size classes it was validated in; empty: all
+  std::vector<int> validated_cc;        // other compute capabilities it was validated on (`# validated-cc:`)
   std::vector<Constraint> constraints;      // all must hold for a request
   std::vector<std::pair<std::string, std::string>> header;  // every "# key: value" line, in order
   const EmbeddedVariant* embedded = nullptr;  // built-in: compiled into the binary (evk/embedded.hpp)
