@@ -201,11 +201,8 @@ WHD inline int w_replay(wstate& w, const wmem& m, const wparams& p, const wbwt& 
   return w_expand(w, m, p, bc, e, rec);
 }
 
-// Lane 0: the records in order, as far as the lanes have written them. The record after the one
-// being replayed is loaded meanwhile (in registers: its load's latency overlaps the replay).
+// Lane 0: the records in order, as far as the lanes have written them.
 WHD inline void w_replay_all(wstate& w, const wmem& m, const wparams& p, const wbwt& bc, wu64* out, int aln_cap) {
-  uint4 rec[WREC_U4], next[WREC_U4];
-  int have = -1;  // the record held in rec (lane x WARP_STEPS + step), or -1
   while (w.n_active > 0) {
     wlane& L = w.lane[w.cur];
     if (L.n_used == L.n_buf) {
@@ -218,19 +215,10 @@ WHD inline void w_replay_all(wstate& w, const wmem& m, const wparams& p, const w
       w.n_active--;
       continue;
     }
-    const int at = w.cur * WARP_STEPS + L.n_used;
-    if (have != at)
-      for (int j = 0; j < WREC_U4; ++j) rec[j] = m.rec[static_cast<wu64>(at) * WREC_U4 + j];
-    int ahead = -1;  // the next record the loop will replay, when already written
-    if (L.n_used + 1 < L.n_buf) ahead = at + 1;
-    else if (L.fin && w.n_active > 1 && w.lane[(w.cur + 1) & 31].n_buf > 0) ahead = ((w.cur + 1) & 31) * WARP_STEPS;
-    if (ahead >= 0)
-      for (int j = 0; j < WREC_U4; ++j) next[j] = m.rec[static_cast<wu64>(ahead) * WREC_U4 + j];
-    const int r = w_replay(w, m, p, bc, out, aln_cap, rec);
+    const int r = w_replay(w, m, p, bc, out, aln_cap, w_rec(m, w.cur, L.n_used));
     L.n_used++;
     if (r == 2) return;
     if (r == 1) {  // the later chains were walked with the old state: again
-      ahead = -1;
       for (int q = 1; q < w.n_active; ++q) {
         wlane& M = w.lane[(w.cur + q) & 31];
         M.cur = M.start;
@@ -238,9 +226,6 @@ WHD inline void w_replay_all(wstate& w, const wmem& m, const wparams& p, const w
         M.fin = 0;
       }
     }
-    have = ahead;
-    if (ahead >= 0)
-      for (int j = 0; j < WREC_U4; ++j) rec[j] = next[j];
   }
 }
 
