@@ -6,6 +6,7 @@
 // with one line naming the file and writes nothing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iterator>
@@ -274,6 +275,7 @@ TEST(BarracudaDamage, BadInputExitsTwoAndWritesNothing) {
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_NE(r.err.find(names), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;  // one line
     EXPECT_FALSE(std::filesystem::exists(out + ".misincorporation.txt"));
     EXPECT_FALSE(std::filesystem::exists(out + ".lgdistribution.txt"));
     EXPECT_FALSE(std::filesystem::exists(out + ".damage.svg"));
@@ -286,4 +288,53 @@ TEST(BarracudaDamage, BadInputExitsTwoAndWritesNothing) {
   expect_refused((m.dir / "other.fa").string() + " " + m.bam, "m.bam", "chr2 of the header is not in");
   expect_refused(m.fa + " " + (m.dir / "missing.bam").string(), "missing.bam", "cannot open");
   expect_refused("-q 255 " + m.fa + " " + m.bam, "m.bam", "none mapped with MAPQ >= 255");
+  {  // a BAM cut in the middle of its records, and a text file where the BAM should be
+    std::ifstream in(m.bam, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream(m.dir / "cut.bam", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+    std::ofstream(m.dir / "notes.bam") << "these are not alignments\n";
+  }
+  expect_refused(m.fa + " " + (m.dir / "cut.bam").string(), "cut.bam", "truncated");
+  expect_refused(m.fa + " " + (m.dir / "notes.bam").string(), "notes.bam", "no SAM/BAM header");
+  expect_refused((m.dir / "missing.fa").string() + " " + m.bam, "missing.fa", "cannot open");
+  // map --damage into a folder that does not exist: refused before mapping, no SAM left behind
+  const std::string sam = (m.dir / "d.sam").string();
+  const auto r = evk::testing::run_tool("barracuda_exact", "map --backend cpu --damage " + (m.dir / "nowhere" / "p").string() + " " +
+                                                               m.fa + " " + (m.dir / "r.fq").string() + " -o " + sam);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("nowhere"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(sam));
+}
+
+// Profiles over many contigs hold tables only for the contigs reads land on; merging part profiles
+// (as map --damage does) gives the counts of one profile over every read, and clear() empties one.
+TEST(BarracudaDamage, ManyContigsMergeAndClear) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 5000; ++i) names.push_back("scaffold" + std::to_string(i));
+  bc::DamageOptions o;
+  o.min_mapq = 0;
+  bc::DamageProfile all(names, o), a(names, o), b(names, o);
+  const std::string ref = "ACGTCAGGTACGTCAGGTAC";
+  bc::DamageRead r;
+  r.cigar = {{'M', 10}};
+  r.seq = "TCGTCAGGTA";
+  for (const int c : {7, 4999, 7}) {
+    r.contig = c;
+    all.add(r, ref);
+    (c == 4999 ? b : a).add(r, ref);
+  }
+  a.merge(b);
+  for (const int c : {0, 7, 4999})
+    for (int k = 0; k < bc::kDamageColumns; ++k) {
+      EXPECT_EQ(a.count(c, 0, 0, 0, k), all.count(c, 0, 0, 0, k)) << c << " " << k;
+      EXPECT_EQ(a.composition(c, 0, 0, 1, k % 4), all.composition(c, 0, 0, 1, k % 4));
+    }
+  EXPECT_EQ(a.count(7, 0, 0, 0, col("C>T")), 0u);  // reference A at position 1: no C>T
+  EXPECT_EQ(a.count(7, 0, 0, 0, col("A>T")), 2u);
+  EXPECT_EQ(a.count(4999, 0, 0, 0, col("A>T")), 1u);
+  EXPECT_EQ(a.reads(), 3u);
+  a.clear();
+  EXPECT_EQ(a.reads(), 0u);
+  EXPECT_EQ(a.count(7, 0, 0, 0, col("A>T")), 0u);
 }

@@ -42,22 +42,34 @@ DamageProfile::DamageProfile(std::vector<std::string> contigs, DamageOptions opt
     : contigs_(std::move(contigs)), opt_(opt) {
   if (opt_.length < 1) throw std::invalid_argument("damage: length must be at least 1");
   if (opt_.around < 0) throw std::invalid_argument("damage: around must be at least 0");
-  counts_.assign(contigs_.size() * 4 * static_cast<std::size_t>(opt_.length) * kDamageColumns, 0);
-  comp_.assign(contigs_.size() * 4 * static_cast<std::size_t>(opt_.around + opt_.length) * 4, 0);
+  blocks_.resize(contigs_.size());
 }
 
-std::size_t DamageProfile::comp_at(int c, int e, int s, int pos, int b) const {
+bool DamageProfile::wants(const DamageRead& r) const { return !(r.flag & kLeftOut) && r.mapq >= opt_.min_mapq; }
+
+DamageProfile::Block& DamageProfile::block(int c) {
+  Block& b = blocks_[static_cast<std::size_t>(c)];
+  if (b.counts.empty()) {
+    b.counts.assign(4 * static_cast<std::size_t>(opt_.length) * kDamageColumns, 0);
+    b.comp.assign(4 * static_cast<std::size_t>(opt_.around + opt_.length) * 4, 0);
+    touched_.push_back(c);
+  }
+  return b;
+}
+
+std::size_t DamageProfile::comp_at(int e, int s, int pos, int b) const {
   int slot = -1;  // 5': -around..-1 then 1..length; 3': -length..-1 then 1..around
   if (e == 0) slot = pos < 0 ? (pos >= -opt_.around ? pos + opt_.around : -1) : (pos >= 1 && pos <= opt_.length ? opt_.around + pos - 1 : -1);
   else slot = pos < 0 ? (pos >= -opt_.length ? pos + opt_.length : -1) : (pos >= 1 && pos <= opt_.around ? opt_.length + pos - 1 : -1);
   if (slot < 0) return static_cast<std::size_t>(-1);
-  return ((static_cast<std::size_t>(c) * 4 + static_cast<std::size_t>(e * 2 + s)) * static_cast<std::size_t>(opt_.around + opt_.length) +
-          static_cast<std::size_t>(slot)) * 4 + static_cast<std::size_t>(b);
+  return (static_cast<std::size_t>(e * 2 + s) * static_cast<std::size_t>(opt_.around + opt_.length) + static_cast<std::size_t>(slot)) * 4 +
+         static_cast<std::size_t>(b);
 }
 
 std::uint64_t DamageProfile::composition(int c, int e, int s, int pos, int b) const {
-  const std::size_t i = comp_at(c, e, s, pos, b);
-  return i == static_cast<std::size_t>(-1) ? 0 : comp_[i];
+  const std::vector<std::uint64_t>& v = blocks_[static_cast<std::size_t>(c)].comp;
+  const std::size_t i = comp_at(e, s, pos, b);
+  return v.empty() || i == static_cast<std::size_t>(-1) ? 0 : v[i];
 }
 
 void DamageProfile::count_end(int c, int e, int s, const std::uint8_t* q, const std::uint8_t* r, std::size_t len,
@@ -89,7 +101,7 @@ std::int64_t reference_span(const DamageRead& r) {
 }
 
 bool DamageProfile::add(const DamageRead& rd, std::string_view ref) {
-  if ((rd.flag & kLeftOut) || rd.mapq < opt_.min_mapq) return false;
+  if (!wants(rd)) return false;
   const std::int64_t n = static_cast<std::int64_t>(ref.size());
   const std::int64_t from = std::clamp<std::int64_t>(rd.pos - opt_.around, 0, n);
   const std::int64_t to = std::clamp<std::int64_t>(rd.pos + reference_span(rd) + opt_.around, from, n);
@@ -97,14 +109,14 @@ bool DamageProfile::add(const DamageRead& rd, std::string_view ref) {
 }
 
 void DamageProfile::clear() {
-  std::fill(counts_.begin(), counts_.end(), 0);
-  std::fill(comp_.begin(), comp_.end(), 0);
+  for (const int c : touched_) blocks_[static_cast<std::size_t>(c)] = Block{};  // released, not kept zeroed
+  touched_.clear();
   for (auto& l : lengths_) l.clear();
   reads_ = 0;
 }
 
 bool DamageProfile::add_window(const DamageRead& rd, std::string_view win, std::int64_t win_start) {
-  if ((rd.flag & kLeftOut) || rd.mapq < opt_.min_mapq) return false;
+  if (!wants(rd)) return false;
   if (rd.contig < 0 || static_cast<std::size_t>(rd.contig) >= contigs_.size()) throw std::out_of_range("damage: contig index");
   const bool rev = (rd.flag & 0x10) != 0;
   const int s = rev ? 1 : 0;
@@ -181,13 +193,14 @@ void DamageProfile::count_composition(const DamageRead& rd, int s, const std::ui
                                       std::int64_t win_start, std::int64_t end) {
   static constexpr std::uint8_t kComp[6] = {3, 2, 1, 0, 4, 5};
   const int c = rd.contig, L = opt_.length, A = opt_.around;
+  std::vector<std::uint64_t>& comp = block(c).comp;
   int i = 0;  // the read from its 5' end, then from its 3' end
   for (std::size_t j = 0; j < n && i < L; ++j)
-    if (q[j] < 4) ++comp_[comp_at(c, 0, s, ++i, q[j])];
+    if (q[j] < 4) ++comp[comp_at(0, s, ++i, q[j])];
     else if (q[j] == 5) ++i;  // an N still takes its place
   i = 0;
   for (std::size_t j = n; j-- > 0 && i < L;)
-    if (q[j] < 4) ++comp_[comp_at(c, 1, s, -(++i), q[j])];
+    if (q[j] < 4) ++comp[comp_at(1, s, -(++i), q[j])];
     else if (q[j] == 5) ++i;
   auto ref_code = [&](std::int64_t p) {
     const std::int64_t j = p - win_start;
@@ -199,21 +212,25 @@ void DamageProfile::count_composition(const DamageRead& rd, int s, const std::ui
   for (std::int64_t p = lo; p < rd.pos; ++p) {  // the reference before the read's leftmost base
     const std::uint8_t b = ref_code(p);
     if (b > 3) continue;
-    if (!rev) ++comp_[comp_at(c, 0, s, static_cast<int>(p - rd.pos), b)];       // -1 next to the read
-    else ++comp_[comp_at(c, 1, s, static_cast<int>(rd.pos - p), kComp[b])];    // after the read's 3' end
+    if (!rev) ++comp[comp_at(0, s, static_cast<int>(p - rd.pos), b)];       // -1 next to the read
+    else ++comp[comp_at(1, s, static_cast<int>(rd.pos - p), kComp[b])];    // after the read's 3' end
   }
   for (std::int64_t p = end; p < hi; ++p) {  // the reference after its rightmost base
     const std::uint8_t b = ref_code(p);
     if (b > 3) continue;
-    if (!rev) ++comp_[comp_at(c, 1, s, static_cast<int>(p - end + 1), b)];
-    else ++comp_[comp_at(c, 0, s, static_cast<int>(end - 1 - p), kComp[b])];
+    if (!rev) ++comp[comp_at(1, s, static_cast<int>(p - end + 1), b)];
+    else ++comp[comp_at(0, s, static_cast<int>(end - 1 - p), kComp[b])];
   }
 }
 
 void DamageProfile::merge(const DamageProfile& o) {
   if (o.contigs_ != contigs_ || o.opt_.length != opt_.length || o.opt_.around != opt_.around) throw std::invalid_argument("damage: merging unlike profiles");
-  for (std::size_t i = 0; i < counts_.size(); ++i) counts_[i] += o.counts_[i];
-  for (std::size_t i = 0; i < comp_.size(); ++i) comp_[i] += o.comp_[i];
+  for (const int c : o.touched_) {
+    const Block& from = o.blocks_[static_cast<std::size_t>(c)];
+    Block& to = block(c);
+    for (std::size_t i = 0; i < from.counts.size(); ++i) to.counts[i] += from.counts[i];
+    for (std::size_t i = 0; i < from.comp.size(); ++i) to.comp[i] += from.comp[i];
+  }
   for (int s = 0; s < 2; ++s)
     for (const auto& [len, n] : o.lengths_[static_cast<std::size_t>(s)]) lengths_[static_cast<std::size_t>(s)][len] += n;
   reads_ += o.reads_;

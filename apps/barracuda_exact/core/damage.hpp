@@ -43,6 +43,8 @@ extern const std::array<const char*, 21> kDamageMutations;  // "G>A", "C>T", ...
 class DamageProfile {
  public:
   DamageProfile(std::vector<std::string> contigs, DamageOptions opt);
+  // Whether the filters keep a record (mapped, primary, not QC-failed, not a duplicate, MAPQ).
+  bool wants(const DamageRead& r) const;
   // Adds a record: false when the filters leave it out. ref: its contig's sequence (any case).
   bool add(const DamageRead& r, std::string_view ref);
   // The same with only the reference around the record: win holds the contig's bases from
@@ -51,8 +53,8 @@ class DamageProfile {
   void clear();  // no reads counted
   // Counts of contig c, end e (0: 5', 1: 3'), strand s (0: +, 1: -), position i, column k.
   std::uint64_t count(int c, int e, int s, int i, int k) const {
-    return counts_[((static_cast<std::size_t>(c) * 4 + static_cast<std::size_t>(e * 2 + s)) * static_cast<std::size_t>(opt_.length) +
-                    static_cast<std::size_t>(i)) * kDamageColumns + static_cast<std::size_t>(k)];
+    const std::vector<std::uint64_t>& v = blocks_[static_cast<std::size_t>(c)].counts;
+    return v.empty() ? 0 : v[count_at(e, s, i, k)];
   }
   // Base composition (mapDamage's dnacomp.txt) of contig c, end e, strand s, base b (A C G T), at
   // position pos: 5' end -around..-1 (the reference before the read) and 1..length (the read), 3'
@@ -65,17 +67,25 @@ class DamageProfile {
   void merge(const DamageProfile& o);  // the same contigs and options
 
  private:
-  std::uint64_t& at(int c, int e, int s, int i, int k) {
-    return counts_[((static_cast<std::size_t>(c) * 4 + static_cast<std::size_t>(e * 2 + s)) * static_cast<std::size_t>(opt_.length) +
-                    static_cast<std::size_t>(i)) * kDamageColumns + static_cast<std::size_t>(k)];
+  // A contig's tables, allocated when a read first lands on it (references with thousands of
+  // contigs, and one profile per formatting part in `map --damage`).
+  struct Block {
+    std::vector<std::uint64_t> counts, comp;
+  };
+  std::size_t count_at(int e, int s, int i, int k) const {
+    return ((static_cast<std::size_t>(e * 2 + s)) * static_cast<std::size_t>(opt_.length) + static_cast<std::size_t>(i)) *
+               kDamageColumns + static_cast<std::size_t>(k);
   }
+  std::size_t comp_at(int e, int s, int pos, int b) const;  // pos as composition(); -1 outside
+  Block& block(int c);  // allocated on first use
+  std::uint64_t& at(int c, int e, int s, int i, int k) { return block(c).counts[count_at(e, s, i, k)]; }
   void count_end(int c, int e, int s, const std::uint8_t* q, const std::uint8_t* r, std::size_t len, bool backwards);
   void count_composition(const DamageRead& rd, int s, const std::uint8_t* q, std::size_t n, std::string_view win,
                          std::int64_t win_start, std::int64_t end);
   std::vector<std::string> contigs_;
   DamageOptions opt_;
-  std::vector<std::uint64_t> counts_, comp_;  // comp_: contig x end x strand x (around + length) x 4
-  std::size_t comp_at(int c, int e, int s, int pos, int b) const;  // pos as composition(); -1 outside
+  std::vector<Block> blocks_;
+  std::vector<int> touched_;  // contigs with a Block, in first-use order
   std::array<std::map<std::int64_t, std::uint64_t>, 2> lengths_;
   std::uint64_t reads_ = 0;
 };

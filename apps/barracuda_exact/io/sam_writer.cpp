@@ -81,7 +81,7 @@ void append_fastq(std::string& out, const ReadBatch& reads, std::size_t i) {
 
 // A record into a damage profile, its reference from the index.
 void count_damage(const BwtIndex& idx, const bam1_t* b, DamageRead& dr, DamageProfile& p) {
-  if (!damage_read(b, dr) || (dr.flag & 0xF00) || dr.mapq < p.options().min_mapq) return;  // the profile's filters, before any work
+  if (!damage_read(b, dr) || !p.wants(dr)) return;  // the profile's filters before the reference is read
   const std::int64_t from = std::max<std::int64_t>(dr.pos - p.options().around, 0);
   p.add_window(dr, damage_span(idx, dr.contig, from, dr.pos + reference_span(dr) + p.options().around - from), from);
 }

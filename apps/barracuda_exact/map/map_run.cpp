@@ -12,6 +12,7 @@
 #include "io/index_files.hpp"
 #include "io/read_batch.hpp"
 #include "io/record_scan.hpp"
+#include "evk/atomic_file.hpp"
 #include "io/damage_files.hpp"
 #include "io/sam_writer.hpp"
 #include "io/text_input.hpp"
@@ -181,6 +182,9 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
   std::vector<std::unique_ptr<TextInput>> inputs;
   inputs.push_back(std::make_unique<TextInput>(opt.reads, pool));
   if (paired) inputs.push_back(std::make_unique<TextInput>(opt.reads2, pool));
+  if (!opt.damage.empty())  // --damage's folder checked now, not after the mapping
+    for (const char* suffix : {".misincorporation.txt", ".lgdistribution.txt", ".dnacomp.txt", ".damage.svg"})
+      AtomicOutput probe(opt.damage + suffix);
   auto t = Clock::now();
   const BwtIndex idx = read_index(opt.ref);
   st.index_s = since(t);
