@@ -9,6 +9,7 @@
 #include <regex>
 #include <sstream>
 
+#include "aln_settings.hpp"
 #include "aln_oracle.hpp"
 #include "core/aln_search.hpp"
 #include "evk_testing.hpp"
@@ -159,19 +160,10 @@ TEST(BarracudaAln, SearchEqualsBwaOnLambdaReadsWithOptions) {
   }
   {
     SCOPED_TRACE("-n 3 -o 2 -e 3 -l 20 -k 1 -M 4 -O 9 -E 3 -R 10 -i 3 -q 15");
-    bc::AlnOptions o;
+    bc::AlnOptions o = bct::varied_aln_options();  // with -n 3 -R 10 -q 15 and no -L
     o.max_diff = 3;
-    o.fnr = -1.0f;
-    o.max_gapo = 2;
-    o.max_gape = 3;
-    o.gape_counts = false;
-    o.seed_len = 20;
-    o.max_seed_diff = 1;
-    o.s_mm = 4;
-    o.s_gapo = 9;
-    o.s_gape = 3;
     o.max_top2 = 10;
-    o.indel_end_skip = 3;
+    o.log_gap = false;
     o.trim_qual = 15;
     compare_with_bwa_aln(dir, fa, r.string(), "-n 3 -o 2 -e 3 -l 20 -k 1 -M 4 -O 9 -E 3 -R 10 -i 3 -q 15", o);
   }

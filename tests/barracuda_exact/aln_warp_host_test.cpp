@@ -15,6 +15,7 @@
 #include "core/aln_search.hpp"
 #include "evk_testing.hpp"
 #include "inexact_host.hpp"
+#include "kernel_check.hpp"
 #include "test_util.hpp"
 
 namespace bc = evk::barracuda_exact;
@@ -22,45 +23,13 @@ using evk::testing::TempDir;
 
 namespace {
 
-struct Check {
-  std::size_t answered = 0, handed_back = 0, with_hits = 0, beyond_first = 0;
-};
+using Check = bct::KernelCheck;
 
 Check check_warp(const bc::BwtIndex& idx, const bc::ReadCodes& reads, const bc::AlnOptions& opt, std::uint64_t stack_cap,
                  int aln_cap, int steps) {
-  Check c;
   const bc::AlnBatch ref = bc::aln_search_batch(idx, reads, opt, 2);
   const bct::KernelOutput k = bct::run_warp_kernel_on_host(idx, reads, opt, stack_cap, aln_cap, steps);
-  std::uint32_t max_len = 0;
-  for (auto l : reads.len) max_len = std::max(max_len, l);
-  bc::AlnSearcher searcher(idx, opt);
-  searcher.set_batch_max_gapo(std::min(opt.max_gapo, bc::aln_max_diff(opt, static_cast<int>(max_len))));
-  int shown = 0, wrong_hand_back = 0;
-  for (std::size_t i = 0; i < reads.size(); ++i) {
-    bc::AlnSearchStats st;
-    std::vector<bc::Aln> tmp;
-    searcher.search(reads.codes.data() + reads.offset[i], reads.len[i], tmp, &st);
-    const bool must = bc::kernel_answers(st, reads.len[i], bc::kAlnKernelMaxLen, static_cast<int>(stack_cap), aln_cap);
-    if (must != (k.n_out[i] != bc::kHandedBack) && wrong_hand_back++ < 5)
-      ADD_FAILURE() << "read " << i << ": warp search " << (must ? "hands back" : "answers") << " (peak stored "
-                    << st.kernel_peak_stored << ", intervals " << st.n_aln << ", length " << reads.len[i] << ")";
-    if (k.n_out[i] == bc::kHandedBack) {
-      ++c.handed_back;
-      continue;
-    }
-    ++c.answered;
-    c.with_hits += ref.count(i) > 0;
-    c.beyond_first += st.kernel_peak_stored > static_cast<std::uint64_t>(bc::kAlnKernelStackCap);
-    std::vector<bc::Aln> got;
-    for (std::uint32_t a = 0; a < k.n_out[i] && a < static_cast<std::uint32_t>(aln_cap); ++a)
-      got.push_back(bc::decode_kernel_aln(k.aln_out.data() + (i * static_cast<std::size_t>(aln_cap) + a) * 3));
-    const std::vector<bc::Aln> want(ref.begin(i), ref.begin(i) + ref.count(i));
-    if ((k.n_out[i] > static_cast<std::uint32_t>(aln_cap) || got != want) && shown++ < 5)
-      ADD_FAILURE() << "read " << i << " (length " << reads.len[i] << "): warp search " << k.n_out[i] << " intervals, CPU "
-                    << want.size() << (got.size() == want.size() ? " (same count, different hits)" : "");
-  }
-  EXPECT_EQ(shown, 0);
-  EXPECT_EQ(wrong_hand_back, 0);
+  const Check c = bct::check_kernel_output(idx, reads, opt, ref, k, static_cast<int>(stack_cap), aln_cap);
   std::printf("  %zu reads: %zu answered (%zu with hits, %zu beyond the first pass's stack), %zu handed back\n", reads.size(),
               c.answered, c.with_hits, c.beyond_first, c.handed_back);
   return c;
