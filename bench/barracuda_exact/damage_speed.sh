@@ -4,6 +4,7 @@
 # peer on the BAM map wrote: `barracuda_exact damage -q 0` against mapDamage 2 (-l 25 --no-plot
 # --no-stats, when installed), the whole commands, the same tables compared.
 # Usage: damage_speed.sh REF.fa READS.fq[.gz] [REPS=3] [map options...]   (REF indexed beforehand)
+# KEEP=DIR keeps the last --damage run's tables and plot (DIR/d.*).
 set -euo pipefail
 ref=${1:?usage: damage_speed.sh REF.fa READS [REPS] [map options]}
 reads=${2:?READS}
@@ -26,6 +27,7 @@ for _ in $(seq "$reps"); do
   run "$@" --damage "$W/d" >> "$W/with"
 done
 a=$(median < "$W/without"); b=$(median < "$W/with")
+if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$W"/d.* "$KEEP/"; fi
 awk -v a="$a" -v b="$b" -v n="$n" -v r="$reps" 'BEGIN {
   printf "%d reads, median of %d: without --damage %.3f s (%.0f reads/s), with %.3f s (%.0f reads/s), ratio %.3f\n", n, r, a, n / a, b, n / b, b / a }'
 command -v mapDamage > /dev/null && command -v samtools > /dev/null || { echo "mapDamage or samtools not installed: no peer"; exit 0; }

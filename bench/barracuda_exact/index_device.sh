@@ -6,9 +6,12 @@
 #          base by base, reported apart from the timed run when CHECK=both)
 #   cpu    `index --backend cpu` (libdivsufsort), when the SIZE is followed by :cpu
 #   bwa    `bwa index -a bwtsw` (Debian's 0.7.17, one thread), when the SIZE is followed by :bwa
+#   pac    `bwa fa2pac` (-f: bwa index's final .pac/.ann/.amb, minutes even at 3.1 Gbp), when followed by :pac
+#   2gpu   `index --devices all` (every GPU of the host sharing the sort), when followed by :2gpu
 # and the five files of gpu against cpu's and bwa's with cmp (byte for byte).
-# Run from the repository root. Usage: index_device.sh BUNDLE OUTDIR SIZE[:cpu][:bwa]...
-# CHECK=both (default): a timed run without --check, then one with it; CHECK=only: one run, with it.
+# Run from the repository root. Usage: index_device.sh BUNDLE OUTDIR SIZE[:cpu][:bwa][:pac][:2gpu]...
+# CHECK=both (default): a timed run without --check, then one with it; CHECK=only: one run, with it;
+# CHECK=none: the timed run only.
 # OUTDIR/summary.txt: one line per run; OUTDIR/<size>-<who>.json: each --json.
 set -uo pipefail
 b=$(cd "${1:?usage: index_device.sh BUNDLE OUTDIR SIZE[:cpu][:bwa]...}" && pwd)
@@ -39,9 +42,9 @@ print(f"backend={j.get('backend')} {s} host={j.get('peak_host_bytes', 0) / 2**30
       j.get("gpu_sort", ""), j.get("check", ""), j.get("fallback", ""))
 PY
 }
-same() {  # DIR_A DIR_B: the five files byte for byte
-  local bad=""
-  for e in bwt sa pac ann amb; do cmp -s "$1/g.fa.$e" "$2/g.fa.$e" || bad="$bad .$e"; done
+same() {  # DIR_A DIR_B [EXTENSIONS]: the five files (or those named) byte for byte
+  local bad="" e
+  for e in ${3:-bwt sa pac ann amb}; do cmp -s "$1/g.fa.$e" "$2/g.fa.$e" || bad="$bad .$e"; done
   [ -z "$bad" ] && echo "identical" || echo "DIFFER:$bad"
 }
 run_index() {  # SIZE WHO DIR ARGS...: one timed `index`
@@ -65,6 +68,8 @@ for spec in "$@"; do
   echo "genome $size: exit $?, $(secs "$t") s, $(stat -c %s "$W/$size.fa") bytes" >> "$S"
   if [ "$CHECK" = only ]; then
     run_index "$size" gpu "$W/$size-gpu" --backend gpu --check
+  elif [ "$CHECK" = none ]; then
+    run_index "$size" gpu "$W/$size-gpu" --backend gpu
   else
     run_index "$size" gpu "$W/$size-gpu" --backend gpu
     run_index "$size" gpu-check "$W/$size-check" --backend gpu --check
@@ -78,6 +83,19 @@ for spec in "$@"; do
     echo "$size bwa index: exit $?, $(secs "$t") s" >> "$S"
     echo "$size gpu vs bwa: $(same "$W/$size-gpu" "$W/$size-bwa")" >> "$S"
     rm -rf "$W/$size-bwa";;
+  esac
+  case "$spec" in *:pac*)
+    mkdir -p "$W/$size-pac"
+    t=$(now)
+    bwa fa2pac -f "$W/$size.fa" "$W/$size-pac/g.fa" > /dev/null 2> "$out/$size-pac.log"
+    echo "$size bwa fa2pac: exit $?, $(secs "$t") s" >> "$S"
+    echo "$size gpu vs bwa fa2pac: $(same "$W/$size-gpu" "$W/$size-pac" "pac ann amb")" >> "$S"
+    rm -rf "$W/$size-pac";;
+  esac
+  case "$spec" in *:2gpu*)
+    run_index "$size" 2gpu "$W/$size-2gpu" --backend gpu --devices all
+    echo "$size 2gpu vs gpu: $(same "$W/$size-gpu" "$W/$size-2gpu")" >> "$S"
+    rm -rf "$W/$size-2gpu";;
   esac
   case "$spec" in *:cpu*)
     run_index "$size" cpu "$W/$size-cpu" --backend cpu
