@@ -13,23 +13,30 @@ shift $(( $# < 3 ? $# : 3 ))
 W=$(mktemp -d /tmp/damage_speed.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 n=$(( $(zcat -f "$reads" | wc -l) / 4 ))
-run() {  # label, extra options: prints seconds
-  local t0 t1
+run() {  # JSON-FILE, map options: prints seconds (the whole command; its --json kept in JSON-FILE)
+  local t0 t1 j=$1
+  shift
   t0=$(date +%s.%N)
-  barracuda_exact map "$@" "$ref" "$reads" -o "$W/o.bam" > /dev/null 2>&1
+  barracuda_exact map --json "$@" "$ref" "$reads" -o "$W/o.bam" > "$j" 2> /dev/null
   t1=$(date +%s.%N)
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }'
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+stage() {  # STAGE JSON-FILES...: that stage's seconds in each run, one line
+  python3 -c 'import json, sys; print(" ".join("%.2f" % json.load(open(f))["seconds"][sys.argv[1]] for f in sys.argv[2:]))' "$@"
+}
 : > "$W/without"; : > "$W/with"
-for _ in $(seq "$reps"); do
-  run "$@" >> "$W/without"
-  run "$@" --damage "$W/d" >> "$W/with"
+for i in $(seq "$reps"); do
+  run "$W/without.$i.json" "$@" >> "$W/without"
+  run "$W/with.$i.json" "$@" --damage "$W/d" >> "$W/with"
 done
 a=$(median < "$W/without"); b=$(median < "$W/with")
 if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$W"/d.* "$KEEP/"; fi
 awk -v a="$a" -v b="$b" -v n="$n" -v r="$reps" 'BEGIN {
   printf "%d reads, median of %d: without --damage %.3f s (%.0f reads/s), with %.3f s (%.0f reads/s), ratio %.3f\n", n, r, a, n / a, b, n / b, b / a }'
+echo "  runs without: $(tr '\n' ' ' < "$W/without")| with: $(tr '\n' ' ' < "$W/with")"
+echo "  format stage s without: $(stage format "$W"/without.*.json) | with: $(stage format "$W"/with.*.json)"
+echo "  search stage s without: $(stage search "$W"/without.*.json) | with: $(stage search "$W"/with.*.json)"
 command -v mapDamage > /dev/null && command -v samtools > /dev/null || { echo "mapDamage or samtools not installed: no peer"; exit 0; }
 cp "$ref" "$W/ref.fa"
 samtools faidx "$W/ref.fa"

@@ -338,3 +338,57 @@ TEST(BarracudaDamage, ManyContigsMergeAndClear) {
   EXPECT_EQ(a.reads(), 0u);
   EXPECT_EQ(a.count(7, 0, 0, 0, col("A>T")), 0u);
 }
+
+// Reads shorter than the profile window (-l 25): positions past a read's length stay empty, its
+// positions are counted from both ends (they overlap), as mapDamage does; worked out by hand.
+TEST(BarracudaDamage, ReadsShorterThanTheWindowCountTheirOwnPositions) {
+  TempDir dir;
+  std::string ref(400, 'A');
+  for (std::size_t i = 0; i < ref.size(); ++i) ref[i] = "ACGT"[(i * 7 + i / 3) % 4];
+  ref[100] = 'C';
+  bct::write_fasta(dir / "g.fa", {{"chr1", "", ref}});
+  std::string read = ref.substr(100, 12);
+  read[0] = 'T';  // C->T at the read's 5' end
+  std::ofstream(dir / "s.sam") << "@SQ\tSN:chr1\tLN:400\n"
+                               << "r1\t0\tchr1\t101\t37\t12M\t*\t0\t0\t" << read << "\t*\n"
+                               << "r2\t0\tchr1\t101\t37\t12M\t*\t0\t0\t" << read << "\t*\n";
+  const auto d = evk::testing::run_tool("barracuda_exact", "damage " + (dir / "g.fa").string() + " " + (dir / "s.sam").string() +
+                                                               " -o " + (dir / "p").string());
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  int rows = 0;
+  for (const std::string& line : data_lines(dir / "p.misincorporation.txt")) {
+    std::istringstream in(line);
+    std::string chr, end, strand;
+    int pos = 0;
+    std::vector<long> v(4 + 1 + 21);
+    in >> chr >> end >> strand >> pos;
+    for (long& x : v) in >> x;
+    if (strand != "+") continue;
+    ++rows;
+    const long total = v[4];
+    const long ct = v[static_cast<std::size_t>(col("C>T") + 1)];  // +1: Total sits after the four bases
+    EXPECT_EQ(total, pos <= 12 ? 2 : 0) << line;  // two reads, 12 columns from each end
+    const bool five_first = end == "5p" && pos == 1, three_last = end == "3p" && pos == 12;
+    EXPECT_EQ(ct, five_first || three_last ? 2 : 0) << line;  // the 5' base is the 3' end's 12th
+  }
+  EXPECT_EQ(rows, 50);
+  const auto lengths = data_lines(dir / "p.lgdistribution.txt");
+  EXPECT_NE(std::find(lengths.begin(), lengths.end(), "+\t12\t2"), lengths.end());
+}
+
+// Input with no mapped record at all: one line naming the file, exit 2, no tables.
+TEST(BarracudaDamage, UnmappedOnlyInputIsRefused) {
+  TempDir dir;
+  std::mt19937_64 rng(8);
+  bct::write_fasta(dir / "g.fa", {{"chr1", "", bct::random_dna(rng, 1000)}});
+  std::ofstream(dir / "u.sam") << "@SQ\tSN:chr1\tLN:1000\n"
+                               << "r1\t4\t*\t0\t0\t*\t*\t0\t0\tACGTACGTAC\t*\n"
+                               << "r2\t4\t*\t0\t0\t*\t*\t0\t0\tTTGCAACGTA\t*\n";
+  const auto r = evk::testing::run_tool("barracuda_exact", "damage " + (dir / "g.fa").string() + " " + (dir / "u.sam").string() +
+                                                               " -o " + (dir / "p").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("u.sam"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("2 records, none mapped"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "p.misincorporation.txt"));
+}

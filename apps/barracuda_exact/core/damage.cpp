@@ -81,14 +81,15 @@ void DamageProfile::count_end(int c, int e, int s, const std::uint8_t* q, const 
     return t;
   }();
   const std::size_t n = std::min<std::size_t>(len, static_cast<std::size_t>(opt_.length));
-  for (std::size_t i = 0; i < n; ++i) {
+  std::uint64_t* row = block(c).counts.data() + count_at(e, s, 0, 0);  // position i's columns: row[i * kDamageColumns + k]
+  for (std::size_t i = 0; i < n; ++i, row += kDamageColumns) {
     const std::size_t j = backwards ? len - 1 - i : i;
     const std::uint8_t y = q[j], x = r[j];
     if (y > 4 || x > 4) continue;
-    if (x < 4) ++at(c, e, s, static_cast<int>(i), x);
+    if (x < 4) ++row[x];
     if (x != y) {
       const int k = table[x][y];
-      if (k >= 0) ++at(c, e, s, static_cast<int>(i), k);
+      if (k >= 0) ++row[k];
     }
   }
 }
@@ -179,8 +180,9 @@ bool DamageProfile::add_window(const DamageRead& rd, std::string_view win, std::
   }
   // soft clips at the read's own 5' and 3' ends
   const int clip5 = rev ? clip_right : clip_left, clip3 = rev ? clip_left : clip_right;
-  for (int i = 0; i < std::min(clip5, opt_.length); ++i) ++at(rd.contig, 0, s, i, kDamageColumns - 1);
-  for (int i = 0; i < std::min(clip3, opt_.length); ++i) ++at(rd.contig, 1, s, i, kDamageColumns - 1);
+  std::uint64_t* counts = block(rd.contig).counts.data();
+  for (int i = 0; i < std::min(clip5, opt_.length); ++i) ++counts[count_at(0, s, i, kDamageColumns - 1)];
+  for (int i = 0; i < std::min(clip3, opt_.length); ++i) ++counts[count_at(1, s, i, kDamageColumns - 1)];
   count_end(rd.contig, 0, s, q.data(), r.data(), n, false);
   count_end(rd.contig, 1, s, q.data(), r.data(), n, true);
   count_composition(rd, s, q.data(), n, win, win_start, rp);

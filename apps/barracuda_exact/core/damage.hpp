@@ -78,7 +78,6 @@ class DamageProfile {
   }
   std::size_t comp_at(int e, int s, int pos, int b) const;  // pos as composition(); -1 outside
   Block& block(int c);  // allocated on first use
-  std::uint64_t& at(int c, int e, int s, int i, int k) { return block(c).counts[count_at(e, s, i, k)]; }
   void count_end(int c, int e, int s, const std::uint8_t* q, const std::uint8_t* r, std::size_t len, bool backwards);
   void count_composition(const DamageRead& rd, int s, const std::uint8_t* q, std::size_t n, std::string_view win,
                          std::int64_t win_start, std::int64_t end);

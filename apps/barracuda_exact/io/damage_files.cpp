@@ -76,11 +76,11 @@ DamageProfile damage_profile(const BwtIndex& idx, const DamageOptions& opt) {
   return DamageProfile(std::move(names), opt);
 }
 
-std::string damage_span(const BwtIndex& idx, int contig, std::int64_t pos, std::int64_t len) {
+void damage_span(const BwtIndex& idx, int contig, std::int64_t pos, std::int64_t len, std::string& s) {
   const Contig& c = idx.contigs.at(static_cast<std::size_t>(contig));
   const std::int64_t from = c.offset + std::max<std::int64_t>(pos, 0);
   const std::int64_t to = std::min<std::int64_t>(c.offset + pos + len, c.offset + c.len);
-  std::string s(static_cast<std::size_t>(std::max<std::int64_t>(to - from, 0)), 'N');
+  s.assign(static_cast<std::size_t>(std::max<std::int64_t>(to - from, 0)), 'N');
   for (std::int64_t p = from; p < to; ++p) s[static_cast<std::size_t>(p - from)] = "ACGT"[idx.pac_base(p)];
   // the holes (bwa's .amb: runs of one ambiguous character) that overlap [from, to)
   auto h = std::upper_bound(idx.holes.begin(), idx.holes.end(), from, [](std::int64_t v, const Hole& x) { return v < x.offset; });
@@ -88,6 +88,11 @@ std::string damage_span(const BwtIndex& idx, int contig, std::int64_t pos, std::
   for (; h != idx.holes.end() && h->offset < to; ++h)
     for (std::int64_t p = std::max(from, h->offset); p < std::min(to, h->offset + h->len); ++p)
       s[static_cast<std::size_t>(p - from)] = static_cast<char>(h->amb >= 'a' && h->amb <= 'z' ? h->amb - 32 : h->amb);
+}
+
+std::string damage_span(const BwtIndex& idx, int contig, std::int64_t pos, std::int64_t len) {
+  std::string s;
+  damage_span(idx, contig, pos, len, s);
   return s;
 }
 

@@ -22,6 +22,8 @@ bool damage_read(const bam1_t* b, DamageRead& out);
 // to the contig), from the index (uppercase; the FASTA's ambiguous characters back where bwa's packing replaced them).
 DamageProfile damage_profile(const BwtIndex& idx, const DamageOptions& opt);
 std::string damage_span(const BwtIndex& idx, int contig, std::int64_t pos, std::int64_t len);
+// The same into out (its buffer reused: no allocation per record in map --damage).
+void damage_span(const BwtIndex& idx, int contig, std::int64_t pos, std::int64_t len, std::string& out);
 
 // mapDamage's misincorporation.txt: "Chr End Std Pos A C G T Total G>A C>T ... S", contigs by name,
 // 3p before 5p, + before -, positions 1..length. Written to a temporary name, renamed when complete.

@@ -80,10 +80,11 @@ void append_fastq(std::string& out, const ReadBatch& reads, std::size_t i) {
 }  // namespace
 
 // A record into a damage profile, its reference from the index.
-void count_damage(const BwtIndex& idx, const bam1_t* b, DamageRead& dr, DamageProfile& p) {
+void count_damage(const BwtIndex& idx, const bam1_t* b, DamageRead& dr, std::string& span, DamageProfile& p) {
   if (!damage_read(b, dr) || !p.wants(dr)) return;  // the profile's filters before the reference is read
   const std::int64_t from = std::max<std::int64_t>(dr.pos - p.options().around, 0);
-  p.add_window(dr, damage_span(idx, dr.contig, from, dr.pos + reference_span(dr) + p.options().around - from), from);
+  damage_span(idx, dr.contig, from, dr.pos + reference_span(dr) + p.options().around - from, span);
+  p.add_window(dr, span, from);
 }
 
 struct SamWriter::Impl {
@@ -150,6 +151,7 @@ void SamWriter::format(const ReadBatch& reads, const MappedBatch& mapped, Format
     Bam rec;
     kstring_t line = KS_INITIALIZE;
     DamageRead dr;
+    std::string span;
     for (std::size_t p = p0; p < p1; ++p) {
       FormattedBatch::Part& part = out.parts[p];
       part.records.clear();
@@ -162,7 +164,7 @@ void SamWriter::format(const ReadBatch& reads, const MappedBatch& mapped, Format
           ks_free(&line);
           m.record_failed(reads, i);
         }
-        if (m.damage) count_damage(*m.idx, rec.b, dr, *part.damage);
+        if (m.damage) count_damage(*m.idx, rec.b, dr, span, *part.damage);
         if (m.bam) {
           const std::size_t before = part.records.size();
           append_bam(part.records, rec.b);
@@ -204,9 +206,10 @@ void SamWriter::write(const FormattedBatch& f) {
 void SamWriter::write_serial(const ReadBatch& reads, const MappedBatch& mapped) {
   Impl& m = *impl_;
   DamageRead dr;
+  std::string span;
   for (std::size_t i = 0; i < reads.size(); ++i) {
     if (!mapped.record(reads, i, m.b)) m.record_failed(reads, i);
-    if (m.damage) count_damage(*m.idx, m.b, dr, *m.damage);
+    if (m.damage) count_damage(*m.idx, m.b, dr, span, *m.damage);
     if (sam_write1(m.fp, m.hdr, m.b) < 0) m.write_failed();
   }
 }
