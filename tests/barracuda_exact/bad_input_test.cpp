@@ -55,8 +55,10 @@ TEST(BarracudaBadInput, IndexRejectsBadReferences) {
   expect_input_error("index " + p(dir, "bad.fa"), "IUPAC", dir, {"bad.fa.bwt", "bad.fa.ann"});
   bct::write_file(dir / "digit.fa", ">c1\nACGT\n>c2\nAC1GT\n");
   expect_input_error("index " + p(dir, "digit.fa"), "c2 position 3", dir, {"digit.fa.bwt"});
-  bct::write_file(dir / "nocontig.fa", ">c1\n>c2\nACGT\n");
-  expect_input_error("index " + p(dir, "nocontig.fa"), "no bases", dir, {"nocontig.fa.bwt"});
+  // ending at a contig's header (a cut file); an empty contig before another is bwa's and kept
+  // (index_test.cpp: EmptyContigsMapAsBwa)
+  bct::write_file(dir / "nocontig.fa", ">c1\nACGT\n>c2\n");
+  expect_input_error("index " + p(dir, "nocontig.fa"), "c2 has no bases", dir, {"nocontig.fa.bwt"});
   expect_input_error("index " + p(dir, "missing.fa"), "missing.fa", dir, {"missing.fa.bwt"});
   // truncated gzip
   std::mt19937_64 rng(2);

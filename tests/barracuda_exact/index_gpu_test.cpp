@@ -11,6 +11,7 @@
 #include <random>
 
 #include "core/index.hpp"
+#include "core/sa_gpu.hpp"
 #include "evk/device.hpp"
 
 namespace bc = evk::barracuda_exact;
@@ -163,4 +164,34 @@ TEST(BarracudaIndexGpu, NoRoomFallsBackToTheCpu) {
   EXPECT_FALSE(rep.gpu);
   EXPECT_NE(rep.fallback.find("no room"), std::string::npos) << rep.fallback;
   expect_same_index(g, cpu_index(ref));
+}
+
+TEST(BarracudaIndexGpu, OrderCheckFindsEveryKindOfFault) {
+  // the checker that `index --check` runs, on suffix arrays made on the host: the true one (sorted
+  // by comparing the suffixes themselves, a shorter suffix first) passes, and a swap of two rows,
+  // a swap inside a repeat (same first bases, order decided far away) and a row held twice fail
+  if (no_gpu()) GTEST_SKIP() << "no GPU";
+  std::mt19937_64 rng(9);
+  std::vector<std::uint8_t> text(20000);
+  for (auto& c : text) c = static_cast<std::uint8_t>(rng() & 3);
+  std::copy(text.begin() + 1000, text.begin() + 1400, text.begin() + 9000);  // a 400-base repeat
+  const std::uint64_t n = text.size();
+  std::vector<std::uint64_t> sa(n);
+  std::iota(sa.begin(), sa.end(), 0);
+  std::sort(sa.begin(), sa.end(), [&](std::uint64_t a, std::uint64_t b) {
+    return std::lexicographical_compare(text.begin() + static_cast<std::ptrdiff_t>(a), text.end(),
+                                        text.begin() + static_cast<std::ptrdiff_t>(b), text.end());
+  });
+  EXPECT_EQ(bc::check_suffix_order_gpu(text.data(), n, sa.data()), 0u);
+  auto swapped = sa;
+  std::swap(swapped[100], swapped[101]);
+  EXPECT_GT(bc::check_suffix_order_gpu(text.data(), n, swapped.data()), 0u);
+  const auto r1 = std::find(sa.begin(), sa.end(), 1000ull) - sa.begin(), r2 = std::find(sa.begin(), sa.end(), 9000ull) - sa.begin();
+  ASSERT_EQ(std::abs(r1 - r2), 1) << "the two copies of the repeat sit in adjacent rows";
+  auto repeat = sa;
+  std::swap(repeat[static_cast<std::size_t>(r1)], repeat[static_cast<std::size_t>(r2)]);
+  EXPECT_GT(bc::check_suffix_order_gpu(text.data(), n, repeat.data()), 0u);
+  auto twice = sa;
+  twice[500] = twice[501];
+  EXPECT_GT(bc::check_suffix_order_gpu(text.data(), n, twice.data()), 0u);
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <numeric>
 #include <random>
 
@@ -57,18 +58,80 @@ TEST(BarracudaIndex, ByteIdenticalToBwaIndexWithAmbiguousBases) {
 }
 
 TEST(BarracudaIndex, ByteIdenticalToBwaIndexOnOddReferences) {
-  // a contig of N only, two contigs of one name (bwa keeps both), N runs at a contig's both ends
+  // a contig of N only, two contigs of one name (bwa keeps both), N runs at a contig's both ends,
+  // contigs without bases (bwa keeps them as .ann entries of length 0) first and in the middle
   if (!bct::have("bwa")) GTEST_SKIP() << "bwa not installed";
   std::mt19937_64 rng(12);
   const std::vector<std::vector<bc::RefSeq>> refs = {
       {{"a", "", bct::random_dna(rng, 3000)}, {"b", "", std::string(500, 'N')}, {"c", "", bct::random_dna(rng, 2000)}},
       {{"a", "", bct::random_dna(rng, 3000)}, {"a", "again", bct::random_dna(rng, 2000)}},
-      {{"a", "", std::string(100, 'N') + bct::random_dna(rng, 3000) + std::string(200, 'n')}}};
+      {{"a", "", std::string(100, 'N') + bct::random_dna(rng, 3000) + std::string(200, 'n')}},
+      {{"e0", "", ""}, {"a", "", bct::random_dna(rng, 3000)}, {"e1", "", ""}, {"c", "", bct::random_dna(rng, 2000)}}};
   for (std::size_t i = 0; i < refs.size(); ++i) {
     SCOPED_TRACE(i);
     TempDir dir;
     bct::write_fasta(dir / "odd.fa", refs[i]);
     expect_same_as_bwa(dir, (dir / "odd.fa").string());
+  }
+}
+
+TEST(BarracudaIndex, EmptyContigsMapAsBwa) {
+  // reads from the contigs on either side of an empty one: the same records (and @SQ LN:0) as bwa
+  if (!bct::have("bwa")) GTEST_SKIP() << "bwa not installed";
+  TempDir dir;
+  std::mt19937_64 rng(21);
+  const std::vector<bc::RefSeq> ref = {{"a", "", bct::random_dna(rng, 4000)}, {"e", "", ""}, {"b", "", bct::random_dna(rng, 3000)}};
+  bct::write_fasta(dir / "e.fa", ref);
+  {
+    std::ofstream fq(dir / "r.fq");
+    for (int i = 0; i < 300; ++i) {
+      const std::string& s = ref[i % 2 ? 0 : 2].seq;
+      std::string r = s.substr(std::uniform_int_distribution<std::size_t>(0, s.size() - 50)(rng), 50);
+      if (i % 3 == 0) r[20] = r[20] == 'A' ? 'C' : 'A';
+      fq << "@r" << i << "\n" << r << "\n+\n" << std::string(50, 'I') << "\n";
+    }
+  }
+  const std::string fa = (dir / "e.fa").string(), fq = (dir / "r.fq").string();
+  ASSERT_EQ(evk::testing::run("bwa index " + fa + " 2>/dev/null && bwa aln " + fa + " " + fq + " > " + (dir / "r.sai").string() +
+                              " 2>/dev/null && bwa samse " + fa + " " + (dir / "r.sai").string() + " " + fq + " 2>/dev/null | grep -v '^@PG' > " +
+                              (dir / "bwa.sam").string()).exit_code, 0);
+  const auto r = evk::testing::run_tool("barracuda_exact", "map --backend cpu " + fa + " " + fq + " -o " + (dir / "ours.sam").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(evk::testing::run("grep -v '^@PG' " + (dir / "ours.sam").string() + " > " + (dir / "ours.nopg.sam").string()).exit_code, 0);
+  const std::string ours = bct::read_file(dir / "ours.nopg.sam"), theirs = bct::read_file(dir / "bwa.sam");
+  EXPECT_NE(theirs.find("@SQ\tSN:e\tLN:0"), std::string::npos);
+  EXPECT_GT(theirs.size(), 300u * 50);
+  EXPECT_TRUE(ours == theirs) << "SAM differs from bwa aln + samse";
+}
+
+TEST(BarracudaIndex, DiskFullMidWriteLeavesNoIndex) {
+  // a file size limit (ulimit -f, SIGXFSZ ignored: writes past it fail as on a full disk) cuts the
+  // index files mid-write: one line naming the file, exit 2, and neither files nor temporaries left
+  TempDir dir;
+  std::mt19937_64 rng(17);
+  bct::write_fasta(dir / "ref.fa", {{"c", "", bct::random_dna(rng, 400000)}});
+  const auto r = evk::testing::run("ulimit -f 128; trap '' XFSZ; " + (evk::testing::bin_dir() / "barracuda_exact").string() +
+                                   " index --backend cpu " + (dir / "ref.fa").string());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("ref.fa."), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("write failed"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+    if (e.path().filename() != "ref.fa") left.push_back(e.path().filename().string());
+  EXPECT_TRUE(left.empty()) << left.front();
+}
+
+TEST(BarracudaIndex, ContigsOverBwasLimitAreRefused) {
+  // bwa's .ann holds a contig's length in 32 bits; the check, with a small limit to stand in for it
+  EXPECT_EQ(bc::kMaxContigBases, 2147483647u);
+  const std::vector<bc::RefSeq> ref = {{"a", "", std::string(100, 'A')}, {"b", "", std::string(101, 'C')}};
+  EXPECT_NO_THROW(bc::check_bwa_limits(ref, 101));
+  try {
+    bc::check_bwa_limits(ref, 100);
+    ADD_FAILURE() << "a contig over the limit passed";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("contig b has 101 bases, over bwa's limit of 100"), std::string::npos) << e.what();
   }
 }
 

@@ -65,6 +65,11 @@ struct RefSeq {
 };
 BwtIndex build_index(const std::vector<RefSeq>& ref);
 
+// bwa's limit on a reference: a contig's length is a 32-bit int in its .ann. build_index throws
+// InputError naming the first contig over max_bases (the parameter lets tests use a small limit).
+constexpr std::uint64_t kMaxContigBases = 2147483647;
+void check_bwa_limits(const std::vector<RefSeq>& ref, std::uint64_t max_bases = kMaxContigBases);
+
 // How `index` builds: the suffix sort on the listed GPUs (core/sa_gpu.hpp), or with libdivsufsort
 // on the CPU when the list is empty, when the build has no CUDA, or when a GPU has no room (then
 // IndexReport::fallback says why). Everything else (packing, BWT, occurrences) runs on `threads`.

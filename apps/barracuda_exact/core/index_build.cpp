@@ -251,7 +251,15 @@ bool sort_suffixes_on_gpus(const std::vector<std::uint8_t>& text, std::uint8_t* 
 
 }  // namespace
 
+void check_bwa_limits(const std::vector<RefSeq>& ref, std::uint64_t max_bases) {
+  for (const RefSeq& r : ref)
+    if (r.seq.size() > max_bases)
+      throw InputError("contig " + r.name + " has " + std::to_string(r.seq.size()) + " bases, over bwa's limit of " +
+                       std::to_string(max_bases) + " per contig");
+}
+
 BwtIndex build_index(const std::vector<RefSeq>& ref, const IndexOptions& opt, IndexReport* report) {
+  check_bwa_limits(ref);
   IndexReport local;
   IndexReport& rep = report ? *report : local;
   auto t = std::chrono::steady_clock::now();

@@ -355,4 +355,26 @@ SaGpuReport sort_suffixes_gpu(const std::uint8_t* text, std::uint64_t n, std::ui
   return rep;
 }
 
+std::uint64_t check_suffix_order_gpu(const std::uint8_t* text, std::uint64_t n, const std::uint64_t* sa, int device) {
+  const std::vector<u64> words = pack_text(text, n);
+  std::vector<unsigned> lo(n, 0);
+  std::vector<unsigned char> hi(n, 0);
+  for (u64 i = 0; i < n; ++i) {  // rank(position) = its row; a position no row holds keeps rank 0
+    if (sa[i] >= n) throw std::invalid_argument("check_suffix_order_gpu: position out of range");
+    lo[sa[i]] = static_cast<unsigned>(i + 1);
+    hi[sa[i]] = static_cast<unsigned char>((i + 1) >> 32);
+  }
+  DeviceWork w;
+  w.device = device;
+  EVK_CUDA(cudaSetDevice(device));
+  w.fixed.allocate(device, fixed_bytes(words.size(), n));
+  w.text = w.fixed.carve<u64>(words.size());
+  w.rank_lo = w.fixed.carve<unsigned>(n);
+  w.rank_hi = w.fixed.carve<unsigned char>(n);
+  EVK_CUDA(cudaMemcpy(w.text, words.data(), words.size() * 8, cudaMemcpyHostToDevice));
+  EVK_CUDA(cudaMemcpy(w.rank_lo, lo.data(), n * 4, cudaMemcpyHostToDevice));
+  EVK_CUDA(cudaMemcpy(w.rank_hi, hi.data(), n, cudaMemcpyHostToDevice));
+  return check_rows(w, n);
+}
+
 }  // namespace evk::barracuda_exact

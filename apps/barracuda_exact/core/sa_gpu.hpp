@@ -60,4 +60,9 @@ struct SaGpuNoRoom : std::runtime_error {
 SaGpuReport sort_suffixes_gpu(const std::uint8_t* text, std::uint64_t n, std::uint8_t* bwt, std::uint64_t* samples,
                               const SaGpuOptions& opt);
 
+// The order check that check_order runs, on a suffix array given by the caller (sa[i]: the text
+// position of row i + 1, rows 1..n as above): the number of faults (adjacent rows out of order, rows
+// held twice or by none); 0 for the true order. How the tests show that `index --check` can fail.
+std::uint64_t check_suffix_order_gpu(const std::uint8_t* text, std::uint64_t n, const std::uint64_t* sa, int device = 0);
+
 }  // namespace evk::barracuda_exact

@@ -103,7 +103,8 @@ std::vector<RefSeq> read_reference(const std::string& path) {
     r.name.assign(s->name.s, s->name.l);
     const std::string shown_name = shown(s->name);
     if (s->comment.l) r.comment.assign(s->comment.s, s->comment.l);
-    if (s->seq.l == 0) input_error(path, "contig " + shown_name + " has no bases");
+    // a contig without bases is kept, as bwa index keeps it (an .ann entry of length 0), unless the
+    // file ends at its header (below)
     static const auto iupac = [] {  // is_iupac as a table: one branch-free pass, the position only on a failure
       std::array<std::uint8_t, 256> t{};
       for (int c = 0; c < 256; ++c) t[static_cast<std::size_t>(c)] = is_iupac(static_cast<char>(c)) ? 1 : 0;
@@ -120,6 +121,8 @@ std::vector<RefSeq> read_reference(const std::string& path) {
     ref.push_back(std::move(r));
   }
   if (ref.empty()) input_error(path, "no FASTA records (empty or not a FASTA file)");
+  if (ref.back().seq.empty())  // a file cut after a header line looks just like this: refused
+    input_error(path, "contig " + ref.back().name + " has no bases (the file ends at its header: truncated?)");
   return ref;
 }
 
