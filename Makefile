@@ -5,7 +5,7 @@ BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all deps data configure build build-all test demo bench bundle install package fuzz fuzz-smoke clean
+.PHONY: all deps data configure build build-all test demo bench bundle release-configure release-check install package fuzz fuzz-smoke clean
 
 all: build
 
@@ -37,17 +37,30 @@ demo: data build
 bench: build-all
 	bash scripts/bench.sh $(BUILD_DIR)
 
+# Release builds (install, package) go to their own folder and carry machine code (SASS) for every
+# GPU architecture this nvcc supports and PTX of the newest (CMAKE_CUDA_ARCHITECTURES=portable), so
+# the tools run on any NVIDIA GPU of Turing or later; `make build` and `make test` build for sm_90.
+RELEASE_BUILD_DIR ?= build-release
+release-configure: deps
+	cmake -S . -B $(RELEASE_BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=portable \
+	  -DEVK_BUILD_TESTS=OFF -DEVK_BUILD_BENCH=OFF $(CMAKE_ARGS)
+
+# CI's check that a release build carries every architecture: one kernel's fatbin built the release
+# way, its entries read by evk_fatbin (a tool of the test build) against `nvcc --list-gpu-code`.
+release-check: release-configure build-all
+	bash scripts/release-check.sh $(RELEASE_BUILD_DIR) $(BUILD_DIR)
+
 # Installs the tools, man pages, evolved variants, the drop-in NiftyReg/bwa commands (in
 # PREFIX/lib/evokernels/{niftyreg,bwa}, off PATH) and the Python module into PREFIX.
 PREFIX ?= /usr/local
-install: configure
-	cmake --build $(BUILD_DIR) --target evk_installable -j $(JOBS)
-	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+install: release-configure
+	cmake --build $(RELEASE_BUILD_DIR) --target evk_installable -j $(JOBS)
+	cmake --install $(RELEASE_BUILD_DIR) --prefix $(PREFIX)
 
-# The Debian package evokernels_<version>_<arch>.deb (CPack) in $(BUILD_DIR)/.
-package: configure
-	cmake --build $(BUILD_DIR) --target evk_installable -j $(JOBS)
-	cd $(BUILD_DIR) && cpack -G DEB
+# The Debian package evokernels_<version>_<arch>.deb (CPack) in $(RELEASE_BUILD_DIR)/.
+package: release-configure
+	cmake --build $(RELEASE_BUILD_DIR) --target evk_installable -j $(JOBS)
+	cd $(RELEASE_BUILD_DIR) && cpack -G DEB
 
 # GPU tests, benchmarks and the tools for a GPU host without -dev packages: a separate build
 # without OpenCV (so `stereo` travels too; it then reads PGM/PPM only).
@@ -79,4 +92,4 @@ fuzz-smoke: fuzz
 	bash fuzz/run.sh smoke $(FUZZ_BUILD_DIR) $(FUZZ_SECONDS)
 
 clean:
-	rm -rf $(BUILD_DIR) $(BUNDLE_BUILD_DIR) $(FUZZ_BUILD_DIR) bundle
+	rm -rf $(BUILD_DIR) $(RELEASE_BUILD_DIR) $(BUNDLE_BUILD_DIR) $(FUZZ_BUILD_DIR) bundle

@@ -1,6 +1,8 @@
 #include "evk/cli.hpp"
+#include "evk/fatbin.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cctype>
 #include <cstdio>
 #include <iostream>
@@ -109,6 +111,30 @@ static nlohmann::json variants_json(const Registry& reg) {
   return out;
 }
 
+namespace {
+// The code this build's fatbins carry (EVK_CUDA_ARCHS, "75,80,...,121"): machine code for each
+// architecture and PTX of the newest (cmake/EvkKernel.cmake).
+std::vector<FatbinEntry> build_code() {
+  std::vector<FatbinEntry> e;
+  const std::string archs = EVK_CUDA_ARCHS;
+  for (std::size_t i = 0; i < archs.size();) {
+    const std::size_t j = std::min(archs.find(',', i), archs.size());
+    if (j > i) e.push_back({false, std::atoi(archs.substr(i, j - i).c_str())});
+    i = j + 1;
+  }
+  if (!e.empty()) e.push_back({true, e.back().arch});
+  return e;
+}
+
+// What a GPU runs of this build, in words.
+std::string code_for_device(const DeviceInfo& d) {
+  const std::string c = fatbin_code_for(build_code(), d.cc());
+  return c.empty() ? "none of this build's code (" + fatbin_summary(build_code()) + ") runs on compute capability " +
+                         std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)
+                   : c;
+}
+}  // namespace
+
 void add_devices_command(CLI::App& app, const std::string& tool, const std::function<Registry()>& make_registry) {
   auto* cmd = app.add_subcommand("devices", "List GPUs and, per kernel, the variant that would run on each");
   auto json = std::make_shared<bool>(false);
@@ -140,6 +166,7 @@ void add_devices_command(CLI::App& app, const std::string& tool, const std::func
     j["devices"] = nlohmann::json::array();
     for (const auto& d : env.devices) {
       nlohmann::json dj = device_json(d);
+      dj["code"] = code_for_device(d);
       for (const auto& k : reg.kernels()) {
         Selection s = reg.select(k, DeviceKey{d.cc(), d.name}, *kernel);
         dj["kernels"][k] = {{"variant", s.variant.id}, {"source", to_string(s.variant.source)}, {"rule", s.rule}};
@@ -160,7 +187,7 @@ void add_devices_command(CLI::App& app, const std::string& tool, const std::func
       return;
     }
     std::printf("%s %s: %s (CUDA runtime %s, driver %s)\n", tool.c_str(), EVK_VERSION,
-                env.built_with_cuda ? ("built with CUDA for sm_" + std::string(EVK_CUDA_ARCHS)).c_str() : "CPU-only build",
+                env.built_with_cuda ? ("built with CUDA for " + fatbin_summary(build_code())).c_str() : "CPU-only build",
                 format_cuda_version(env.runtime_version).c_str(), format_cuda_version(env.driver_version).c_str());
     std::printf("Shipped and overlay kernel variants:%s\n", reg.variants().size() > reg.kernels().size() ? "" : " none");
     for (const auto& v : reg.variants()) {
@@ -181,6 +208,7 @@ void add_devices_command(CLI::App& app, const std::string& tool, const std::func
       std::printf("GPU %d: %s, compute capability %d.%d, %d SMs, %.1f GiB, L2 %.0f MiB\n", d.index, d.name.c_str(),
                   d.cc_major, d.cc_minor, d.sm_count, static_cast<double>(d.total_mem) / (1ull << 30),
                   static_cast<double>(d.l2_bytes) / (1 << 20));
+      std::printf("  code: %s\n", code_for_device(d).c_str());
       for (const auto& k : reg.kernels()) {
         Selection s = reg.select(k, DeviceKey{d.cc(), d.name}, *kernel);
         std::printf("  kernel %-16s %s [%s] (%s)\n", k.c_str(), s.variant.id.c_str(), to_string(s.variant.source),
