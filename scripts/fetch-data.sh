@@ -2,6 +2,8 @@
 # Fetches the sample data the demo, tests and benchmarks use from Debian packages into the ignored
 # data/ folder (apt-get download + dpkg-deb, no install). Idempotent: files already there are kept.
 #   data/stereo/aloe{L,R}.jpg, aloeGT.png     Middlebury 2006 Aloe (opencv-doc)
+#   data/stereo/calib/{left,right}NN.jpg       OpenCV's stereo_calib sample: 14 chessboard views of a
+#                                             rig, 9x6 inner corners (opencv-doc)
 #   data/genomes/NC_008253.fna.gz             E. coli (bowtie-examples)
 #   data/genomes/lambda_virus.fa.gz           lambda phage (bowtie2-examples)
 #   data/reads/lambda_reads_1.fq.gz           simulated lambda reads (bowtie2-examples)
@@ -11,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${EVK_DATA_DIR:-data}
-mkdir -p "$DATA"/{stereo,genomes,reads,brain} "$DATA"/.debs
+mkdir -p "$DATA"/{stereo,stereo/calib,genomes,reads,brain} "$DATA"/.debs
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -39,12 +41,15 @@ pick() {  # pick PKG PATTERN DEST
   cp -L "$src" "$DATA/$3"
 }
 
-if ! have_all stereo/aloeL.jpg stereo/aloeR.jpg stereo/aloeGT.png; then
-  echo "fetch-data: aloe stereo pair (opencv-doc, ~96 MB download, kept only the 3 images)"
+calib_views=()
+for i in 01 02 03 04 05 06 07 08 09 11 12 13 14; do calib_views+=("stereo/calib/left$i.jpg" "stereo/calib/right$i.jpg"); done
+if ! have_all stereo/aloeL.jpg stereo/aloeR.jpg stereo/aloeGT.png "${calib_views[@]}"; then
+  echo "fetch-data: aloe stereo pair and the stereo_calib views (opencv-doc, ~96 MB download, kept only those images)"
   fetch opencv-doc
   pick opencv-doc '*/aloeL.jpg' stereo/aloeL.jpg
   pick opencv-doc '*/aloeR.jpg' stereo/aloeR.jpg
   pick opencv-doc '*/aloeGT.png' stereo/aloeGT.png
+  for v in "${calib_views[@]}"; do pick opencv-doc "*/examples/data/${v##*/}" "$v"; done
   rm -f "$DATA"/.debs/opencv-doc_*.deb
 fi
 if ! have_all genomes/NC_008253.fna.gz; then

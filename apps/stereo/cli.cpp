@@ -31,6 +31,9 @@ int main(int argc, char** argv) {
   add_match_options(dcmd, dc.o);
   dcmd->callback([&] { run_disparity(dc); });
 
+  CalibrateCmd cc;
+  add_calibrate_command(*app, cc);
+
   EvalCmd ec;
   auto* ecmd = app->add_subcommand("eval", "Bad-pixel rates of a disparity map against ground truth");
   ecmd->add_option("DISP", ec.disp, "Disparity map (.pfm, or 16-bit .png/.pgm divided by --disp-scale)")->required();

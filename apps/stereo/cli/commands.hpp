@@ -9,6 +9,7 @@
 #include "core/matcher.hpp"
 #include "evk/cli.hpp"
 #include "io/io.hpp"
+#include "io/rig.hpp"
 
 namespace stereo_cli {
 
@@ -43,6 +44,16 @@ struct DisparityCmd {
   std::string left, right, out, color, right_out;
 };
 void run_disparity(DisparityCmd& c);
+
+// ---- calibrate
+struct CalibrateCmd {
+  std::vector<std::string> views;
+  std::string out, board = "9x6";
+  evk::stereo::CalibrateOptions opt;
+  bool json = false;
+};
+void add_calibrate_command(CLI::App& app, CalibrateCmd& c);
+void run_calibrate(CalibrateCmd& c);
 
 // ---- eval
 struct EvalCmd {

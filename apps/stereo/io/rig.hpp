@@ -1,0 +1,39 @@
+// Stereo rig calibration from chessboard views (OpenCV's calib3d) and the rig file (OpenCV
+// FileStorage YAML, so OpenCV users load it with cv::FileStorage: M1 D1 M2 D2 R T E F R1 R2 P1 P2 Q,
+// plus width, height, rms, epipolar_error, views_used). Needs a build with OpenCV; without it each
+// call throws InputError saying so.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/rig.hpp"
+
+namespace evk::stereo {
+
+struct CalibrateOptions {
+  int cols = 9, rows = 6;  // inner corners of the chessboard
+  double square = 1.0;     // square size: the unit of T, depth and points
+};
+
+struct CalibrationView {
+  std::string left, right;
+  bool used = false;
+  std::string why;  // when not used: which image had no board
+};
+
+struct Calibration {
+  Rig rig;
+  std::vector<CalibrationView> views;
+};
+
+// Views in pairs (left[i], right[i]): the corners of each (sub-pixel), then stereoCalibrate with
+// OpenCV's rational model, one focal length for both, no tangential distortion (as OpenCV's
+// stereo_calib sample), then stereoRectify (zero disparity at infinity, every pixel kept). Throws
+// InputError for unreadable images, views of different sizes, or fewer than 3 views with a board.
+Calibration calibrate_rig(const std::vector<std::string>& left, const std::vector<std::string>& right,
+                          const CalibrateOptions& opt);
+
+void write_rig(const Rig& rig, const std::string& path);  // atomically; InputError when unwritable
+Rig read_rig(const std::string& path);                    // InputError naming the file and the field
+
+}  // namespace evk::stereo

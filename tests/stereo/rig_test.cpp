@@ -1,0 +1,145 @@
+// stereo calibrate on OpenCV's stereo_calib sample (13 chessboard views of a rig, data/stereo/calib
+// from opencv-doc): the rig file against calib3d called here directly on the same views, the
+// rectification it writes checked on the corners themselves, and depth/points through Q by hand.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/rig.hpp"
+#include "evk/error.hpp"
+#include "evk_testing.hpp"
+#include "io/rig.hpp"
+
+#ifdef EVK_HAVE_OPENCV
+#include <opencv2/calib3d.hpp>
+#include <opencv2/core/persistence.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+#endif
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> views(const char* side) {
+  std::vector<std::string> v;
+  for (const char* i : {"01", "02", "03", "04", "05", "06", "07", "08", "09", "11", "12", "13", "14"})
+    v.push_back((evk::testing::project_data_dir() / "stereo" / "calib" / (std::string(side) + i + ".jpg")).string());
+  return v;
+}
+bool have_sample() { return fs::exists(views("left").front()) && fs::exists(views("right").back()); }
+
+}  // namespace
+
+TEST(StereoRig, DepthAndPointsThroughQByHand) {
+  evk::stereo::Rig rig;  // f 500, cx 320, cy 240, baseline 0.1 (Tx = -0.1): Q as stereoRectify builds it
+  rig.Q = {1, 0, 0, -320, 0, 1, 0, -240, 0, 0, 0, 500, 0, 0, 10, 0};
+  EXPECT_FLOAT_EQ(evk::stereo::depth_from_disparity(rig, 25.f), 500.f / (10.f * 25.f));  // f B / d = 2
+  std::array<float, 3> p{};
+  ASSERT_TRUE(evk::stereo::point_from_disparity(rig, 420, 140, 25.f, p));
+  EXPECT_FLOAT_EQ(p[0], 100.f / 250.f);  // (x - cx) / (d / B)
+  EXPECT_FLOAT_EQ(p[1], -100.f / 250.f);
+  EXPECT_FLOAT_EQ(p[2], 2.f);
+  EXPECT_FALSE(evk::stereo::point_from_disparity(rig, 0, 0, 0.f, p));
+  EXPECT_FALSE(evk::stereo::point_from_disparity(rig, 0, 0, std::numeric_limits<float>::infinity(), p));
+  EXPECT_TRUE(std::isinf(evk::stereo::depth_from_disparity(rig, -1.f)));
+}
+
+#ifdef EVK_HAVE_OPENCV
+TEST(StereoRig, CalibrateEqualsCalib3dOnOpenCvsSample) {
+  if (!have_sample()) GTEST_SKIP() << "no data/stereo/calib (scripts/fetch-data.sh)";
+  evk::testing::TempDir dir;
+  std::string args = "calibrate -o " + (dir / "rig.yml").string();
+  const auto l = views("left"), r = views("right");
+  for (std::size_t i = 0; i < l.size(); ++i) args += " " + l[i] + " " + r[i];
+  const auto run = evk::testing::run_tool("stereo", args);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  // calib3d directly, as OpenCV's stereo_calib sample describes its run: corners (sub-pixel), the
+  // rational model with one focal length and no tangential distortion
+  std::vector<std::vector<cv::Point2f>> pts[2];
+  const cv::Size board(9, 6);
+  cv::Size size;
+  for (std::size_t i = 0; i < l.size(); ++i) {
+    std::vector<cv::Point2f> c[2];
+    bool ok = true;
+    for (int k = 0; k < 2; ++k) {
+      const cv::Mat g = cv::imread(k ? r[i] : l[i], cv::IMREAD_GRAYSCALE);
+      size = g.size();
+      ok = ok && cv::findChessboardCorners(g, board, c[k], cv::CALIB_CB_ADAPTIVE_THRESH | cv::CALIB_CB_NORMALIZE_IMAGE);
+      if (ok) cv::cornerSubPix(g, c[k], {11, 11}, {-1, -1}, {cv::TermCriteria::COUNT + cv::TermCriteria::EPS, 30, 0.01});
+    }
+    if (ok) pts[0].push_back(c[0]), pts[1].push_back(c[1]);
+  }
+  std::vector<std::vector<cv::Point3f>> obj(pts[0].size());
+  for (auto& o : obj)
+    for (int y = 0; y < 6; ++y)
+      for (int x = 0; x < 9; ++x) o.emplace_back(static_cast<float>(x), static_cast<float>(y), 0.f);
+  cv::Mat M[2] = {cv::initCameraMatrix2D(obj, pts[0], size, 0), cv::initCameraMatrix2D(obj, pts[1], size, 0)}, D[2], R, T, E, F;
+  const double rms = cv::stereoCalibrate(obj, pts[0], pts[1], M[0], D[0], M[1], D[1], size, R, T, E, F,
+                                         cv::CALIB_FIX_ASPECT_RATIO | cv::CALIB_ZERO_TANGENT_DIST | cv::CALIB_USE_INTRINSIC_GUESS |
+                                             cv::CALIB_SAME_FOCAL_LENGTH | cv::CALIB_RATIONAL_MODEL | cv::CALIB_FIX_K3 |
+                                             cv::CALIB_FIX_K4 | cv::CALIB_FIX_K5,
+                                         {cv::TermCriteria::COUNT + cv::TermCriteria::EPS, 100, 1e-5});
+  // the rig file, read by OpenCV itself
+  cv::FileStorage fs((dir / "rig.yml").string(), cv::FileStorage::READ);
+  ASSERT_TRUE(fs.isOpened());
+  double ours = 0;
+  cv::Mat M1, D1, M2, D2, R1, R2, P1, P2, Q, Tf;
+  fs["rms"] >> ours;
+  fs["M1"] >> M1, fs["D1"] >> D1, fs["M2"] >> M2, fs["D2"] >> D2, fs["R1"] >> R1, fs["R2"] >> R2, fs["P1"] >> P1, fs["P2"] >> P2,
+      fs["Q"] >> Q, fs["T"] >> Tf;
+  EXPECT_EQ(static_cast<int>(pts[0].size()), 13);
+  EXPECT_NEAR(ours, rms, 0.05 * rms);  // the bound: within 5% of calib3d's own RMS
+  EXPECT_LT(rms, 1.0);
+  EXPECT_NEAR(M1.at<double>(0, 0), M[0].at<double>(0, 0), 0.01 * M[0].at<double>(0, 0));
+  EXPECT_NEAR(cv::norm(Tf), cv::norm(T), 0.01 * cv::norm(T));
+  EXPECT_EQ(Q.rows, 4);
+  // rectified with the file's R1/P1, R2/P2, a corner and its match share a row: on average within
+  // 0.5 px (the calibration's own epipolar error is about 0.2 px), each within 5 px (the lens model's
+  // worst fit, at the image corners)
+  double worst = 0, sum = 0;
+  std::size_t n = 0;
+  for (std::size_t v = 0; v < pts[0].size(); ++v) {
+    std::vector<cv::Point2f> a, b;
+    cv::undistortPoints(pts[0][v], a, M1, D1, R1, P1);
+    cv::undistortPoints(pts[1][v], b, M2, D2, R2, P2);
+    for (std::size_t j = 0; j < a.size(); ++j, ++n) {
+      worst = std::max(worst, static_cast<double>(std::abs(a[j].y - b[j].y)));
+      sum += std::abs(a[j].y - b[j].y);
+    }
+  }
+  EXPECT_LT(sum / static_cast<double>(n), 0.5);
+  EXPECT_LT(worst, 5.0);
+  // and the rig reader gives the same Q
+  const evk::stereo::Rig rig = evk::stereo::read_rig((dir / "rig.yml").string());
+  EXPECT_DOUBLE_EQ(rig.Q[11], Q.at<double>(2, 3));
+  EXPECT_EQ(rig.width, 640);
+}
+
+TEST(StereoRig, BadInputExitsTwoWithOneLine) {
+  evk::testing::TempDir dir;
+  auto refused = [&](const std::string& args, const std::string& says) {
+    const auto r = evk::testing::run_tool("stereo", "calibrate -o " + (dir / "rig.yml").string() + " " + args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(fs::exists(dir / "rig.yml"));
+  };
+  refused("a.jpg", "pairs");
+  refused((dir / "missing.jpg").string() + " " + (dir / "missing2.jpg").string(), "missing.jpg");
+  refused("--board 9 a.jpg b.jpg", "COLSxROWS");
+  if (have_sample()) {  // three pairs of which only two show the board: too few views
+    const auto l = views("left"), r = views("right");
+    const std::string blank = (dir / "blank.png").string();
+    cv::imwrite(blank, cv::Mat(480, 640, CV_8UC1, cv::Scalar(128)));
+    refused(l[0] + " " + r[0] + " " + l[1] + " " + r[1] + " " + blank + " " + blank, "at least 3");
+  }
+  std::ofstream(dir / "bad.yml") << "width: 640\nheight: 480\nM1: 3\n";
+  EXPECT_THROW(evk::stereo::read_rig((dir / "bad.yml").string()), evk::InputError);
+}
+#endif
