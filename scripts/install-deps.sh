@@ -22,8 +22,9 @@ pkgs=(
   # make install / make package: man pages from --help, the .deb's dependencies (dpkg-shlibdeps,
   # which CPack runs with `file`)
   help2man dpkg-dev file
-  # the Python module (import evokernels) and its tests; nipype drives the drop-in NiftyReg commands
-  python3-dev pybind11-dev python3-numpy python3-pytest python3-nibabel python3-nipype
+  # the Python module (import evokernels) and its tests; nipype drives the drop-in NiftyReg commands;
+  # meshio reads the point clouds `stereo disparity --points` writes (a PLY reader we did not write)
+  python3-dev pybind11-dev python3-numpy python3-pytest python3-nibabel python3-nipype python3-meshio
   # the many-machine mapping workflow (workflows/map), tested in CI
   snakemake
   # dpkg -x for scripts/fetch-data.sh

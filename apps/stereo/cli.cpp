@@ -21,13 +21,16 @@ int main(int argc, char** argv) {
                                      "improved per GPU) or semi-global matching, with LR check and sub-pixel refinement");
 
   DisparityCmd dc;
-  auto* dcmd = app->add_subcommand("disparity", "Disparity map of a rectified stereo pair");
+  auto* dcmd = app->add_subcommand("disparity", "Disparity map of a rectified stereo pair (or a raw one with --rig), depth and points");
   dcmd->add_option("LEFT", dc.left, "Left image (PGM/PPM, or any format OpenCV reads)")->required();
   dcmd->add_option("RIGHT", dc.right, "Right image")->required();
   dcmd->add_option("-o,--output", dc.out, "Output: .pfm (float, invalid +inf), .png or .pgm (16-bit, invalid 0)")
       ->required();
   dcmd->add_option("--color", dc.color, "Also write a colour visualisation (.png; invalid black)");
   dcmd->add_option("--right-output", dc.right_out, "Also write the right image's disparity map (whole pixels)");
+  dcmd->add_option("--rig", dc.rig, "Rig file from `stereo calibrate`: the pair is raw and is rectified first");
+  dcmd->add_option("--depth", dc.depth, "Also write metric depth (.pfm, +inf where none; needs --rig)");
+  dcmd->add_option("--points", dc.points, "Also write the 3-D points, coloured (binary .ply; needs --rig)");
   add_match_options(dcmd, dc.o);
   dcmd->callback([&] { run_disparity(dc); });
 

@@ -13,6 +13,7 @@
 #include "core/rig.hpp"
 #include "evk/error.hpp"
 #include "evk_testing.hpp"
+#include "io/io.hpp"
 #include "io/rig.hpp"
 
 #ifdef EVK_HAVE_OPENCV
@@ -121,6 +122,52 @@ TEST(StereoRig, CalibrateEqualsCalib3dOnOpenCvsSample) {
   EXPECT_EQ(rig.width, 640);
 }
 
+TEST(StereoRig, RawPairToDepthAndPointsAsOpenCvReprojects) {
+  // a raw view of the sample rectified through its rig, then SGM; the depth map and the PLY (read
+  // back by meshio, a reader we did not write) against cv::reprojectImageTo3D on the same disparities
+  if (!have_sample()) GTEST_SKIP() << "no data/stereo/calib (scripts/fetch-data.sh)";
+  if (evk::testing::run("/usr/bin/python3 -c 'import meshio'").exit_code != 0) GTEST_SKIP() << "no python3-meshio";
+  evk::testing::TempDir dir;
+  const auto l = views("left"), r = views("right");
+  std::string args = "calibrate -o " + (dir / "rig.yml").string();
+  for (std::size_t i = 0; i < l.size(); ++i) args += " " + l[i] + " " + r[i];
+  ASSERT_EQ(evk::testing::run_tool("stereo", args).exit_code, 0);
+  const auto d = evk::testing::run_tool("stereo", "disparity --rig " + (dir / "rig.yml").string() + " " + l[0] + " " + r[0] +
+                                                      " -o " + (dir / "d.pfm").string() + " --method sgm --max-disparity 63" +
+                                                      " --lr-check 1 --depth " + (dir / "z.pfm").string() + " --points " +
+                                                      (dir / "p.ply").string());
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  const auto m = evk::testing::run("/usr/bin/python3 -c \"import meshio, sys; p = meshio.read(sys.argv[1]); "
+                                   "p.points.astype('<f4').tofile(sys.argv[2]); print(len(p.points))\" " +
+                                   (dir / "p.ply").string() + " " + (dir / "p.f32").string());
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  const evk::stereo::FloatMap disp = evk::stereo::read_disparity(dir / "d.pfm", 1.0);
+  const evk::stereo::FloatMap depth = evk::stereo::read_disparity(dir / "z.pfm", 1.0);
+  cv::Mat dm(disp.height, disp.width, CV_32F, const_cast<float*>(disp.v.data())), xyz;
+  const evk::stereo::Rig rig = evk::stereo::read_rig((dir / "rig.yml").string());
+  cv::reprojectImageTo3D(dm, xyz, cv::Mat(4, 4, CV_64F, const_cast<double*>(rig.Q.data())), false, CV_32F);
+  std::vector<float> pts(static_cast<std::size_t>(std::stoul(m.out)) * 3);
+  std::ifstream(dir / "p.f32", std::ios::binary).read(reinterpret_cast<char*>(pts.data()), static_cast<std::streamsize>(pts.size() * 4));
+  std::size_t k = 0, invalid = 0;
+  for (int y = 0; y < disp.height; ++y)
+    for (int x = 0; x < disp.width; ++x) {
+      const float dv = disp.at(x, y);
+      if (!std::isfinite(dv) || dv <= 0) {
+        ++invalid;
+        EXPECT_TRUE(std::isinf(depth.at(x, y)));
+        continue;
+      }
+      const cv::Vec3f e = xyz.at<cv::Vec3f>(y, x);
+      ASSERT_LT(k + 2, pts.size() + 2);
+      for (int c = 0; c < 3; ++c) EXPECT_NEAR(pts[k * 3 + static_cast<std::size_t>(c)], e[c], 1e-4f * std::max(1.f, std::abs(e[c])));
+      EXPECT_NEAR(depth.at(x, y), e[2], 1e-4f * std::abs(e[2]));
+      ++k;
+    }
+  EXPECT_EQ(k * 3, pts.size());
+  EXPECT_GT(invalid, 0u);  // the LR check leaves some out
+  EXPECT_GT(k, static_cast<std::size_t>(disp.width * disp.height / 2));
+}
+
 TEST(StereoRig, BadInputExitsTwoWithOneLine) {
   evk::testing::TempDir dir;
   auto refused = [&](const std::string& args, const std::string& says) {
@@ -139,6 +186,23 @@ TEST(StereoRig, BadInputExitsTwoWithOneLine) {
     cv::imwrite(blank, cv::Mat(480, 640, CV_8UC1, cv::Scalar(128)));
     refused(l[0] + " " + r[0] + " " + l[1] + " " + r[1] + " " + blank + " " + blank, "at least 3");
   }
+  // disparity: --depth without --rig; frames of another size than the rig's views
+  cv::imwrite((dir / "small.png").string(), cv::Mat(100, 120, CV_8UC1, cv::Scalar(90)));
+  const std::string small = (dir / "small.png").string();
+  auto disparity_refused = [&](const std::string& args, const std::string& says) {
+    const auto r = evk::testing::run_tool("stereo", "disparity " + small + " " + small + " -o " + (dir / "d.pfm").string() + " " + args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(fs::exists(dir / "d.pfm"));
+  };
+  disparity_refused("--depth " + (dir / "z.pfm").string(), "needs --rig");
+  evk::stereo::Rig rig;
+  rig.width = 640, rig.height = 480, rig.M1 = rig.M2 = rig.R1 = rig.R2 = rig.R = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  rig.D1 = rig.D2 = {0, 0, 0, 0, 0};
+  rig.P1 = rig.P2 = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
+  evk::stereo::write_rig(rig, (dir / "r.yml").string());
+  disparity_refused("--rig " + (dir / "r.yml").string(), "calibrated on 640x480 views, the frames are 120x100");
   std::ofstream(dir / "bad.yml") << "width: 640\nheight: 480\nM1: 3\n";
   EXPECT_THROW(evk::stereo::read_rig((dir / "bad.yml").string()), evk::InputError);
 }

@@ -42,6 +42,7 @@ void probe_writable(const fs::path& p);
 struct DisparityCmd {
   MatchArgs o;
   std::string left, right, out, color, right_out;
+  std::string rig, depth, points;  // --rig: raw frames rectified first; --depth/--points need it
 };
 void run_disparity(DisparityCmd& c);
 

@@ -2,11 +2,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
 #include "cli/commands.hpp"
+#include "io/points.hpp"
 
 namespace stereo_cli {
 
@@ -29,6 +31,13 @@ void check_outputs(DisparityCmd& c) {
     if (fs::path(c.color).extension() != ".png") evk::input_error(c.color, "--color output must be a .png file");
     evk::check_not_an_input(c.color, {c.left, c.right, c.out});
     probe_writable(c.color);
+  }
+  for (const auto& [path, ext, opt] : {std::tuple{c.depth, ".pfm", "--depth"}, std::tuple{c.points, ".ply", "--points"}}) {
+    if (path.empty()) continue;
+    if (c.rig.empty()) evk::input_error(opt, "needs --rig (the rig's baseline and focal length)");
+    if (fs::path(path).extension() != ext) evk::input_error(path, std::string(opt) + " output must be a " + ext + " file");
+    evk::check_not_an_input(path, {c.left, c.right, c.out, c.rig});
+    probe_writable(path);
   }
 }
 
@@ -60,6 +69,9 @@ void print_summary(const DisparityCmd& c, const StereoResult& d, const MatchInfo
     }
     if (!c.color.empty()) j["color"] = c.color;
     if (!c.right_out.empty()) j["right_output"] = c.right_out;
+    if (!c.rig.empty()) j["rig"] = c.rig;
+    if (!c.depth.empty()) j["depth"] = c.depth;
+    if (!c.points.empty()) j["points"] = c.points;
     std::cout << j.dump(2) << "\n";
     return;
   }
@@ -77,7 +89,10 @@ void run_disparity(DisparityCmd& c) {
   check_outputs(c);
   Times t;
   auto t0 = clk::now();
+  Rig rig;
+  if (!c.rig.empty()) rig = read_rig(c.rig);
   Pair16 pr = read_pair(c.left, c.right);
+  if (!c.rig.empty()) rectify_pair(rig, pr.left, pr.right);
   t.read = ms_since(t0);
   evk::verbose_line(c.o.common, "read " + std::to_string(pr.left.width) + "x" + std::to_string(pr.left.height) +
                                     " pair (maxval " + std::to_string(pr.left.maxval) + ") in " + pct(t.read) + " ms");
@@ -90,6 +105,8 @@ void run_disparity(DisparityCmd& c) {
   write_disparity(c.out, d.left, c.o.write);
   if (!c.right_out.empty()) write_disparity(c.right_out, d.right, c.o.write);
   if (!c.color.empty()) write_color_png(c.color, d.left, c.o.params.min_disparity, c.o.params.max_disparity);
+  if (!c.depth.empty()) write_depth_pfm(c.depth, rig, d.left);
+  if (!c.points.empty()) write_points_ply(c.points, rig, d.left, pr.left);
   t.write = ms_since(t1);
   evk::verbose_line(c.o.common, "write: " + pct(t.write) + " ms");
   print_summary(c, d, m.info(), t);

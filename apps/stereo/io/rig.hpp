@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/rig.hpp"
+#include "core/sgm.hpp"
 
 namespace evk::stereo {
 
@@ -32,6 +33,10 @@ struct Calibration {
 // InputError for unreadable images, views of different sizes, or fewer than 3 views with a board.
 Calibration calibrate_rig(const std::vector<std::string>& left, const std::vector<std::string>& right,
                           const CalibrateOptions& opt);
+
+// The raw pair as the rig's rectification sees it (undistorted and rotated so rows are epipolar
+// lines; bilinear, 0 outside the view), in place. InputError when the images are not the rig's size.
+void rectify_pair(const Rig& rig, Image16& left, Image16& right);
 
 void write_rig(const Rig& rig, const std::string& path);  // atomically; InputError when unwritable
 Rig read_rig(const std::string& path);                    // InputError naming the file and the field

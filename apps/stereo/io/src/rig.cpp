@@ -1,5 +1,6 @@
 #include "io/rig.hpp"
 
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 
@@ -19,6 +20,7 @@ namespace evk::stereo {
 Calibration calibrate_rig(const std::vector<std::string>&, const std::vector<std::string>&, const CalibrateOptions&) {
   input_error("calibrate", "this build has no OpenCV (calib3d), which calibration needs");
 }
+void rectify_pair(const Rig&, Image16&, Image16&) { input_error("--rig", "this build has no OpenCV to rectify with"); }
 void write_rig(const Rig&, const std::string& path) { input_error(path, "this build has no OpenCV to write a rig file"); }
 Rig read_rig(const std::string& path) { input_error(path, "this build has no OpenCV to read a rig file"); }
 #else
@@ -141,6 +143,22 @@ Calibration calibrate_rig(const std::vector<std::string>& left, const std::vecto
   from_mat(Q, rig.Q);
   rig.views_used = static_cast<int>(pts[0].size());
   return cal;
+}
+
+void rectify_pair(const Rig& rig, Image16& left, Image16& right) {
+  for (Image16* im : {&left, &right}) {
+    if (im->width != rig.width || im->height != rig.height)
+      input_error("--rig", "the rig was calibrated on " + std::to_string(rig.width) + "x" + std::to_string(rig.height) +
+                               " views, the frames are " + std::to_string(im->width) + "x" + std::to_string(im->height));
+    const bool second = im == &right;
+    cv::Mat mx, my, rect;
+    cv::initUndistortRectifyMap(mat_of(second ? rig.M2 : rig.M1, 3), cv::Mat(second ? rig.D2 : rig.D1, true),
+                                mat_of(second ? rig.R2 : rig.R1, 3), mat_of(second ? rig.P2 : rig.P1, 3),
+                                cv::Size(rig.width, rig.height), CV_32FC1, mx, my);
+    const cv::Mat src(im->height, im->width, CV_16UC1, im->pixels.data());
+    cv::remap(src, rect, mx, my, cv::INTER_LINEAR, cv::BORDER_CONSTANT, cv::Scalar(0));
+    std::memcpy(im->pixels.data(), rect.data, im->pixels.size() * sizeof(std::uint16_t));
+  }
 }
 
 void write_rig(const Rig& rig, const std::string& path) {
