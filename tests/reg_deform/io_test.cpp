@@ -158,3 +158,34 @@ TEST(RegIo, VolumeAnyDatatypeWithScalingAndWorldFromSformElseQform) {
   rd::write_volume(tmp / "s.nii.gz", v);
   EXPECT_NEAR(rd::read_volume(tmp / "s.nii.gz").geo.vox2world.apply(0, 0, 0)[0], 100.0, 1e-6);
 }
+
+TEST(RegIo, GzipWrittenInPiecesReadsAsOneFileEverywhere) {
+  // a volume of 2.3 MB of floats: three gzip members of 1 MiB each, written in parallel. gzip -dc
+  // gives the bytes of the same volume written as .nii, nifticlib reads the values back, and so
+  // does nibabel (Python's gzip) where it is installed
+  evk::testing::TempDir dir;
+  rd::Volume v;
+  v.geo = rd::Geometry::make(97, 83, 71, 1.0, 1.0, 1.0, {0, 0, 0});
+  v.data.resize(v.geo.voxels());
+  for (std::size_t i = 0; i < v.data.size(); ++i) v.data[i] = static_cast<float>(std::sin(0.001 * static_cast<double>(i)) * 1000.0);
+  rd::write_volume(dir / "v.nii.gz", v);
+  rd::write_volume(dir / "v.nii", v);
+  const auto z = evk::testing::run("gzip -dc " + (dir / "v.nii.gz").string() + " | cmp - " + (dir / "v.nii").string());
+  EXPECT_EQ(z.exit_code, 0) << z.out << z.err;
+  const auto members = evk::testing::run("/usr/bin/python3 -c \"import sys, zlib; d = open(sys.argv[1], 'rb').read(); n = 0\n"
+                                         "while d:\n o = zlib.decompressobj(31); o.decompress(d); d = o.unused_data; n += 1\n"
+                                         "print(n)\" " + (dir / "v.nii.gz").string());
+  ASSERT_EQ(members.exit_code, 0) << members.err;
+  EXPECT_EQ(std::stoi(members.out), 3);
+  Nim nim(dir / "v.nii.gz");
+  ASSERT_NE(nim.p, nullptr);
+  ASSERT_EQ(static_cast<std::size_t>(nim.p->nvox), v.data.size());
+  EXPECT_EQ(std::memcmp(nim.p->data, v.data.data(), v.data.size() * 4), 0);
+  if (evk::testing::run("/usr/bin/python3 -c 'import nibabel'").exit_code == 0) {
+    const auto nb = evk::testing::run("/usr/bin/python3 -c \"import sys, nibabel, numpy; a = nibabel.load(sys.argv[1]).get_fdata(); "
+                                      "b = nibabel.load(sys.argv[2]).get_fdata(); print(int(a.shape == b.shape and (a == b).all()))\" " +
+                                      (dir / "v.nii.gz").string() + " " + (dir / "v.nii").string());
+    EXPECT_EQ(nb.exit_code, 0) << nb.err;
+    EXPECT_EQ(nb.out, "1\n");
+  }
+}

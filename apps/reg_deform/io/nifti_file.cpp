@@ -4,6 +4,8 @@
 
 #include <zlib.h>
 
+#include "io/gzip_parallel.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -382,13 +384,17 @@ void write_nim(nifti_image* nim, const fs::path& path) {
     hdr = &h1;
     hdr_bytes = sizeof h1;
   }
-  znzFile fp = znzopen(out.temp_path().c_str(), "wb", gz ? 1 : 0);
-  if (znz_isnull(fp)) input_error(name_of(path), "cannot open for writing");
   const char no_ext[4] = {0, 0, 0, 0};
   const std::size_t bytes = static_cast<std::size_t>(nim->nvox) * static_cast<std::size_t>(nim->nbyper);
-  bool ok = znzwrite(hdr, 1, hdr_bytes, fp) == hdr_bytes && znzwrite(no_ext, 1, 4, fp) == 4 &&
-            znzwrite(nim->data, 1, bytes, fp) == bytes;
-  ok = znzclose(fp) == 0 && ok;  // gzip and stdio buffers are written at close: check it too
+  bool ok = false;
+  if (gz) {  // compressed on every core (io/gzip_parallel.hpp)
+    ok = write_gzip_parallel(out.temp_path().string(), {{hdr, hdr_bytes}, {no_ext, 4}, {nim->data, bytes}});
+  } else {
+    znzFile fp = znzopen(out.temp_path().c_str(), "wb", 0);
+    if (znz_isnull(fp)) input_error(name_of(path), "cannot open for writing");
+    ok = znzwrite(hdr, 1, hdr_bytes, fp) == hdr_bytes && znzwrite(no_ext, 1, 4, fp) == 4 && znzwrite(nim->data, 1, bytes, fp) == bytes;
+    ok = znzclose(fp) == 0 && ok;  // stdio buffers are written at close: check it too
+  }
   if (!ok) input_error(name_of(path), "write failed (disk full or not writable?)");
   out.commit();
 }
