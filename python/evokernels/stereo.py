@@ -4,7 +4,7 @@ import numpy as np
 from . import _ext
 from ._arrays import check_choice, check_int, check_kernel, gray8
 
-__all__ = ["disparity", "methods"]
+__all__ = ["depth", "disparity", "methods", "points"]
 
 
 def methods():
@@ -72,3 +72,47 @@ def disparity(left, right, method="ssd", *, min_disparity=0, max_disparity=50, w
                                  check_int("min_ssd", min_ssd), str(method), backend, check_kernel(kernel),
                                  check_int("device", device), check_int("threads", threads))
     return (out, info) if return_info else out
+
+
+def _rig_q(Q):
+    q = np.ascontiguousarray(Q, dtype=np.float64)
+    if q.shape != (4, 4):
+        raise _ext.InputError("Q: a 4x4 matrix expected (the rig file's Q), got shape %s" % (q.shape,))
+    return q
+
+
+def _disparity_f32(disparity):
+    d = np.ascontiguousarray(disparity, dtype=np.float32)
+    if d.ndim != 2 or d.size == 0:
+        raise _ext.InputError("disparity: a non-empty 2-D map expected, got shape %s" % (d.shape,))
+    return d
+
+
+def depth(disparity, Q):
+    """Metric depth of a left-image disparity map through a rig's Q, as `stereo disparity --depth`
+    writes it: Z = Q[2,3] / (Q[3,2] d + Q[3,3]), float32, +inf where the disparity is NaN, infinite
+    or <= 0. Q: the 4x4 matrix of `stereo calibrate`'s rig file (cv2.FileStorage(path,
+    cv2.FILE_STORAGE_READ).getNode("Q").mat()), lengths in its --square units."""
+    d = _disparity_f32(disparity)
+    out = np.empty(d.shape, dtype=np.float32)
+    _ext.stereo_depth(d, _rig_q(Q), out, d.shape[0], d.shape[1])
+    return out
+
+
+def points(disparity, Q, image=None):
+    """The 3-D points of the pixels that have a disparity, as `stereo disparity --points` writes
+    them: [X Y Z W] = Q [x y d 1], divided by W, row by row. Returns (xyz, pixels): xyz (N, 3)
+    float32 and pixels (N, 2) int64 (x, y); with image (H, W), also its values at those pixels, the
+    points' colours: (xyz, pixels, values)."""
+    d = _disparity_f32(disparity)
+    h, w = d.shape
+    xyz = np.empty((h * w, 3), dtype=np.float32)
+    index = np.empty(h * w, dtype=np.int64)
+    n = _ext.stereo_points(d, _rig_q(Q), xyz, index, h, w)
+    pixels = np.stack([index[:n] % w, index[:n] // w], axis=1)
+    if image is None:
+        return xyz[:n], pixels
+    im = np.asarray(image)
+    if im.shape[:2] != d.shape:
+        raise _ext.InputError("image: shape %s differs from the disparity map's %s" % (im.shape[:2], d.shape))
+    return xyz[:n], pixels, im.reshape(h * w, *im.shape[2:])[index[:n]]

@@ -7,11 +7,14 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <array>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "core/matcher.hpp"
+#include "core/rig.hpp"
 #include "core/ssd_gpu.hpp"
 #include "evk/cli.hpp"
 #include "evk/cuda_check.hpp"
@@ -203,6 +206,43 @@ py::dict stereo_sgm(const py::buffer& left, const py::buffer& right, const py::b
   });
 }
 
+// ---- rigs: depth and points through a rig's Q (core/rig.hpp), as `disparity --depth/--points`
+st::Rig rig_of(const py::buffer& q) {
+  const py::buffer_info qi = contiguous(q, 16, 8, "Q", false);
+  st::Rig rig;
+  std::memcpy(rig.Q.data(), qi.ptr, sizeof(double) * 16);
+  return rig;
+}
+
+void stereo_depth(const py::buffer& disp, const py::buffer& q, const py::buffer& out, int height, int width) {
+  const std::size_t n = static_cast<std::size_t>(height) * static_cast<std::size_t>(width);
+  const st::Rig rig = rig_of(q);
+  const auto* d = static_cast<const float*>(contiguous(disp, n, 4, "disparity", false).ptr);
+  auto* z = static_cast<float*>(contiguous(out, n, 4, "out", true).ptr);
+  for (std::size_t k = 0; k < n; ++k) z[k] = st::depth_from_disparity(rig, d[k]);
+}
+
+// The points of the pixels with a disparity, row by row, into xyz (n x 3) and their pixel index;
+// returns how many.
+std::size_t stereo_points(const py::buffer& disp, const py::buffer& q, const py::buffer& xyz, const py::buffer& index,
+                          int height, int width) {
+  const std::size_t n = static_cast<std::size_t>(height) * static_cast<std::size_t>(width);
+  const st::Rig rig = rig_of(q);
+  const auto* d = static_cast<const float*>(contiguous(disp, n, 4, "disparity", false).ptr);
+  auto* p = static_cast<float*>(contiguous(xyz, n * 3, 4, "xyz", true).ptr);
+  auto* idx = static_cast<std::int64_t*>(contiguous(index, n, 8, "index", true).ptr);
+  std::size_t m = 0;
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      const std::size_t k = static_cast<std::size_t>(y) * static_cast<std::size_t>(width) + static_cast<std::size_t>(x);
+      std::array<float, 3> v{};
+      if (!st::point_from_disparity(rig, x, y, d[k], v)) continue;
+      std::memcpy(p + 3 * m, v.data(), sizeof v);
+      idx[m++] = static_cast<std::int64_t>(k);
+    }
+  return m;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_ext, m) {
@@ -227,5 +267,7 @@ PYBIND11_MODULE(_ext, m) {
   m.def("stereo_methods", &st::methods);
   m.def("stereo_disparity", &stereo_disparity);
   m.def("stereo_sgm", &stereo_sgm);
+  m.def("stereo_depth", &stereo_depth);
+  m.def("stereo_points", &stereo_points);
   evk_py::def_reg(m);
 }

@@ -175,3 +175,42 @@ def test_gil_is_released_during_work():
     # With the GIL held during the C++ work, no stamp could fall in the middle half of the call.
     middle = [s for s in stamps if start + 0.25 * (end - start) < s < start + 0.75 * (end - start)]
     assert len(middle) >= 5, "main thread starved during the call: %d stamps in %.2f s" % (len(middle), end - start)
+
+
+def _q(f=500.0, cx=320.0, cy=240.0, baseline=0.1, dcx=0.0):
+    """Q as stereoRectify builds it for a rig of focal f, principal point (cx, cy), the right camera
+    at -baseline along x (Tx = -baseline), principal points dcx apart."""
+    return np.array([[1, 0, 0, -cx], [0, 1, 0, -cy], [0, 0, 0, f], [0, 0, 1 / baseline, -dcx / baseline]])
+
+
+def test_depth_is_focal_times_baseline_over_disparity():
+    d = np.array([[25.0, 50.0, 0.0], [np.nan, np.inf, -3.0]], dtype=np.float32)
+    z = ek.stereo.depth(d, _q())
+    assert z.dtype == np.float32 and z.shape == d.shape
+    np.testing.assert_allclose(z[0, :2], [500 * 0.1 / 25, 500 * 0.1 / 50], rtol=1e-6)
+    assert np.isinf(z[0, 2]) and np.isinf(z[1]).all()  # no disparity: no depth
+
+
+def test_points_are_q_times_pixel_and_disparity():
+    rng = np.random.default_rng(3)
+    d = rng.uniform(1, 60, size=(7, 9)).astype(np.float32)
+    d[2, 3] = np.nan
+    d[5, 0] = 0
+    q = _q(f=700, cx=4.5, cy=3.0, baseline=0.2, dcx=1.5)
+    image = np.arange(63, dtype=np.uint8).reshape(7, 9)
+    xyz, pixels, values = ek.stereo.points(d, q, image)
+    assert len(xyz) == 61 and pixels.shape == (61, 2)
+    ys, xs = np.nonzero(np.isfinite(d) & (d > 0))  # row by row, as the PLY is written
+    np.testing.assert_array_equal(pixels, np.stack([xs, ys], axis=1))
+    h = np.stack([xs, ys, d[ys, xs], np.ones_like(xs)], axis=1).astype(np.float64) @ q.T
+    np.testing.assert_allclose(xyz, h[:, :3] / h[:, 3:], rtol=1e-5)
+    np.testing.assert_array_equal(values, image[ys, xs])
+
+
+def test_depth_and_points_refuse_bad_shapes():
+    with pytest.raises(ek.InputError, match="4x4"):
+        ek.stereo.depth(np.ones((2, 2)), np.eye(3))
+    with pytest.raises(ek.InputError, match="2-D"):
+        ek.stereo.points(np.ones(4), np.eye(4))
+    with pytest.raises(ek.InputError, match="image"):
+        ek.stereo.points(np.ones((2, 2)), np.eye(4), np.ones((3, 2)))
