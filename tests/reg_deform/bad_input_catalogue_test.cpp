@@ -315,6 +315,39 @@ CASE(W16_TwoDimensionalReference, "wrong input", "a 2-D reference (dim[0] = 2) w
 
 // ---- hostile values -----------------------------------------------------------------------------
 
+CASE(W17_NoOverlap, "wrong input", "register: an affine that puts the floating image 1 m away (no overlap)", "reject") {
+  setup(dir);
+  spit(dir / "far.txt", "1 0 0 1000\n0 1 0 0\n0 0 1 0\n0 0 0 1\n");
+  const auto before = files_in(dir);
+  expect_rejected(rec.tool("register --ref " + q(dir / "ref.nii") + " --flo " + q(dir / "ref.nii") + " --aff " + q(dir / "far.txt") +
+                           " --cpp " + q(dir / "c.nii") + " --backend cpu --ln 1 --maxit 2"),
+                  {"--aff", "does not overlap"}, dir, before);
+}
+CASE(W18_EmptyMask, "wrong input", "register and affine with a reference mask of zeros", "reject") {
+  setup(dir);
+  rd::write_mask(dir / "zero.nii", rd::Geometry::make(12, 10, 8, 1.0, 1.0, 1.0, {-6, -5, -4}), rd::Mask(12 * 10 * 8, 0));
+  const auto before = files_in(dir);
+  expect_rejected(rec.tool("register --ref " + q(dir / "ref.nii") + " --flo " + q(dir / "ref.nii") + " --rmask " + q(dir / "zero.nii") +
+                           " --cpp " + q(dir / "c.nii") + " --backend cpu --ln 1 --maxit 2"),
+                  {"zero.nii", "no nonzero voxel"}, dir, before);
+  expect_rejected(rec.tool("affine --ref " + q(dir / "ref.nii") + " --flo " + q(dir / "ref.nii") + " --rmask " + q(dir / "zero.nii") +
+                           " -o " + q(dir / "a.txt") + " --backend cpu"),
+                  {"zero.nii", "empty"}, dir, before);
+}
+CASE(W19_Anisotropic, "wrong input", "register: 0.5 x 0.5 x 3 mm voxels (as clinical T2 slices)", "accept: a grid") {
+  rd::Volume v;
+  v.geo = rd::Geometry::make(48, 40, 8, 0.5, 0.5, 3.0, {0, 0, 0});
+  v.data.resize(v.geo.voxels());
+  for (int k = 0; k < 8; ++k)
+    for (int j = 0; j < 40; ++j)
+      for (int i = 0; i < 48; ++i)
+        v.data[(static_cast<std::size_t>(k) * 40 + j) * 48 + i] = static_cast<float>(100.0 * std::exp(-((i - 24) * (i - 24) + (j - 20) * (j - 20)) / 200.0) + k);
+  rd::write_volume(dir / "a.nii", v);
+  const auto& r = rec.tool("register --ref " + q(dir / "a.nii") + " --flo " + q(dir / "a.nii") + " --cpp " + q(dir / "c.nii") +
+                           " --backend cpu --ln 1 --maxit 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir / "c.nii"));
+}
 CASE(H01_NanInGrid, "hostile value", "a NaN control point", "reject") {
   setup(dir);
   patch<float>(dir / "cpp.nii", kData + 40, kNaN);

@@ -48,6 +48,30 @@ void smooth_mm(Volume& v, double sigma_mm, int threads) {
 }
 }  // namespace
 
+namespace {
+// Whether any reference voxel (sampled on a lattice of about 40 per axis) lands inside the floating
+// image through the initial transformation (the affine, else world to world as reg_f3d starts).
+bool overlaps(const Volume& ref, const Volume& flo, const RegisterOptions& opt) {
+  Mat44 to_flo;
+  try {
+    to_flo = flo.geo.vox2world.inverse() * (opt.has_affine ? opt.affine : Mat44::identity()) * ref.geo.vox2world;
+  } catch (const std::exception&) {
+    return true;  // a singular geometry is reported by check_volume
+  }
+  const int n[3] = {ref.geo.nx, ref.geo.ny, ref.geo.nz}, f[3] = {flo.geo.nx, flo.geo.ny, flo.geo.nz};
+  const int step[3] = {std::max(1, n[0] / 40), std::max(1, n[1] / 40), std::max(1, n[2] / 40)};
+  for (int k = 0; k < n[2]; k += step[2])
+    for (int j = 0; j < n[1]; j += step[1])
+      for (int i = 0; i < n[0]; i += step[0]) {
+        const std::array<double, 3> p = to_flo.apply(i, j, k);
+        bool in = true;
+        for (int a = 0; a < 3; ++a) in = in && p[static_cast<std::size_t>(a)] > -0.5 && p[static_cast<std::size_t>(a)] < f[a] - 0.5;
+        if (in) return true;
+      }
+  return false;
+}
+}  // namespace
+
 void check_register_inputs(const Volume& ref, const Volume& flo, const Mask& ref_mask, const Mask& flo_mask,
                            const RegisterOptions& opt, const InputNames& names) {
   if (opt.levels < 1) input_error("--ln", "must be >= 1");
@@ -77,6 +101,10 @@ void check_register_inputs(const Volume& ref, const Volume& flo, const Mask& ref
       input_error("--aff", "singular affine matrix");
     }
   }
+  if (!overlaps(ref, flo, opt))
+    input_error(opt.has_affine ? "--aff" : names.flo, std::string("the floating image does not overlap the reference") +
+                                                          (opt.has_affine ? " once the affine is applied" : " in world space") +
+                                                          ": nothing to register");
 }
 
 namespace {
