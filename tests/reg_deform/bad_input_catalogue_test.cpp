@@ -348,6 +348,16 @@ CASE(W19_Anisotropic, "wrong input", "register: 0.5 x 0.5 x 3 mm voxels (as clin
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(fs::exists(dir / "c.nii"));
 }
+CASE(W20_TinyVolume, "wrong input", "affine between two 6x5x4 volumes (too few blocks to match)", "reject") {
+  rd::Volume v;
+  v.geo = rd::Geometry::make(6, 5, 4, 1.0, 1.0, 1.0, {0, 0, 0});
+  v.data.resize(v.geo.voxels());
+  for (std::size_t i = 0; i < v.data.size(); ++i) v.data[i] = static_cast<float>((i * 37) % 11);
+  rd::write_volume(dir / "t.nii", v);
+  const auto before = files_in(dir);
+  expect_rejected(rec.tool("affine --ref " + q(dir / "t.nii") + " --flo " + q(dir / "t.nii") + " -o " + q(dir / "a.txt") + " --backend cpu"),
+                  {"--ref", "blocks"}, dir, before);
+}
 CASE(H01_NanInGrid, "hostile value", "a NaN control point", "reject") {
   setup(dir);
   patch<float>(dir / "cpp.nii", kData + 40, kNaN);
