@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -166,6 +167,42 @@ TEST(StereoRig, RawPairToDepthAndPointsAsOpenCvReprojects) {
   EXPECT_EQ(k * 3, pts.size());
   EXPECT_GT(invalid, 0u);  // the LR check leaves some out
   EXPECT_GT(k, static_cast<std::size_t>(disp.width * disp.height / 2));
+}
+
+TEST(StereoRig, BatchWithARigWritesWhatDisparityWrites) {
+  // three raw pairs of the sample through `batch --rig --depth --points` (readers and writers in
+  // threads): each output byte for byte what `disparity --rig` writes for that pair
+  if (!have_sample()) GTEST_SKIP() << "no data/stereo/calib (scripts/fetch-data.sh)";
+  evk::testing::TempDir dir;
+  const auto l = views("left"), r = views("right");
+  std::string args = "calibrate -o " + (dir / "rig.yml").string();
+  for (std::size_t i = 0; i < l.size(); ++i) args += " " + l[i] + " " + r[i];
+  ASSERT_EQ(evk::testing::run_tool("stereo", args).exit_code, 0);
+  const std::string match = " --method sgm --max-disparity 63 --lr-check 1 --rig " + (dir / "rig.yml").string();
+  std::ofstream list(dir / "pairs.txt");
+  fs::create_directories(dir / "out");
+  for (int i = 0; i < 3; ++i) {
+    list << l[static_cast<std::size_t>(i)] << " " << r[static_cast<std::size_t>(i)] << " p" << i << "\n";
+    const std::string p = (dir / ("p" + std::to_string(i))).string();
+    const auto d = evk::testing::run_tool("stereo", "disparity " + l[static_cast<std::size_t>(i)] + " " + r[static_cast<std::size_t>(i)] +
+                                                        " -o " + p + ".pfm --depth " + p + "_depth.pfm --points " + p + ".ply" + match);
+    ASSERT_EQ(d.exit_code, 0) << d.err;
+  }
+  list.close();
+  const auto b = evk::testing::run_tool("stereo", "batch " + (dir / "pairs.txt").string() + " -o " + (dir / "out").string() +
+                                                      " --depth --points --readers 2 --writers 2" + match);
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  auto bytes = [](const fs::path& f) {
+    std::ifstream in(f, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  for (int i = 0; i < 3; ++i)
+    for (const char* ext : {".pfm", "_depth.pfm", ".ply"}) {
+      const std::string name = "p" + std::to_string(i) + ext;
+      const std::string a = bytes(dir / "out" / name), e = bytes(dir / name);
+      EXPECT_FALSE(e.empty()) << name;
+      EXPECT_TRUE(a == e) << name << " differs between batch and disparity";
+    }
 }
 
 TEST(StereoRig, BadInputExitsTwoWithOneLine) {

@@ -70,6 +70,8 @@ struct FramesCmd {
   MatchArgs o;
   std::string outdir, format = "pfm";
   bool color = false;
+  std::string rig;             // raw frames, rectified through this rig first
+  bool depth = false, points = false;  // also <name>_depth.pfm, <name>.ply (need --rig)
   int streams = 3, readers = 2, writers = 2;
 };
 void add_frames_options(CLI::App* c, FramesCmd& f);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
@@ -10,6 +11,7 @@
 #include "evk/error.hpp"
 #include "core/stream.hpp"
 #include "cli/commands.hpp"
+#include "io/points.hpp"
 
 namespace stereo_cli {
 
@@ -62,6 +64,13 @@ void run_frames(FramesCmd& c, const FrameSource& src, const char* unit) {
     const Pair16 first = read_pair(src.left.front().string(), src.right.front().string());
     return std::pair<int, int>{first.left.width, first.left.height};
   };
+  if ((c.depth || c.points) && c.rig.empty()) evk::input_error(c.depth ? "--depth" : "--points", "needs --rig");
+  Rig rig;
+  std::unique_ptr<Rectifier> rectify;
+  if (!c.rig.empty()) {
+    rig = read_rig(c.rig);
+    rectify = std::make_unique<Rectifier>(rig);
+  }
   std::unique_ptr<FrameMatcher> fm = frame_matcher(c.o, c.streams, first_size, info, c.o.note());
   StreamOptions so;
   so.readers = c.readers;
@@ -72,8 +81,15 @@ void run_frames(FramesCmd& c, const FrameSource& src, const char* unit) {
     evk::check_not_an_input(outdir / (src.names[i] + "." + c.format), inputs);
     if (c.color) evk::check_not_an_input(outdir / (src.names[i] + "_color.png"), inputs);
   }
+  std::mutex lefts_mu;  // --points: each frame's rectified left image, from its reader to its writer
+  std::map<int, Image16> lefts;
   auto load = [&](int i) {
     Pair16 p = read_pair(src.left[static_cast<std::size_t>(i)].string(), src.right[static_cast<std::size_t>(i)].string());
+    if (rectify) rectify->apply(p.left, p.right);
+    if (c.points) {
+      std::lock_guard<std::mutex> lk(lefts_mu);
+      lefts[i] = p.left;
+    }
     Frame f;
     f.left = std::move(p.left);
     f.right = std::move(p.right);
@@ -87,6 +103,20 @@ void run_frames(FramesCmd& c, const FrameSource& src, const char* unit) {
     if (c.color) written.add(outdir / (name + "_color.png"));
     write_disparity(out, r.left, c.o.write);
     if (c.color) write_color_png(outdir / (name + "_color.png"), r.left, c.o.params.min_disparity, c.o.params.max_disparity);
+    if (c.depth) {
+      written.add(outdir / (name + "_depth.pfm"));
+      write_depth_pfm(outdir / (name + "_depth.pfm"), rig, r.left);
+    }
+    if (c.points) {
+      Image16 left;
+      {
+        std::lock_guard<std::mutex> lk(lefts_mu);
+        left = std::move(lefts.at(i));
+        lefts.erase(i);
+      }
+      written.add(outdir / (name + ".ply"));
+      write_points_ply(outdir / (name + ".ply"), rig, r.left, left);
+    }
   };
   const StreamStats st = run_stream(n, load, *fm, store, so);
   written.done = true;

@@ -3,6 +3,7 @@
 // plus width, height, rms, epipolar_error, views_used). Needs a build with OpenCV; without it each
 // call throws InputError saying so.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,7 +37,17 @@ Calibration calibrate_rig(const std::vector<std::string>& left, const std::vecto
 
 // The raw pair as the rig's rectification sees it (undistorted and rotated so rows are epipolar
 // lines; bilinear, 0 outside the view), in place. InputError when the images are not the rig's size.
-void rectify_pair(const Rig& rig, Image16& left, Image16& right);
+// A Rectifier computes the two remap tables once and may be applied from several threads.
+class Rectifier {
+ public:
+  explicit Rectifier(const Rig& rig);
+  void apply(Image16& left, Image16& right) const;
+
+ private:
+  struct Maps;
+  std::shared_ptr<const Maps> maps_;
+};
+void rectify_pair(const Rig& rig, Image16& left, Image16& right);  // Rectifier(rig).apply
 
 void write_rig(const Rig& rig, const std::string& path);  // atomically; InputError when unwritable
 Rig read_rig(const std::string& path);                    // InputError naming the file and the field
