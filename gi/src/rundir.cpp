@@ -10,6 +10,7 @@
 #include "evk/cuda_library.hpp"
 #include "evk/error.hpp"
 #include "evk/gi/search.hpp"
+#include "evk/strings.hpp"
 #include "json_int.hpp"
 
 using nlohmann::json;
@@ -48,6 +49,35 @@ std::string genome_file(const std::vector<std::pair<std::string, std::string>>& 
   for (std::string t; in >> t;) ++genes;
   s += "# genes: " + std::to_string(genes) + "\n";
   return s + genome + "\n";
+}
+
+std::string with_validated_cc(const std::string& text, int cc, const std::string& where) {
+  const std::string want = std::to_string(cc / 10) + "." + std::to_string(cc % 10);
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  if (lines.empty() || lines[0] != "# evokernels genome v1")
+    input_error(where, "not a genome file with headers (`# evokernels genome v1`): nothing to record the validation in");
+  std::size_t after_cc = 1, vline = 0;
+  for (std::size_t i = 1; i < lines.size() && lines[i].rfind("# ", 0) == 0; ++i) {
+    const std::size_t colon = lines[i].find(": ");
+    if (colon == std::string::npos) continue;
+    const std::string key = lines[i].substr(2, colon - 2), val = lines[i].substr(colon + 2);
+    if (key == "cc") {
+      if (val == want) return text;  // its own architecture
+      after_cc = i + 1;
+    } else if (key == "validated-cc") {
+      vline = i;
+      std::istringstream vs(val);
+      for (std::string c; std::getline(vs, c, ',');)
+        if (trim(c) == want) return text;
+    }
+  }
+  if (vline) lines[vline] += ", " + want;
+  else lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(after_cc), "# validated-cc: " + want);
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
 }
 
 namespace {

@@ -1,5 +1,7 @@
 // Genome text, apply, and the operators' invariants.
 #include <gtest/gtest.h>
+#include "evk/gi/search.hpp"
+#include "evk/dispatch.hpp"
 
 #include <set>
 
@@ -183,3 +185,25 @@ TEST(GiOperators, CrossoverTakesGenesOnlyFromParentsWithoutDuplicates) {
 
 }  // namespace
 }  // namespace evk::gi
+
+// gi validate --record (issue 38): the device's compute capability into `# validated-cc:`, added
+// after `# cc:` or merged, never twice nor for the file's own architecture; the dispatch then
+// reads it and runs the variant on that architecture.
+TEST(GenomeFile, ValidatedCcIsRecordedOnceAndReadByTheDispatch) {
+  const std::string file = evk::gi::genome_file({{"kernel", "k"}, {"id", "v1"}, {"cc", "9.0"}, {"device", "NVIDIA H200"}}, "A=1");
+  const std::string once = evk::gi::with_validated_cc(file, 89, "f");
+  EXPECT_NE(once.find("# cc: 9.0\n# validated-cc: 8.9\n"), std::string::npos) << once;
+  EXPECT_EQ(evk::gi::with_validated_cc(once, 89, "f"), once);      // already there
+  EXPECT_EQ(evk::gi::with_validated_cc(file, 90, "f"), file);      // its own architecture
+  const std::string twice = evk::gi::with_validated_cc(once, 120, "f");
+  EXPECT_NE(twice.find("# validated-cc: 8.9, 12.0\n"), std::string::npos) << twice;
+  EXPECT_NE(twice.find("# genes: 1\nA=1\n"), std::string::npos) << twice;  // the genome itself untouched
+  const evk::Variant v = evk::parse_genome_text(twice, "f");
+  EXPECT_EQ(v.validated_cc, (std::vector<int>{89, 120}));
+  evk::Registry r;
+  r.add_kernel("k");
+  r.add(v);
+  EXPECT_EQ(r.select("k", evk::DeviceKey{120, "RTX 5090"}).variant.id, "v1");
+  EXPECT_TRUE(r.select("k", evk::DeviceKey{100, "NVIDIA B200"}).variant.is_original());
+  EXPECT_THROW(evk::gi::with_validated_cc("A=1\n", 89, "plain.genome"), evk::InputError);
+}

@@ -5,10 +5,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
+#include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
+#include "evk/gi/search.hpp"
 #include "evk/gi/genome.hpp"
 #include "shared.hpp"
 
@@ -22,8 +26,22 @@ struct ValidateOpts {
   std::string genome, cls;
   std::vector<std::string> pretuned;
   int cases = 5, device = 0;
-  bool json = false;
+  bool json = false, record = false;
 };
+
+// --record: a variant valid on this device's architecture gets it in its `# validated-cc:` header
+// (atomically), so that `--kernel auto` may run it here (docs/FORMATS.md).
+void record_validation(const std::string& path, int cc) {
+  if (path == "-") input_error("--record", "needs a genome FILE, not standard input");
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string updated = with_validated_cc(text.str(), cc, path);
+  if (updated == text.str()) return;
+  AtomicOutput out(path);
+  std::ofstream(out.temp_path()) << updated;
+  out.commit();
+}
 
 // --pretuned FILE | CLASS=FILE ...: "" = every class.
 std::map<std::string, Genome> read_pretuned(const Problem& p, const Grammar& g, const std::vector<std::string>& specs) {
@@ -123,6 +141,11 @@ void validate_command(const Context& ctx, const ValidateOpts& o) {
   if (o.json) std::cout << result_json(rs, g, x, ev.device().name, constraints, blessed, reason).dump(2) << "\n";
   else print_result(rs, blessed, reason);
   if (!blessed) throw evk::Refused("validate: refused: " + reason);
+  if (o.record) {
+    const int cc = ev.device().cc;
+    record_validation(o.genome, cc);
+    if (!o.json) std::printf("recorded in %s: validated on compute capability %d.%d\n", o.genome.c_str(), cc / 10, cc % 10);
+  }
 }
 }  // namespace
 
@@ -137,6 +160,8 @@ void add_validate(CLI::App& gi, const Ctx& ctx) {
   c->add_option("--class", o->cls, "Only this size class (default: every class)");
   c->add_option("--device", o->device, "CUDA device index");
   c->add_flag("--json", o->json, "Print the result as JSON (one entry per class)");
+  c->add_flag("--record", o->record,
+              "When valid, add this GPU's compute capability to the file's `# validated-cc:` header (auto then runs it here)");
   c->callback([=] { validate_command(*ctx, *o); });
 }
 

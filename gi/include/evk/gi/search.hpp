@@ -128,6 +128,10 @@ void write_text_atomic(const std::string& path, const std::string& text);
 std::string read_text(const std::string& path);  // InputError naming the path when unreadable
 // A genome file in docs/FORMATS.md format: "# evokernels genome v1", "# key: value" headers, text.
 std::string genome_file(const std::vector<std::pair<std::string, std::string>>& header, const std::string& genome);
+// The genome file `text` with compute capability cc (major * 10 + minor) in its `# validated-cc:`
+// header (added after `# cc:` when absent; merged when present); unchanged when cc is the file's own
+// `cc` or is listed already. Throws InputError (naming `where`) for text without the genome header.
+std::string with_validated_cc(const std::string& text, int cc, const std::string& where);
 
 // Report (report.cpp): markdown summary with an SVG fitness-per-generation plot (written beside it).
 std::string fitness_svg(const std::vector<GenerationStats>& h);
