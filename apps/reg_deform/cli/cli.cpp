@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   rd::add_snapshot_command(*app);
   rd::add_affine_command(*app);
   rd::add_register_command(*app);
+  rd::add_cohort_command(*app);
   evk::gi::add_gi_command(*app, [] { return rd::make_gi_problem(gi_options()); }, rd::make_registry);
   evk::gi::add_gi_command(
       *app, [] { return rd::make_expert_gi_problem(gi_options()); }, {}, "gi-expert",

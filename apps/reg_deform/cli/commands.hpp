@@ -18,6 +18,7 @@ void add_random_case_command(CLI::App& app);  // cli_make.cpp
 void add_snapshot_command(CLI::App& app);  // cli_make.cpp
 void add_affine_command(CLI::App& app);    // cli_affine.cpp
 void add_register_command(CLI::App& app);  // cli_register.cpp
+void add_cohort_command(CLI::App& app);    // cli_cohort.cpp (register-many)
 
 // Per-stage wall times for --verbose and --json.
 struct Stages {
