@@ -31,7 +31,7 @@ using clk = std::chrono::steady_clock;
 
 struct CohortArgs {
   CommonOptions c;
-  std::string templ, list, outdir, rmask;
+  std::string templ, list, outdir, rmask, summary;  // summary: default DIR/summary.tsv
   RegisterOptions o;
   AffineOptions ao;
   int threads = 0;
@@ -195,6 +195,8 @@ void register_subject(const CohortArgs& a, const Plan& pa, const Plan& pr, const
 void run_cohort(const CohortArgs& a) {
   const std::vector<Subject> subjects = read_list(a.list);
   if (!fs::is_directory(a.outdir)) input_error(a.outdir, "output directory does not exist");
+  const fs::path sum_path = a.summary.empty() ? fs::path(a.outdir) / "summary.tsv" : fs::path(a.summary);
+  { AtomicOutput probe(sum_path); }  // unwritable: refused before any work
   const Volume ref = read_volume(a.templ);
   const Mask rmask = a.rmask.empty() ? Mask{} : read_mask(a.rmask, ref.geo);
   const Plan pa = plan_backend(run_options(a.c, a.threads));
@@ -263,7 +265,7 @@ void run_cohort(const CohortArgs& a) {
   write_q.close();
   reader.join();
   writer.join();
-  AtomicOutput sum(fs::path(a.outdir) / "summary.tsv");
+  AtomicOutput sum(sum_path);
   std::size_t failed = 0;
   {
     std::ofstream o(sum.temp_path());
@@ -275,9 +277,9 @@ void run_cohort(const CohortArgs& a) {
   }
   sum.commit();
   std::printf("%zu subjects: %zu registered now, %zu done before, %zu failed; %s\n", subjects.size(), todo.size() - failed,
-              subjects.size() - todo.size(), failed, (fs::path(a.outdir) / "summary.tsv").string().c_str());
-  if (failed) throw InputError(std::to_string(failed) + " of " + std::to_string(subjects.size()) +
-                               " subjects failed (see " + (fs::path(a.outdir) / "summary.tsv").string() + ")");
+              subjects.size() - todo.size(), failed, sum_path.string().c_str());
+  if (failed) throw InputError(std::to_string(failed) + " of " + std::to_string(subjects.size()) + " subjects failed (see " +
+                               sum_path.string() + ")");
 }
 
 }  // namespace
@@ -291,6 +293,7 @@ void add_cohort_command(CLI::App& app) {
   cmd->add_option("-o,--output-dir", a->outdir, "Output directory (must exist): ID/{aff.txt,cpp.nii.gz,res.nii.gz,done.json}, "
                                                 "summary.tsv")->required();
   cmd->add_option("--rmask", a->rmask, "Template mask (nonzero = used)");
+  cmd->add_option("--summary", a->summary, "The summary table (default DIR/summary.tsv)");
   cmd->add_option("--sx", a->o.spacing, "Final control-point spacing: > 0 mm, < 0 reference voxels")->capture_default_str();
   cmd->add_option("--ln", a->o.levels, "Pyramid levels (non-rigid)")->capture_default_str();
   cmd->add_option("--maxit", a->o.max_iterations, "Iterations at the final level (non-rigid)")->capture_default_str();
