@@ -64,9 +64,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool compressed = size >= 2 && data[0] == 0x1f && data[1] == 0x8b;
   if (!compressed && (serial.error != stream.error || serial.reads != stream.reads)) __builtin_trap();
   try {
-    const auto ref = bc::read_reference(path);
-    for (const auto& r : ref)
-      if (r.seq.empty()) __builtin_trap();
+    const auto ref = bc::read_reference(path);  // contigs without bases are bwa's, but never the last
+    if (ref.empty() || ref.back().seq.empty()) __builtin_trap();
   } catch (const evk::InputError&) {
   }
   return 0;
