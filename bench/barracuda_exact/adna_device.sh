@@ -11,6 +11,10 @@
 # where they were searched) and, when BUNDLE_A is given, of A (an older build) on the same reads,
 # then `bwa aln -t N` + `bwa samse` on the same reads and index (timed apart), and B's records
 # against bwa's (bc_sam_agree). FASTQ.gz -> SAM everywhere (the SAM is what the records are compared on).
+# With BARRACUDA=DIR (the BarraCUDA peer unpacked: DIR/barracuda, ../shared/peers/README.md), the
+# peer too: its own index of the genome (timed), `barracuda aln` with the setting's options and
+# `samse` on the same reads, and its records against bwa's (BarraCUDA's .sai is its own format);
+# BARRACUDA_ARGS (default "-g -R 30", the peers README's closest to bwa 0.7.17) go to its aln.
 # Run from the repository root. Usage: adna_device.sh BUNDLE OUTDIR [SIZE=200M|full|GENOME.fa] [READS=200000] [BUNDLE_A]
 # (full: GRCh38's 3.09 Gbp)
 # (GENOME.fa: a genome made before, indexed beside it or indexed here)
@@ -65,6 +69,26 @@ keys = [k for k in j if "pass" in k or "fallback" in k or k in ("reads", "mapped
 print(" ".join(f"{k}={j[k]}" for k in keys), "| seconds:", " ".join(f"{k}={v:.2f}" for k, v in s.items() if isinstance(v, (int, float)) and v >= 0.01))
 PY
 }
+# The BarraCUDA peer on one setting: aln (GPU) + samse, timed apart, its records against bwa's.
+peer_run() {  # NAME READS BWA_OPTIONS
+  local name=$1 reads=$2 opt=$3 t ta ts
+  if [ ! -e "$W/peer/g.fa.sa" ]; then
+    mkdir -p "$W/peer" && ln -sf "$W/g.fa" "$W/peer/g.fa"
+    t=$(now); (ulimit -s unlimited; "$BARRACUDA/barracuda" index "$W/peer/g.fa" > /dev/null 2> "$out/peer-index.log")
+    echo "BarraCUDA index: exit $?, $(secs "$t") s" >> "$S"
+  fi
+  t=$(now)
+  # shellcheck disable=SC2086
+  (ulimit -s unlimited; "$BARRACUDA/barracuda" aln ${BARRACUDA_ARGS:--g -R 30} $opt "$W/peer/g.fa" "$reads" > "$W/$name.peer.sai" 2> "$out/$name-peer-aln.log")
+  local rc=$?
+  ta=$(secs "$t")
+  t=$(now)
+  (ulimit -s unlimited; "$BARRACUDA/barracuda" samse "$W/peer/g.fa" "$W/$name.peer.sai" "$reads" > "$W/$name.peer.sam" 2> "$out/$name-peer-samse.log")
+  ts=$(secs "$t")
+  echo "$name BarraCUDA aln: exit $rc, $ta s, samse $ts s" >> "$S"
+  bc_sam_agree --label "$name-peer" --ref "$W/g.fa" --list 10 "$W/$name.peer.sam" "$W/$name.bwa.sam" > "$out/$name-peer-agree.txt" 2>&1
+  echo "$name agreement (BarraCUDA vs bwa): exit $?, $(head -1 "$out/$name-peer-agree.txt")" >> "$S"
+}
 for setting in "adna:r:--seed-len 1024 --max-diff 0.01 --max-gap-open 2:-l 1024 -n 0.01 -o 2" \
                "eager:r:--seed-len 1024 --max-diff 0.04:-l 1024 -n 0.04" "modern:r100: : "; do
   name=${setting%%:*}
@@ -94,5 +118,6 @@ for setting in "adna:r:--seed-len 1024 --max-diff 0.01 --max-gap-open 2:-l 1024 
   echo "$name bwa aln -t $T: $ta s, samse $ts s" >> "$S"
   bc_sam_agree --label "$name" --ref "$W/g.fa" --list 10 "$W/$name.B.sam" "$W/$name.bwa.sam" > "$out/$name-agree.txt" 2>&1
   echo "$name agreement (B vs bwa): exit $?, $(head -1 "$out/$name-agree.txt")" >> "$S"
+  [ -n "${BARRACUDA:-}" ] && [ -x "$BARRACUDA/barracuda" ] && peer_run "$name" "$reads" "$bwa_opt"
 done
 cat "$S"
