@@ -250,6 +250,20 @@ TEST(StereoSgm, RecoversSyntheticDisparities) {
   EXPECT_EQ(sgm_cpu(sp.left, sp.right, params(0, 31), 1).left.q, r.left.q);
 }
 
+TEST(StereoSgm, FiveHundredTwelveDisparitiesRecoverAWideShift) {
+  // 512 disparities (libSGM stops at 256): the right image is the left shifted by 400 pixels, and
+  // every pixel that has its match inside the right image gets 400; threads do not change the map
+  Image8 l = random_image(1100, 24, 5), r = l;
+  for (int y = 0; y < 24; ++y)
+    for (int x = 0; x < 1100; ++x) r.pixels[static_cast<std::size_t>(y) * 1100 + x] = l.at(std::min(1099, x + 400), y);
+  const StereoResult res = sgm_cpu(l, r, params(0, 511));
+  long long ok = 0, n = 0;
+  for (int y = 3; y < 21; ++y)
+    for (int x = 520; x < 1090; ++x, ++n) ok += res.left.at(x, y) == 400 * 16;
+  EXPECT_EQ(ok, n);
+  EXPECT_EQ(sgm_cpu(l, r, params(0, 511), 1).left.q, res.left.q);
+}
+
 TEST(StereoSgm, NegativeDisparitiesAndTheRightMap) {
   // The right image is the left shifted right by 3 pixels: disparity -3 everywhere (left of the
   // border), and the right map says the same from the other side.
