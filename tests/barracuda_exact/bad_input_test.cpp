@@ -198,6 +198,7 @@ TEST(BarracudaBadInput, PairedFilesThatDoNotPairUpAndBadOptions) {
   expect_input_error(se + " -R \"$(printf '@RG\\tID:x')\"", "literal tab", dir, {"o.sam"});
   expect_input_error(se + " --max-diff 1.5", "--max-diff", dir, {"o.sam"});
   expect_input_error(se + " --max-diff x", "--max-diff", dir, {"o.sam"});
+  expect_input_error(se + " --gpu-memory 12Q", "--gpu-memory", dir, {"o.sam"});
   bct::write_file(dir / "g.genome", "# kernel: barracuda_exact\nBLOCK_W=128\n");
   expect_input_error(se + " --kernel " + p(dir, "g.genome"), "--kernel", dir, {"o.sam"});
   // and the good pairs map

@@ -350,6 +350,37 @@ TEST(BarracudaPipelineGpu, InexactStreamsGiveTheCpuBackendsBytes) {
   }
 }
 
+// A GPU without room for the index (an artificial cap, --gpu-memory): one stderr line and the CPU
+// backend's records; with --backend gpu the same is an error (exit 2, one line, no output).
+TEST(BarracudaPipelineGpu, NoRoomForTheIndexMapsOnTheCpu) {
+  EVK_REQUIRE_GPU();
+  Fixture fx(57);
+  const std::string text = bct::varied_reads(fx.fwd, 3000, 5);
+  const fs::path fq = fx.dir / "r.fq";
+  bct::write_file(fq, text);
+  const std::string args = fx.ref + " " + fq.string() + " -o -";
+  const auto cpu = evk::testing::run_tool("barracuda_exact", "map --backend cpu " + args);
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+  for (const char* mode : {"", "--exact "}) {
+    const auto r = evk::testing::run_tool("barracuda_exact", std::string("map ") + mode + "--gpu-memory 1K " + args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("the index needs"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("mapped on the CPU"), std::string::npos) << r.err;
+    if (*mode == 0) EXPECT_TRUE(bct::sam_records(r.out) == bct::sam_records(cpu.out)) << "capped run differs from the CPU backend";
+    const fs::path out = fx.dir / "forced.sam";
+    const auto forced = evk::testing::run_tool("barracuda_exact", std::string("map ") + mode + "--backend gpu --gpu-memory 1K " + fx.ref +
+                                                                   " " + fq.string() + " -o " + out.string());
+    EXPECT_EQ(forced.exit_code, 2) << forced.err;
+    EXPECT_NE(forced.err.find("--backend gpu"), std::string::npos) << forced.err;
+    EXPECT_EQ(std::count(forced.err.begin(), forced.err.end(), '\n'), 1) << forced.err;
+    EXPECT_FALSE(fs::exists(out));
+  }
+  const auto big = evk::testing::run_tool("barracuda_exact", "map --gpu-memory 64G " + args);  // room: the GPU maps
+  ASSERT_EQ(big.exit_code, 0) << big.err;
+  EXPECT_EQ(big.err.find("mapped on the CPU"), std::string::npos) << big.err;
+  EXPECT_TRUE(bct::sam_records(big.out) == bct::sam_records(cpu.out));
+}
+
 // Paired inexact mapping on the GPU with 1, 2 and 3 streams (batches of 333 pairs: many in flight,
 // each with its own insert-size estimate; and bwa's batch), and the serial path on the GPU, equals
 // the CPU backend's serial path byte for byte (SAM and BAM); every GPU of the host when there are two.

@@ -1,6 +1,7 @@
 // `barracuda_exact map`: its options (one MapOptions, bwa aln's and sampe's inside it), the backend
 // and kernel variant chosen per GPU, then the one driver (map/map_run.hpp) and the summary.
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 #include "evk/device.hpp"
 #include "evk/dispatch.hpp"
 #include "evk/error.hpp"
+#include "evk/strings.hpp"
 #include "gi/kernel_variant.hpp"
 #include "io/index_files.hpp"
 #include "map/map_run.hpp"
@@ -40,7 +42,7 @@ struct MapArgs {
   MapOptions m;
   CommonOptions co;
   bool exact = false;
-  std::string max_diff, devices;
+  std::string max_diff, devices, gpu_memory;
   int max_gape = -1;
 };
 
@@ -58,6 +60,8 @@ void add_map_options(CLI::App* cmd, MapArgs& x) {
   cmd->add_option("-t,--threads", mo.threads, "Worker threads and BAM compression threads (0 = all cores)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--devices", x.devices, "GPUs sharing the batches: all or a list like 0,1 (default: --device)");
+  cmd->add_option("--gpu-memory", x.gpu_memory, "Device memory the index may take per GPU, like 8G (default: all "
+                                                 "free); a GPU without room maps on the CPU (with --backend gpu: an error)");
   cmd->add_option("--streams", mo.streams, "CUDA streams (batches in flight) per GPU [2]")->check(CLI::Range(1, 16));
   cmd->add_option("--gpu-passes", mo.gpu_passes, "Inexact: later GPU passes (a warp per read, larger stacks) over the reads the first hands back; the rest go to the CPU [3]")
       ->check(CLI::Range(0, 3));
@@ -165,12 +169,15 @@ void run_map_command(MapArgs& x) {
       for (int d : devs) m.gpus.push_back(GpuPlan{d, {}, {}});
   }
   m.gpu = gpu;
+  m.gpu_forced = co.backend == "gpu";
+  if (!x.gpu_memory.empty()) m.gpu_memory = parse_size(x.gpu_memory, "--gpu-memory", 1024);
   m.inexact = !x.exact;  // inexact mapping (map/aln_mapper.hpp): single end, or pairs
   verbose_line(co, "backend: " + (gpu ? "GPU " + be.device.name : "CPU (" + be.reason + ")") + ", " + variant +
                        (x.exact ? ", exact mode" : m.reads2.empty() ? ", bwa aln + samse" : ", bwa aln + sampe"));
   if (m.out != "-") check_not_an_input(m.out, {m.reads, m.ref, m.reads2});
   if (!m.unmatched.empty()) check_not_an_input(m.unmatched, {m.reads, m.ref, m.out});
   const MapStats st = run_map(m);
+  if (!st.gpu_fallback.empty()) std::fprintf(stderr, "barracuda_exact: %s: mapped on the CPU\n", st.gpu_fallback.c_str());
   if (x.exact) print_exact_stats(m, co, st);
   else print_aln_stats(m, co, st);
 }

@@ -21,7 +21,8 @@ nlohmann::json later_passes_json(const MapCounts& c, const MapStats& st) {
 }
 
 nlohmann::json pipeline_keys(const MapOptions& mo, const MapStats& st) {
-  return {{"backend", mo.gpu ? "gpu" : "cpu"},      {"kernel_origin", st.kernel_origin},
+  return {{"backend", mo.gpu && st.gpu_fallback.empty() ? "gpu" : "cpu"}, {"gpu_fallback", st.gpu_fallback},
+          {"kernel_origin", st.kernel_origin},
           {"mapper", st.mapper},                     {"input_format", st.input_format},
           {"threads", st.threads},                   {"lanes", st.lanes},
           {"batches_in_flight_max", st.batches},     {"peak_rss_mib", st.peak_rss_mib},

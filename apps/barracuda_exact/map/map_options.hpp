@@ -33,6 +33,8 @@ struct MapOptions {
   bool uncompressed = false;  // BAM without compression (-u; with "-": BAM on stdout)
   int level = -1;             // BAM compression level 1-9 (-1: htslib's default, 6)
   bool gpu = false;
+  bool gpu_forced = false;    // --backend gpu: a GPU without room for the index is an error, not the CPU
+  std::uint64_t gpu_memory = 0;  // --gpu-memory: device bytes the index may take per GPU (0: the free memory)
   std::vector<GpuPlan> gpus;  // the GPUs sharing the batches (empty: GPU 0 with the original kernel)
   int streams = 2;            // lanes (CUDA streams) per GPU
   // inexact: later GPU passes (a warp per read) over the reads the first pass hands back (0-3); with
@@ -61,6 +63,7 @@ struct MapStats {
   double format_s = 0, write_s = 0;
   std::uint64_t input_bytes = 0, text_bytes = 0;
   std::string input_format, mapper;
+  std::string gpu_fallback;   // why the GPU backend gave way to the CPU (no room for the index); "" if not
   std::string kernel_origin;  // GPU: "embedded fatbin", "embedded fatbin (ID)" or "NVRTC ..." (per GPU)
   int lanes = 1, threads = 1, batches = 0;
   double peak_rss_mib = 0;

@@ -17,6 +17,7 @@
 #include "io/sam_writer.hpp"
 #include "io/text_input.hpp"
 #include "map/aln_mapper.hpp"
+#include "core/gpu_room.hpp"
 #include "map/exact_mapper.hpp"
 #include "map/map_stages.hpp"
 
@@ -188,7 +189,22 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
   auto t = Clock::now();
   const BwtIndex idx = read_index(opt.ref);
   st.index_s = since(t);
-  std::unique_ptr<Mapper> mapper = make_mapper(opt, idx);
+  std::unique_ptr<Mapper> mapper;
+  if (opt.gpu) {  // a GPU without room for the index: the CPU backend (or, asked for the GPU, an error)
+    std::vector<int> devs;
+    for (const auto& g : opt.gpus) devs.push_back(g.device);
+    if (devs.empty()) devs.push_back(0);
+    st.gpu_fallback = gpu_index_room(idx, devs, opt.gpu_memory);
+    if (!st.gpu_fallback.empty() && opt.gpu_forced) input_error("--backend gpu", st.gpu_fallback);
+  }
+  if (st.gpu_fallback.empty()) {
+    mapper = make_mapper(opt, idx);
+  } else {
+    MapOptions cpu = opt;
+    cpu.gpu = false;
+    cpu.gpus.clear();
+    mapper = make_mapper(cpu, idx);
+  }
   if (on_mapper) on_mapper(*mapper);
   SamWriter sam(opt.out, outs.out_file(), idx, opt.command_line, threads, sam_options(opt));
   std::unique_ptr<FastqWriter> fq;
