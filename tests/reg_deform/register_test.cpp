@@ -4,8 +4,11 @@
 // when its binary is available), and every bad input of the issue -> exit 2, one line, no output.
 #include <nifti2_io.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -226,4 +229,69 @@ TEST(RegRegister, BadInputExit2OneLineNothingWritten) {
   expect_bad("register --ref " + f.p("nope.nii.gz") + " --flo " + f.p("flo.nii.gz") + outs + " --backend cpu", both,
              "nope.nii.gz");
   expect_bad(f.base() + " --cpp " + f.p("no_dir/c.nii.gz"), {f.p("no_dir/c.nii.gz")}, "no_dir");
+}
+
+// --res as NiftyReg writes it: in the floating image's datatype (here uint8, and int16 with a
+// scaling), values truncated toward zero, clamped, NaN as 0, against the same run's --res-float;
+// the NMI in --json is that of the file; a float32 floating image keeps float32.
+TEST(RegRegister, ResKeepsTheFloatingDatatypeAsNiftyReg) {
+  Pair f;
+  rd::Volume flo8 = f.flo;
+  float hi = 0;
+  for (float v : flo8.data) hi = std::max(hi, v);
+  for (float& v : flo8.data) v = v * 250.0f / hi;
+  rd::StoredInfo u8;
+  u8.datatype = DT_UINT8;
+  rd::write_stored_volume(f.p("flo8.nii.gz"), flo8, u8, "uint8 floating image");
+  rd::StoredInfo s16;  // stored = value / 0.5 - 10 ... as int16 with scl_slope 0.5, scl_inter 5
+  s16.datatype = DT_INT16;
+  s16.scl_slope = 0.5;
+  s16.scl_inter = 5;
+  rd::Volume raw16 = flo8;
+  for (float& v : raw16.data) v = (v - 5.0f) / 0.5f;
+  rd::write_stored_volume(f.p("flo16.nii.gz"), raw16, s16, "scaled int16 floating image");
+  for (const char* name : {"flo8.nii.gz", "flo16.nii.gz", "flo.nii.gz"}) {
+    SCOPED_TRACE(name);
+    const std::string base = "register --ref " + f.p("ref.nii.gz") + " --flo " + f.p(name) + " --backend cpu --ln 2 --maxit 10 --cpp " +
+                             f.p("c.nii.gz");
+    const auto r = run_tool("reg_deform", base + " --res " + f.p("r.nii.gz") + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_EQ(run_tool("reg_deform", base + " --res-float --res " + f.p("rf.nii.gz")).exit_code, 0);
+    // the data as stored (nifticlib's loader would turn NaN into 0): gzip -dc, past the 352-byte header
+    const std::string ra = evk::testing::run("gzip -dc " + f.p("r.nii.gz")).out, rb = evk::testing::run("gzip -dc " + f.p("rf.nii.gz")).out;
+    ASSERT_GT(rb.size(), 352u);
+    std::int16_t datatype = 0;
+    std::memcpy(&datatype, ra.data() + 70, 2);
+    const bool u8case = std::string(name) == "flo8.nii.gz", s16case = std::string(name) == "flo16.nii.gz";
+    EXPECT_EQ(datatype, u8case ? DT_UINT8 : s16case ? DT_INT16 : DT_FLOAT32);
+    const std::size_t n = (rb.size() - 352) / 4;
+    ASSERT_EQ(ra.size() - 352, n * (u8case ? 1 : s16case ? 2 : 4));
+    std::size_t nan = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      float x = 0;
+      std::memcpy(&x, rb.data() + 352 + 4 * i, 4);
+      nan += std::isnan(x);
+      if (u8case) {
+        const double want = std::isnan(x) ? 0 : std::clamp(std::trunc(static_cast<double>(x)), 0.0, 255.0);
+        ASSERT_EQ(static_cast<std::uint8_t>(ra[352 + i]), want) << i << " " << x;
+      } else if (s16case) {
+        std::int16_t v = 0;
+        std::memcpy(&v, ra.data() + 352 + 2 * i, 2);
+        const double want = std::isnan(x) ? 0 : std::clamp(std::trunc((static_cast<double>(x) - 5.0) / 0.5), -32768.0, 32767.0);
+        ASSERT_EQ(v, want) << i << " " << x;
+      } else {
+        ASSERT_EQ(std::memcmp(ra.data() + 352 + 4 * i, rb.data() + 352 + 4 * i, 4), 0) << i;
+      }
+    }
+    EXPECT_GT(n, 1000u);
+    if (s16case) {
+      float slope = 0, inter = 0;
+      std::memcpy(&slope, ra.data() + 112, 4);
+      std::memcpy(&inter, ra.data() + 116, 4);
+      EXPECT_EQ(slope, 0.5f);
+      EXPECT_EQ(inter, 5.0f);
+    }
+    const double nmi = nlohmann::json::parse(r.out)["final"]["nmi_reg_measure"];
+    EXPECT_NEAR(nmi, rd::nmi_like_reg_measure(f.ref, rd::read_volume(f.p("r.nii.gz"))), 1e-12);
+  }
 }

@@ -25,7 +25,7 @@ namespace {
 struct AffineArgs {
   CommonOptions c;
   std::string ref, flo, out, res, rmask, fmask, init, png;
-  bool cog = false, nosym = false;
+  bool cog = false, nosym = false, res_float = false;
   std::string pad = "nan";
   AffineOptions o;
   int lp = -1;
@@ -92,8 +92,8 @@ std::pair<double, double> write_outputs(const AffineArgs& a, const AffineInputs&
     ResampleOptions ro;
     ro.interp = Interp::cubic;
     ro.pad = parse_pad(a.pad);
-    const Volume warped = warp_affine_cpu(in.ref.geo, in.flo, affine, ro);
-    write_volume(a.res, warped);
+    const Volume warped = write_as_floating(a.res, warp_affine_cpu(in.ref.geo, in.flo, affine, ro), stored_info(a.flo),
+                                            a.res_float, "Warped image (reg_deform affine)");
     if (a.c.verbose || a.c.json) {  // NMI as reg_measure gives it, of the initial and the final alignment
       nmi_final = nmi_like_reg_measure(in.ref, warped);
       nmi_initial = nmi_like_reg_measure(in.ref, warp_affine_cpu(in.ref.geo, in.flo, in.init, ro));
@@ -172,7 +172,9 @@ void add_affine_command(CLI::App& app) {
   cmd->add_option("--ref", a->ref, "Reference image (NIfTI)")->required();
   cmd->add_option("--flo", a->flo, "Floating image (NIfTI)")->required();
   cmd->add_option("-o,--output", a->out, "Output affine text (reference world -> floating world)")->required();
-  cmd->add_option("--res", a->res, "Also write the floating image resampled into the reference (cubic)");
+  cmd->add_option("--res", a->res, "Also write the floating image resampled into the reference (cubic; in the floating "
+                                   "image's datatype, as NiftyReg)");
+  cmd->add_flag("--res-float", a->res_float, "Write --res as float32 whatever the floating image's datatype");
   cmd->add_flag("--rigid-only", a->o.rigid_only, "Rigid registration only (default: rigid then affine)");
   cmd->add_flag("--aff-direct", a->o.affine_direct, "Affine from the start (no rigid step)");
   cmd->add_flag("--nosym", a->nosym, "Forward block matching only (default: symmetric, as reg_aladin)");

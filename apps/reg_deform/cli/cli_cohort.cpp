@@ -35,7 +35,7 @@ struct CohortArgs {
   RegisterOptions o;
   AffineOptions ao;
   int threads = 0;
-  bool force = false;
+  bool force = false, res_float = false;
 };
 
 struct Subject {
@@ -76,6 +76,7 @@ std::vector<Subject> read_list(const std::string& list) {
 struct Job {
   std::size_t index = 0;
   Volume flo;
+  StoredInfo flo_info;  // its datatype and scaling, for res.nii.gz
   Mask fmask;
   std::string error;
   Mat44 affine;
@@ -154,8 +155,8 @@ Row write_subject(const CohortArgs& a, const Plan& p, const Volume& ref, const M
   ro.interp = Interp::cubic;
   ro.pad = parse_pad("nan");  // as `register --res` by default
   ro.threads = a.threads;
-  const Volume warped = resample_cpu(j.flo, f, ro);
-  write_volume(dir / "res.nii.gz", warped);
+  const Volume warped = write_as_floating(dir / "res.nii.gz", resample_cpu(j.flo, f, ro), j.flo_info, a.res_float,
+                                          "Warped image (reg_deform register-many)");
   const JacobianStats js = voxel_jacobian_stats(ref.geo, j.grid, rmask, a.threads);
   Row r;
   r.status = "ok";
@@ -215,6 +216,7 @@ void run_cohort(const CohortArgs& a) {
       j.index = i;
       try {
         j.flo = read_volume(subjects[i].image);
+        j.flo_info = stored_info(subjects[i].image);
         if (!subjects[i].mask.empty()) j.fmask = read_mask(subjects[i].mask, j.flo.geo);
       } catch (const std::exception& e) {
         j.error = e.what();
@@ -300,6 +302,7 @@ void add_cohort_command(CLI::App& app) {
   cmd->add_option("--be", a->o.bending, "Bending energy weight")->capture_default_str();
   cmd->add_option("--le", a->o.linear, "Linear elasticity weight")->capture_default_str();
   cmd->add_option("--jl", a->o.jacobian_log, "Jacobian log weight")->capture_default_str();
+  cmd->add_flag("--res-float", a->res_float, "Write res.nii.gz as float32 whatever the subject's datatype");
   cmd->add_flag("--force", a->force, "Register every subject again, also those with a done.json");
   cmd->add_option("--threads", a->threads, "CPU threads (default: all cores)");
   add_common_options(cmd, a->c);

@@ -22,7 +22,7 @@ struct RegisterArgs {
   CommonOptions c;
   std::string ref, flo, aff, rmask, fmask, cpp, res, pad = "nan";
   RegisterOptions o;
-  bool nmi = false, ssd = false;
+  bool nmi = false, ssd = false, res_float = false;
   int threads = 0;
 };
 
@@ -112,9 +112,9 @@ double write_warped(const RegisterArgs& a, const Plan& p, const RegisterInputs& 
   ro.interp = Interp::cubic;
   ro.pad = parse_pad(a.pad);
   ro.threads = a.threads;
-  const Volume warped = resample_cpu(in.flo, f, ro);
-  write_volume(a.res, warped);
-  return nmi_like_reg_measure(ref, warped);
+  const Volume written = write_as_floating(a.res, resample_cpu(in.flo, f, ro), stored_info(a.flo), a.res_float,
+                                           "Warped image (reg_deform register)");
+  return nmi_like_reg_measure(ref, written);
 }
 
 nlohmann::json register_json(const RegisterArgs& a, const Plan& p, const RegisterInputs& in, const RegisterResult& result,
@@ -192,7 +192,8 @@ void add_register_command(CLI::App& app) {
   cmd->add_option("--rmask", a->rmask, "Reference mask (nonzero = used)");
   cmd->add_option("--fmask", a->fmask, "Floating mask (voxels warped from outside it are left out)");
   cmd->add_option("--cpp", a->cpp, "Output control-point grid (NiftyReg cpp, .nii[.gz])")->required();
-  cmd->add_option("--res", a->res, "Output warped floating image (cubic)");
+  cmd->add_option("--res", a->res, "Output warped floating image (cubic; in the floating image's datatype, as NiftyReg)");
+  cmd->add_flag("--res-float", a->res_float, "Write --res as float32 whatever the floating image's datatype");
   cmd->add_option("--sx", a->o.spacing, "Final control-point spacing: > 0 mm, < 0 reference voxels")->capture_default_str();
   cmd->add_option("--ln", a->o.levels, "Pyramid levels")->capture_default_str();
   cmd->add_option("--lp", a->o.levels_used, "Levels performed (default: all)");

@@ -175,5 +175,57 @@ void write_stored_volume(const fs::path& path, const Volume& v, const StoredInfo
   write_nim(nim.get(), path);
 }
 
-}  // namespace evk::reg_deform
+StoredInfo stored_info(const fs::path& path) {
+  nifti_set_debug_level(0);  // libraries never print
+  StoredInfo i;
+  NimPtr nim(nifti_image_read(path.c_str(), 0));
+  if (!nim) return i;
+  i.datatype = nim->datatype;
+  i.scl_slope = nim->scl_slope;
+  i.scl_inter = nim->scl_inter;
+  i.nifti_version = nim->nifti_type == NIFTI_FTYPE_NIFTI2_1 || nim->nifti_type == NIFTI_FTYPE_NIFTI2_2 ? 2 : 1;
+  return i;
+}
 
+Volume write_as_floating(const fs::path& path, const Volume& warped, const StoredInfo& flo, bool keep_float, const std::string& descrip) {
+  const bool is_float = flo.datatype == DT_FLOAT32 || flo.datatype == DT_FLOAT64;
+  const bool known = is_float || flo.datatype == DT_UINT8 || flo.datatype == DT_INT8 || flo.datatype == DT_INT16 ||
+                     flo.datatype == DT_UINT16 || flo.datatype == DT_INT32 || flo.datatype == DT_UINT32;
+  if (keep_float || flo.datatype == DT_FLOAT32 || !known) {
+    write_volume(path, warped);
+    return warped;
+  }
+  // stored = (value - inter) / slope (slope 0: no scaling, as NIfTI says), then the type's conversion
+  const bool scaled = flo.scl_slope != 0 && std::isfinite(flo.scl_slope) && (flo.scl_slope != 1 || flo.scl_inter != 0);
+  Volume stored = warped;
+  if (scaled)
+    for (float& x : stored.data) x = static_cast<float>((x - flo.scl_inter) / flo.scl_slope);
+  StoredInfo info;
+  info.datatype = flo.datatype;
+  info.scl_slope = scaled ? flo.scl_slope : 0;
+  info.scl_inter = scaled ? flo.scl_inter : 0;
+  info.nifti_version = flo.nifti_version;
+  write_stored_volume(path, stored, info, descrip);
+  // what a reader gets back: the type's truncation and clamping, NaN as 0, the scaling applied
+  Volume back = stored;
+  auto round_trip = [&](auto zero) {
+    using T = decltype(zero);
+    std::vector<T> tmp(stored.data.size());
+    store_as<T>(stored.data, tmp.data());
+    for (std::size_t i = 0; i < tmp.size(); ++i) back.data[i] = static_cast<float>(tmp[i]);
+  };
+  switch (flo.datatype) {
+    case DT_UINT8: round_trip(std::uint8_t{}); break;
+    case DT_INT8: round_trip(std::int8_t{}); break;
+    case DT_INT16: round_trip(std::int16_t{}); break;
+    case DT_UINT16: round_trip(std::uint16_t{}); break;
+    case DT_INT32: round_trip(std::int32_t{}); break;
+    case DT_UINT32: round_trip(std::uint32_t{}); break;
+    default: round_trip(double{}); break;
+  }
+  if (scaled)
+    for (float& x : back.data) x = static_cast<float>(x * flo.scl_slope + flo.scl_inter);
+  return back;
+}
+
+}  // namespace evk::reg_deform

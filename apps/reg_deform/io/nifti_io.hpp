@@ -62,4 +62,12 @@ StoredVolume read_stored_volume(const fs::path& path);
 // range, NaN as 0), with info's scaling and intent and the description `descrip`.
 void write_stored_volume(const fs::path& path, const Volume& v, const StoredInfo& info, const std::string& descrip);
 
+// A floating image's storage (datatype, scaling) from its header alone (float32 when unreadable).
+StoredInfo stored_info(const fs::path& path);
+// A warped floating image (values in the floating image's units, scaling applied) written as
+// NiftyReg writes its results: in the floating image's datatype and scaling (integers: truncated
+// toward zero, clamped to the type, NaN as 0), or float32 when keep_float or the floating image is
+// float32 already. Returns the values a reader gets back (what NMI of the written file sees).
+Volume write_as_floating(const fs::path& path, const Volume& warped, const StoredInfo& flo, bool keep_float, const std::string& descrip);
+
 }  // namespace evk::reg_deform
