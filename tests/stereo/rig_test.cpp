@@ -240,7 +240,16 @@ TEST(StereoRig, BadInputExitsTwoWithOneLine) {
   rig.P1 = rig.P2 = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
   evk::stereo::write_rig(rig, (dir / "r.yml").string());
   disparity_refused("--rig " + (dir / "r.yml").string(), "calibrated on 640x480 views, the frames are 120x100");
+  // rig files that are wrong: a field that is not a matrix, a YAML cut in the middle, text, missing
   std::ofstream(dir / "bad.yml") << "width: 640\nheight: 480\nM1: 3\n";
+  {
+    std::ifstream in(dir / "r.yml");
+    const std::string yml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream(dir / "cut.yml") << yml.substr(0, yml.size() / 3);
+  }
+  std::ofstream(dir / "text.yml") << "these are not matrices\n";
+  for (const char* f : {"bad.yml", "cut.yml", "text.yml", "missing.yml"})
+    disparity_refused("--rig " + (dir / f).string(), f);
   EXPECT_THROW(evk::stereo::read_rig((dir / "bad.yml").string()), evk::InputError);
 }
 #endif

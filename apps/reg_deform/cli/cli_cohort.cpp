@@ -4,9 +4,7 @@
 // fails is reported and skipped; a finished subject (DIR/ID/done.json) is skipped on a rerun.
 #include <unistd.h>
 
-#include <condition_variable>
 #include <cstdio>
-#include <deque>
 #include <fstream>
 #include <mutex>
 #include <optional>
@@ -20,7 +18,7 @@
 #include "core/register/reg_jacobian_cpu.hpp"
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
-#include "evk/progress.hpp"
+#include "evk/queue.hpp"
 #include "io/affine_text.hpp"
 #include "io/nifti_io.hpp"
 
@@ -82,39 +80,6 @@ struct Job {
   Mat44 affine;
   Grid grid;
   double seconds = 0;
-};
-
-template <class T>
-class Queue {  // bounded, closable
- public:
-  explicit Queue(std::size_t cap) : cap_(cap) {}
-  void push(T v) {
-    std::unique_lock<std::mutex> lk(mu_);
-    cv_.wait(lk, [&] { return q_.size() < cap_; });
-    q_.push_back(std::move(v));
-    cv_.notify_all();
-  }
-  std::optional<T> pop() {
-    std::unique_lock<std::mutex> lk(mu_);
-    cv_.wait(lk, [&] { return !q_.empty() || closed_; });
-    if (q_.empty()) return std::nullopt;
-    T v = std::move(q_.front());
-    q_.pop_front();
-    cv_.notify_all();
-    return v;
-  }
-  void close() {
-    std::lock_guard<std::mutex> lk(mu_);
-    closed_ = true;
-    cv_.notify_all();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<T> q_;
-  std::size_t cap_;
-  bool closed_ = false;
 };
 
 struct Row {  // one line of summary.tsv
@@ -209,7 +174,7 @@ void run_cohort(const CohortArgs& a) {
     if (f) rows[i] = *f;
     else todo.push_back(i);
   }
-  Queue<Job> read_q(2), write_q(2);
+  evk::Queue<Job> read_q(2), write_q(2);
   std::thread reader([&] {
     for (const std::size_t i : todo) {
       Job j;
@@ -296,12 +261,7 @@ void add_cohort_command(CLI::App& app) {
                                                 "summary.tsv")->required();
   cmd->add_option("--rmask", a->rmask, "Template mask (nonzero = used)");
   cmd->add_option("--summary", a->summary, "The summary table (default DIR/summary.tsv)");
-  cmd->add_option("--sx", a->o.spacing, "Final control-point spacing: > 0 mm, < 0 reference voxels")->capture_default_str();
-  cmd->add_option("--ln", a->o.levels, "Pyramid levels (non-rigid)")->capture_default_str();
-  cmd->add_option("--maxit", a->o.max_iterations, "Iterations at the final level (non-rigid)")->capture_default_str();
-  cmd->add_option("--be", a->o.bending, "Bending energy weight")->capture_default_str();
-  cmd->add_option("--le", a->o.linear, "Linear elasticity weight")->capture_default_str();
-  cmd->add_option("--jl", a->o.jacobian_log, "Jacobian log weight")->capture_default_str();
+  add_grid_options(cmd, a->o);
   cmd->add_flag("--res-float", a->res_float, "Write res.nii.gz as float32 whatever the subject's datatype");
   cmd->add_flag("--force", a->force, "Register every subject again, also those with a done.json");
   cmd->add_option("--threads", a->threads, "CPU threads (default: all cores)");

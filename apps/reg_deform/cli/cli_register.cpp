@@ -183,6 +183,15 @@ void run_register(RegisterArgs& a) {
 
 }  // namespace
 
+void add_grid_options(CLI::App* cmd, RegisterOptions& o) {
+  cmd->add_option("--sx", o.spacing, "Final control-point spacing: > 0 mm, < 0 reference voxels")->capture_default_str();
+  cmd->add_option("--ln", o.levels, "Pyramid levels")->capture_default_str();
+  cmd->add_option("--maxit", o.max_iterations, "Iterations at the final level (doubled per coarser level)")->capture_default_str();
+  cmd->add_option("--be", o.bending, "Bending energy weight")->capture_default_str();
+  cmd->add_option("--le", o.linear, "Linear elasticity weight")->capture_default_str();
+  cmd->add_option("--jl", o.jacobian_log, "Jacobian log weight")->capture_default_str();
+}
+
 void add_register_command(CLI::App& app) {
   auto a = std::make_shared<RegisterArgs>();
   auto* cmd = app.add_subcommand("register", "Non-rigid registration (NiftyReg reg_f3d's method): cubic B-spline grid");
@@ -194,14 +203,8 @@ void add_register_command(CLI::App& app) {
   cmd->add_option("--cpp", a->cpp, "Output control-point grid (NiftyReg cpp, .nii[.gz])")->required();
   cmd->add_option("--res", a->res, "Output warped floating image (cubic; in the floating image's datatype, as NiftyReg)");
   cmd->add_flag("--res-float", a->res_float, "Write --res as float32 whatever the floating image's datatype");
-  cmd->add_option("--sx", a->o.spacing, "Final control-point spacing: > 0 mm, < 0 reference voxels")->capture_default_str();
-  cmd->add_option("--ln", a->o.levels, "Pyramid levels")->capture_default_str();
+  add_grid_options(cmd, a->o);
   cmd->add_option("--lp", a->o.levels_used, "Levels performed (default: all)");
-  cmd->add_option("--maxit", a->o.max_iterations, "Iterations at the final level (doubled per coarser level)")
-      ->capture_default_str();
-  cmd->add_option("--be", a->o.bending, "Bending energy weight")->capture_default_str();
-  cmd->add_option("--le", a->o.linear, "Linear elasticity weight")->capture_default_str();
-  cmd->add_option("--jl", a->o.jacobian_log, "Jacobian log weight")->capture_default_str();
   cmd->add_option("--bins", a->o.bins, "NMI histogram bins per image")->capture_default_str();
   cmd->add_flag("--nmi", a->nmi, "Normalised mutual information (default)");
   cmd->add_flag("--ssd", a->ssd, "Sum of squared differences instead of NMI");

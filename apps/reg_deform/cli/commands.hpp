@@ -38,6 +38,8 @@ Plan plan_verbose(const CommonOptions& c, const Request& request, const std::str
 // The --json fields every field job prints: command, backend, device, kernel, genome, times_ms.
 nlohmann::json summary(const std::string& cmd, const Plan& p, const Stages& st);
 void print_json(const nlohmann::json& j, const CommonOptions& opt);
+// register's and register-many's grid options: --sx, --ln, --maxit, --be, --le, --jl (cli_register.cpp).
+void add_grid_options(CLI::App* cmd, RegisterOptions& o);
 // --pad: a number or nan (InputError naming --pad otherwise).
 float parse_pad(const std::string& s);
 

@@ -196,6 +196,8 @@ void write_rig(const Rig& rig, const std::string& path) {
 }
 
 Rig read_rig(const std::string& path) {
+  std::error_code ec;  // (OpenCV logs a missing file on stderr itself: checked here first)
+  if (!std::filesystem::is_regular_file(path, ec)) input_error(path, "cannot open the rig file (no such file)");
   cv::FileStorage fs;
   try {
     if (!fs.open(path, cv::FileStorage::READ)) input_error(path, "cannot open the rig file");
