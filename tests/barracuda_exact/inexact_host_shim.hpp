@@ -16,6 +16,12 @@ inline unsigned atomicAdd(unsigned* p, unsigned v) {
   *p += v;
   return o;
 }
+inline unsigned long long atomicCAS(unsigned long long* p, unsigned long long cmp, unsigned long long v) {
+  const unsigned long long o = *p;
+  if (o == cmp) *p = v;
+  return o;
+}
+inline void __threadfence() {}
 #define __device__
 #define __global__
 #define __forceinline__ inline

@@ -10,7 +10,8 @@
 
 #define WARP_HOST_RUN                                                                                                    \
   bct::KernelOutput run(const evk::barracuda_exact::BwtIndex& idx, const evk::barracuda_exact::ReadCodes& reads,       \
-                        const evk::barracuda_exact::AlnOptions& opt, std::uint64_t stack_cap, int aln_cap) {           \
+                        const evk::barracuda_exact::AlnOptions& opt, std::uint64_t stack_cap, int aln_cap,             \
+                        unsigned warps, std::uint64_t chunks, unsigned keep) {                                         \
     namespace bc = evk::barracuda_exact;                                                                               \
     bc::PackedReads pk;                                                                                                \
     bc::pack_reads(reads, pk);                                                                                         \
@@ -27,17 +28,28 @@
     const std::vector<int> md = bc::aln_max_diff_table(opt, WMAX_LEN);                                                 \
     std::vector<wu32> bwt(idx.occ.begin(), idx.occ.end());                                                             \
     bwt.resize(bwt.size() + 16, 0);                                                                                    \
-    std::vector<uint4> mem(w_warp_u4(stack_cap));                                                                      \
-    auto w = std::make_unique<wstate>();                                                                               \
-    const wmem m = w_mem(mem.data(), stack_cap);                                                                       \
+    if (chunks == 0) chunks = warps * w_chunks(stack_cap);                                                             \
+    std::vector<uint4> mem(w_launch_u4(warps, chunks));                                                                \
+    uint4* ctl = mem.data() + warps * w_rec_u4();                                                                      \
+    *ctl = uint4{0xffffffffu, 0, 0, 0}; /* an empty free list, nothing handed out */                                   \
+    std::vector<std::unique_ptr<wstate>> ws;                                                                           \
+    std::vector<wmem> ms;                                                                                              \
+    for (unsigned k = 0; k < warps; ++k) {                                                                             \
+      ws.push_back(std::make_unique<wstate>());                                                                        \
+      w_init(*ws.back());                                                                                              \
+      ms.push_back(w_mem(mem.data(), k, warps, static_cast<wu32>(chunks), keep));                                      \
+    }                                                                                                                  \
     bct::KernelOutput o;                                                                                               \
     o.aln_cap = aln_cap;                                                                                               \
     o.n_out.assign(reads.size(), 0xdeadbeefu); /* poisoned */                                                          \
     o.aln_out.assign(reads.size() * static_cast<std::size_t>(aln_cap) * 3, 0xa5a5a5a5a5a5a5a5ull);                      \
     for (wu32 r = 0; r < static_cast<wu32>(reads.size()); ++r) {                                                       \
-      w_search(*w, m, bwt.data(), b, p, md.data(), pk.words.data(), pk.len.data(), pk.stride, r, stack_cap,            \
+      wstate& w = *ws[r % warps];                                                                                      \
+      const wmem& m = ms[r % warps];                                                                                   \
+      w_search(w, m, bwt.data(), b, p, md.data(), pk.words.data(), pk.len.data(), pk.stride, r, stack_cap,             \
                reinterpret_cast<wu64*>(o.aln_out.data()) + static_cast<std::size_t>(r) * aln_cap * 3, aln_cap);       \
-      o.n_out[r] = w->result;                                                                                          \
+      w_read_end(w, m);                                                                                                \
+      o.n_out[r] = w.result;                                                                                           \
     }                                                                                                                  \
     return o;                                                                                                          \
   }
@@ -59,7 +71,8 @@ WARP_HOST_RUN
 namespace bct {
 KernelOutput run_warp_kernel_on_host(const evk::barracuda_exact::BwtIndex& idx, const evk::barracuda_exact::ReadCodes& reads,
                                      const evk::barracuda_exact::AlnOptions& opt, std::uint64_t stack_cap, int aln_cap,
-                                     int steps) {
-  return steps == 1 ? warp_steps1::run(idx, reads, opt, stack_cap, aln_cap) : warp_steps8::run(idx, reads, opt, stack_cap, aln_cap);
+                                     int steps, unsigned warps, std::uint64_t pool_chunks, unsigned keep) {
+  return steps == 1 ? warp_steps1::run(idx, reads, opt, stack_cap, aln_cap, warps, pool_chunks, keep)
+                    : warp_steps8::run(idx, reads, opt, stack_cap, aln_cap, warps, pool_chunks, keep);
 }
 }  // namespace bct

@@ -23,7 +23,8 @@
 //
 // Limits: a read answers exactly when the first pass's bookkeeping for it (stored entries, its
 // `dead_above` rule, ALN_CAP, MAX_BUCKETS) stays within stack_cap entries and aln_cap intervals
-// (kernel_answers in core/aln_search.hpp); else it is handed back (n_out = 0xffffffff).
+// (kernel_answers in core/aln_search.hpp) and the pool has a chunk whenever it needs one (always, in
+// a launch whose warps x w_chunks(stack_cap) fit it); else it is handed back (n_out = 0xffffffff).
 // No include guard: tests include it inside two namespaces, once per WARP_STEPS.
 #include "core/aln_warp_stack.cuh"
 
@@ -251,8 +252,7 @@ WHD inline void w_refill(wstate& w, const wmem& m) {
     w.size[b] = at;
     if ((at & 31) == 0) {  // the chunk is empty: free (its entries are read before any push)
       w.head[b] = m.link[c];
-      m.link[c] = w.free_head;
-      w.free_head = c;
+      w_free_put(w, m, c);
     }
     w.n_active++;
   }
@@ -300,13 +300,7 @@ WHD inline void w_start(wstate& w, const wmem& m, const wparams& p, const wbwt& 
   }
   w.best_score = (w.opt_max_diff + 1) * p.s_mm + (p.max_gapo + 1) * p.s_gapo + (p.max_gape + 1) * p.s_gape;
   w.best_cnt = 0;
-  w.n_aln = 0;
-  for (int b = 0; b < WMAX_BUCKETS; b++) {
-    w.head[b] = WNIL;
-    w.size[b] = 0;
-  }
-  w.free_head = WNIL;
-  w.bump = 0;
+  w.n_aln = 0;  // the buckets are empty (w_init, w_read_end)
   w.stored = 0;
   w.n_entries = 0;
   w.best = 0;
@@ -317,7 +311,8 @@ WHD inline void w_start(wstate& w, const wmem& m, const wparams& p, const wbwt& 
   if (w_push(w, m, p, w.len, 0, bc.seq_len, 0, 0, 0, 0, 0, 0)) w_finish(w, WHANDED_BACK);
 }
 
-// One read by the warp (every lane calls it; on the host, once); the answer in w.result.
+// One read by the warp (every lane calls it; on the host, once); the answer in w.result. The warp's
+// state comes from w_init or the previous read's w_read_end.
 WHD inline void w_search(wstate& w, const wmem& m, const wu32* bwt, const wbwt& bc, const wparams& p, const int* max_diff,
                          const wu32* seqs, const wu32* seq_lens, wu32 stride, wu32 r, wu64 cap, wu64* out, int aln_cap) {
   WLANE0(w_begin(w, p, max_diff, seq_lens, r, cap));
