@@ -15,8 +15,9 @@
 //
 // So each lane takes the next chain of the bucket and walks it ahead, writing one record a step (the
 // entry; skip, hit or expand; the occurrence counts), up to WARP_STEPS records. Lane 0 then replays
-// the records in bwa's order: the stack counts and the queue limit (-m), the pushes into higher
-// buckets, the hits and the stopping rules, exactly as the one-thread search. A hit that changes the
+// the records in bwa's order (the whole warp copies the next WSTAGE of them to shared memory first):
+// the stack counts and the queue limit (-m), the pushes into higher buckets, the hits and the
+// stopping rules, exactly as the one-thread search. A hit that changes the
 // state (the first hit, or a new interval that shadows the widths) makes the lanes after it start
 // their chains again. The stack lives in chunks of 32 entries, so a bucket's next 32 entries are
 // handed to the lanes by one look-up each.
@@ -202,23 +203,51 @@ WHD inline int w_replay(wstate& w, const wmem& m, const wparams& p, const wbwt& 
   return w_expand(w, m, p, bc, e, rec);
 }
 
-// Lane 0: the records in order, as far as the lanes have written them.
-WHD inline void w_replay_all(wstate& w, const wmem& m, const wparams& p, const wbwt& bc, wu64* out, int aln_cap) {
+// Lane 0: the records that come next in replay order, up to WSTAGE: the rest of lane cur's buffer,
+// then, while the chain before is finished, the next lanes' (n_stage 0: none written yet).
+WHD inline void w_stage_plan(wstate& w) {
+  w.n_stage = w.st_pos = 0;
+  for (int q = 0; q < w.n_active && w.n_stage < WSTAGE; ++q) {
+    const int li = (w.cur + q) & 31;
+    const wlane& L = w.lane[li];
+    int j = L.n_used;
+    for (; j < L.n_buf && w.n_stage < WSTAGE; ++j, ++w.n_stage) {
+      w.st_lane[w.n_stage] = static_cast<unsigned char>(li);
+      w.st_step[w.n_stage] = static_cast<unsigned char>(j);
+    }
+    if (j < L.n_buf || !L.fin) break;
+  }
+}
+
+// Every lane: the planned records from global memory into w.stage (a few coalesced loads instead
+// of lane 0's one by one).
+WHD inline void w_stage_copy(wstate& w, const wmem& m, int lane) {
+  for (int u = lane; u < w.n_stage * WREC_U4; u += 32) {
+    const int j = u / WREC_U4;
+    w.stage[u] = w_rec(m, w.st_lane[j], w.st_step[j])[u - j * WREC_U4];
+  }
+}
+
+// Lane 0: the records in order, as far as the lanes have written them; 1 when the staged records
+// ran out before that (stage more and go on), else 0.
+WHD inline int w_replay_staged(wstate& w, const wmem& m, const wparams& p, const wbwt& bc, wu64* out, int aln_cap) {
   while (w.n_active > 0) {
     wlane& L = w.lane[w.cur];
     if (L.n_used == L.n_buf) {
       if (!L.fin) {  // the chain goes on: its lane writes more
         L.n_buf = L.n_used = 0;
-        return;
+        return 0;
       }
       L.st = WL_FREE;
       w.cur = (w.cur + 1) & 31;
       w.n_active--;
       continue;
     }
-    const int r = w_replay(w, m, p, bc, out, aln_cap, w_rec(m, w.cur, L.n_used));
+    if (w.st_pos == w.n_stage || w.st_lane[w.st_pos] != w.cur || w.st_step[w.st_pos] != L.n_used) return 1;
+    const int r = w_replay(w, m, p, bc, out, aln_cap, w.stage + w.st_pos * WREC_U4);
+    w.st_pos++;
     L.n_used++;
-    if (r == 2) return;
+    if (r == 2) return 0;
     if (r == 1) {  // the later chains were walked with the old state: again
       for (int q = 1; q < w.n_active; ++q) {
         wlane& M = w.lane[(w.cur + q) & 31];
@@ -227,6 +256,17 @@ WHD inline void w_replay_all(wstate& w, const wmem& m, const wparams& p, const w
         M.fin = 0;
       }
     }
+  }
+  return 0;
+}
+
+// Every lane: the replay of what the lanes have written, staged WSTAGE records at a time.
+WHD inline void w_replay_all(wstate& w, const wmem& m, const wparams& p, const wbwt& bc, wu64* out, int aln_cap) {
+  for (;;) {
+    WLANE0(w_stage_plan(w));
+    WLANES(lane, w_stage_copy(w, m, lane));
+    WLANE0(w.replay_more = w_replay_staged(w, m, p, bc, out, aln_cap));
+    if (w.done || !w.replay_more) return;
   }
 }
 
@@ -331,6 +371,6 @@ WHD inline void w_search(wstate& w, const wmem& m, const wu32* bwt, const wbwt& 
     WLANE0(w_refill(w, m));
     if (w.done) break;
     WLANES(lane, w_walk(w, m, bwt, bc, p, lane));
-    WLANE0(w_replay_all(w, m, p, bc, out, aln_cap));
+    w_replay_all(w, m, p, bc, out, aln_cap);
   }
 }

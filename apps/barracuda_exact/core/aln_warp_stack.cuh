@@ -10,6 +10,7 @@
 #define WNIL 0xffffffffu
 #define WHANDED_BACK 0xffffffffu
 #define WREC_U4 6  // uint4 per record: the entry (its kind in [1].w), then the hit or the counts
+#define WSTAGE 16  // records copied to shared memory at once for lane 0's replay
 
 #if defined(__CUDACC__)
 #define WLANE0(body)                  \
@@ -85,6 +86,9 @@ struct wstate {  // one warp's, in shared memory
   unsigned short wb[WMAX_LEN + 1], sb[WMAX_LEN + 1];
   unsigned char seq[WMAX_LEN];
   wlane lane[32];  // the queue: lanes cur, cur + 1, ... (mod 32), n_active of them, hold chains in order
+  uint4 stage[WSTAGE * WREC_U4];  // the next records in replay order (lane st_lane[j]'s step st_step[j])
+  unsigned char st_lane[WSTAGE], st_step[WSTAGE];
+  int n_stage, st_pos, replay_more;
 };
 
 // A launch's global memory: per warp its lanes' records; for all warps one pool of chunks of 32
