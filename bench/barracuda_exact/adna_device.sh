@@ -14,7 +14,8 @@
 # With BARRACUDA=DIR (the BarraCUDA peer unpacked: DIR/barracuda, ../shared/peers/README.md), the
 # peer too: its own index of the genome (timed), `barracuda aln` with the setting's options and
 # `samse` on the same reads, and its records against bwa's (BarraCUDA's .sai is its own format);
-# BARRACUDA_ARGS (default "-g -R 30", the peers README's closest to bwa 0.7.17) go to its aln.
+# BARRACUDA_ARGS (default "-g -R 30", the peers README's closest to bwa 0.7.17) go to its aln;
+# BARRACUDA_INDEX=PREFIX: its index of the same genome built before (`barracuda index`), else built here.
 # Run from the repository root. Usage: adna_device.sh BUNDLE OUTDIR [SIZE=200M|full|GENOME.fa] [READS=200000] [BUNDLE_A]
 # (full: GRCh38's 3.09 Gbp)
 # (GENOME.fa: a genome made before, indexed beside it or indexed here)
@@ -71,19 +72,20 @@ PY
 }
 # The BarraCUDA peer on one setting: aln (GPU) + samse, timed apart, its records against bwa's.
 peer_run() {  # NAME READS BWA_OPTIONS
-  local name=$1 reads=$2 opt=$3 t ta ts
-  if [ ! -e "$W/peer/g.fa.sa" ]; then
+  local name=$1 reads=$2 opt=$3 t ta ts pidx=${BARRACUDA_INDEX:-$W/peer/g.fa}
+  if [ ! -e "$pidx.sa" ]; then
+    pidx=$W/peer/g.fa
     mkdir -p "$W/peer" && ln -sf "$W/g.fa" "$W/peer/g.fa"
     t=$(now); (ulimit -s unlimited; "$BARRACUDA/barracuda" index "$W/peer/g.fa" > /dev/null 2> "$out/peer-index.log")
     echo "BarraCUDA index: exit $?, $(secs "$t") s" >> "$S"
   fi
   t=$(now)
   # shellcheck disable=SC2086
-  (ulimit -s unlimited; "$BARRACUDA/barracuda" aln ${BARRACUDA_ARGS:--g -R 30} $opt "$W/peer/g.fa" "$reads" > "$W/$name.peer.sai" 2> "$out/$name-peer-aln.log")
+  (ulimit -s unlimited; "$BARRACUDA/barracuda" aln ${BARRACUDA_ARGS:--g -R 30} $opt "$pidx" "$reads" > "$W/$name.peer.sai" 2> "$out/$name-peer-aln.log")
   local rc=$?
   ta=$(secs "$t")
   t=$(now)
-  (ulimit -s unlimited; "$BARRACUDA/barracuda" samse "$W/peer/g.fa" "$W/$name.peer.sai" "$reads" > "$W/$name.peer.sam" 2> "$out/$name-peer-samse.log")
+  (ulimit -s unlimited; "$BARRACUDA/barracuda" samse "$pidx" "$W/$name.peer.sai" "$reads" > "$W/$name.peer.sam" 2> "$out/$name-peer-samse.log")
   ts=$(secs "$t")
   echo "$name BarraCUDA aln: exit $rc, $ta s, samse $ts s" >> "$S"
   bc_sam_agree --label "$name-peer" --ref "$W/g.fa" --list 10 "$W/$name.peer.sam" "$W/$name.bwa.sam" > "$out/$name-peer-agree.txt" 2>&1
