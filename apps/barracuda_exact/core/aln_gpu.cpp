@@ -214,7 +214,6 @@ std::uint32_t InexactDevice::launch_warps(std::uint64_t stack_cap, bool reserved
   a.stack_cap = stack_cap;
   a.n_warps = static_cast<std::uint32_t>(warps);
   a.n_chunks = static_cast<std::uint32_t>(chunks);
-  a.keep = static_cast<std::uint32_t>(std::min<std::uint64_t>(chunks / warps / 2, aln_warp_chunks(16383)));
   a.n_out = n_out_;
   a.aln_out = aln_out_;
   a.aln_cap = aln_cap_;

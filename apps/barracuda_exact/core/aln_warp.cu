@@ -19,11 +19,10 @@ __global__ void __launch_bounds__(32) aln_warp_search(const wu32* __restrict__ b
                                                       const int* __restrict__ max_diff, const wu32* __restrict__ seqs,
                                                       const wu32* __restrict__ seq_lens, wu32 stride, wu32 n_seqs,
                                                       wu32* next_read, uint4* mem, wu64 cap, wu32 n_warps, wu32 n_chunks,
-                                                      wu32 keep, wu32* __restrict__ n_out, wu64* __restrict__ aln_out,
-                                                      int aln_cap) {
+                                                      wu32* __restrict__ n_out, wu64* __restrict__ aln_out, int aln_cap) {
   __shared__ wstate w;
   if (blockIdx.x >= n_warps) return;
-  const wmem m = w_mem(mem, blockIdx.x, n_warps, n_chunks, keep);
+  const wmem m = w_mem(mem, blockIdx.x, n_warps, n_chunks);
   WLANE0(w_init(w));
   for (;;) {
     WLANE0(w.read = atomicAdd(next_read, 1u));
@@ -65,12 +64,11 @@ void launch_aln_warp(const AlnWarpLaunch& a, cudaStream_t s) {
   wparams p;
   std::memcpy(&bc, a.consts, sizeof bc);
   std::memcpy(&p, a.params, sizeof p);
-  // the pool's control words: an empty free list (WNIL, tag 0) and nothing handed out
+  // the pool's control word: nothing handed out
   uint4* ctl = static_cast<uint4*>(a.mem) + static_cast<std::uint64_t>(a.n_warps) * w_rec_u4();
   EVK_CUDA(cudaMemsetAsync(ctl, 0, 16, s));
-  EVK_CUDA(cudaMemsetAsync(ctl, 0xff, 4, s));
   aln_warp_search<<<a.n_warps, 32, 0, s>>>(a.bwt, bc, p, a.max_diff, a.words, a.lens, a.stride, a.n_reads, a.counter,
-                                           static_cast<uint4*>(a.mem), a.stack_cap, a.n_warps, a.n_chunks, a.keep, a.n_out,
+                                           static_cast<uint4*>(a.mem), a.stack_cap, a.n_warps, a.n_chunks, a.n_out,
                                            reinterpret_cast<wu64*>(a.aln_out), a.aln_cap);
 }
 

@@ -24,8 +24,7 @@ std::uint32_t aln_warp_resident(int device);
 
 // One launch: the staged batch of an InexactDevice (the first pass's arguments; consts and params
 // are BwtConsts and AlnKernelParams, copied as words: this header is compiled by nvcc as C++17) and
-// the launch's memory (aln_warp_launch_bytes(n_warps, n_chunks) bytes from mem; a warp keeps up to
-// `keep` chunks between reads).
+// the launch's memory (aln_warp_launch_bytes(n_warps, n_chunks) bytes from mem).
 struct AlnWarpLaunch {
   const std::uint32_t* bwt = nullptr;
   std::uint64_t consts[7] = {};
@@ -36,7 +35,7 @@ struct AlnWarpLaunch {
   std::uint32_t* counter = nullptr;  // zeroed before the launch
   void* mem = nullptr;
   std::uint64_t stack_cap = 0;
-  std::uint32_t n_warps = 0, n_chunks = 0, keep = 0;
+  std::uint32_t n_warps = 0, n_chunks = 0;
   std::uint32_t* n_out = nullptr;
   std::uint64_t* aln_out = nullptr;
   int aln_cap = 0;

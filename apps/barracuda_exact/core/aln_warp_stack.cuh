@@ -79,7 +79,7 @@ struct wstate {  // one warp's, in shared memory
   wu64 ww[WMAX_LEN + 1], sw[WMAX_LEN + 1];  // widths of the read and of its seed
   wu64 stored, n_entries, best_cnt;          // stored: entries held (the bucket lists and the lanes)
   wu32 head[WMAX_BUCKETS], size[WMAX_BUCKETS];
-  wu32 free_head, free_tail, n_free;  // the warp's free chunks (kept between reads)
+  wu32 free_head, n_free;  // the warp's free chunks (kept between reads)
   wu32 cap, n_aln, read, result;
   int len, use_seed, opt_max_diff, max_diff, best_score, best, dead_above, done, cur, n_active;
   long long seed_len;
@@ -92,18 +92,16 @@ struct wstate {  // one warp's, in shared memory
 };
 
 // A launch's global memory: per warp its lanes' records; for all warps one pool of chunks of 32
-// entries (2 uint4 each), their links (a bucket list's or a free list's next chunk), the pool's free
-// list (chunk | tag << 32, the tag against ABA; WNIL: empty) and the count of chunks handed out from
-// its end. A warp takes chunks from its own free list, then the pool's, then the pool's end; a read
-// that finds none is handed back. At a read's end the warp's chunks go to its free list, and back to
-// the pool when it holds more than `keep`.
+// entries (2 uint4 each), their links (a bucket list's or the free list's next chunk) and the count
+// of chunks handed out from the pool's end. A warp takes chunks from its own free list, else from
+// the pool's end, and keeps them for its later reads; a read that finds none is handed back. A chunk
+// never passes from one warp to another within a launch (each launch starts the pool afresh).
 struct wmem {
   uint4* rec;  // this warp's
   wu32* link;
   uint4* pool;
-  wu64* free_top;
   wu32* bump;
-  wu32 n_chunks, keep;
+  wu32 n_chunks;
 };
 
 // Chunks for cap stored entries: full chunks, one part-filled chunk per bucket, one spare. A launch
@@ -122,16 +120,14 @@ WHOSTDEV inline wu64 w_pool_chunks(wu64 u4, wu64 n_warps) {
   while (n > 0 && w_launch_u4(n_warps, n) > u4) n--;
   return n < WNIL - 1 ? n : WNIL - 1;
 }
-WHOSTDEV inline wmem w_mem(uint4* base, wu32 warp, wu64 n_warps, wu32 n_chunks, wu32 keep) {
+WHOSTDEV inline wmem w_mem(uint4* base, wu32 warp, wu64 n_warps, wu32 n_chunks) {
   wmem m;
   m.rec = base + static_cast<wu64>(warp) * w_rec_u4();
   uint4* ctl = base + n_warps * w_rec_u4();
-  m.free_top = reinterpret_cast<wu64*>(ctl);
-  m.bump = reinterpret_cast<wu32*>(ctl) + 2;
+  m.bump = reinterpret_cast<wu32*>(ctl);
   m.link = reinterpret_cast<wu32*>(ctl + 1);
   m.pool = ctl + 1 + (static_cast<wu64>(n_chunks) + 3) / 4;
   m.n_chunks = n_chunks;
-  m.keep = keep;
   return m;
 }
 
@@ -257,34 +253,13 @@ WHD inline int w_finish(wstate& w, wu32 result) {
   return 2;
 }
 
-// The pool's free list (a stack with a tagged top): pop one chunk (WNIL: empty), push a chain.
-WHD inline wu32 w_pool_pop(const wmem& m) {
-  for (;;) {
-    const wu64 top = *reinterpret_cast<volatile wu64*>(m.free_top);
-    const wu32 c = static_cast<wu32>(top);
-    if (c == WNIL) return WNIL;
-    __threadfence();  // the link read after the top (the pusher wrote it before its swap)
-    const wu32 next = *reinterpret_cast<volatile wu32*>(m.link + c);
-    if (atomicCAS(m.free_top, top, ((top >> 32) + 1) << 32 | next) == top) return c;
-  }
-}
-WHD inline void w_pool_push(const wmem& m, wu32 first, wu32 last) {
-  for (;;) {
-    const wu64 top = *reinterpret_cast<volatile wu64*>(m.free_top);
-    *reinterpret_cast<volatile wu32*>(m.link + last) = static_cast<wu32>(top);
-    __threadfence();
-    if (atomicCAS(m.free_top, top, ((top >> 32) + 1) << 32 | first) == top) return;
-  }
-}
-
 WHD inline void w_free_put(wstate& w, const wmem& m, wu32 c) {
   m.link[c] = w.free_head;
-  if (w.free_head == WNIL) w.free_tail = c;
   w.free_head = c;
   w.n_free++;
 }
 
-// A chunk for the warp: its free list, the pool's, the pool's end; WNIL when the pool is used up.
+// A chunk for the warp: its free list, else the pool's end; WNIL when the pool is used up.
 WHD inline wu32 w_chunk_get(wstate& w, const wmem& m) {
   wu32 c = w.free_head;
   if (c != WNIL) {
@@ -292,8 +267,6 @@ WHD inline wu32 w_chunk_get(wstate& w, const wmem& m) {
     w.n_free--;
     return c;
   }
-  c = w_pool_pop(m);
-  if (c != WNIL) return c;
   if (*reinterpret_cast<volatile wu32*>(m.bump) >= m.n_chunks) return WNIL;
   c = atomicAdd(m.bump, 1u);
   return c < m.n_chunks ? c : WNIL;
@@ -361,12 +334,5 @@ WHD inline void w_init(wstate& w) {
   w.n_free = 0;
 }
 
-// After a read: its chunks to the warp's free list; to the pool when the warp holds more than keep.
-WHD inline void w_read_end(wstate& w, const wmem& m) {
-  w_release_above(w, m, -1);
-  if (w.n_free > m.keep) {
-    w_pool_push(m, w.free_head, w.free_tail);
-    w.free_head = WNIL;
-    w.n_free = 0;
-  }
-}
+// After a read: its chunks to the warp's free list, for its next read.
+WHD inline void w_read_end(wstate& w, const wmem& m) { w_release_above(w, m, -1); }
