@@ -20,22 +20,16 @@ namespace bc = evk::barracuda_exact;
 
 TEST(BarracudaAlnPasses, LimitsGrowUpToTheQueueLimit) {
   using L = bc::AlnPassLimits;
-  // -m 2000000: + 8 pushes of the last pop; two passes sharing the memory, the last reserving it
   EXPECT_EQ(bc::aln_pass_limits(bc::AlnOptions{}, 4095, 16),
-            (std::vector<L>{{2000008, 128, false}, {2000008, 1024, false}, {2000008, 4096, true}}));
+            (std::vector<L>{{16383, 128}, {262143, 1024}, {2000008, 4096}}));  // -m 2000000: + 8 pushes of the last pop
   bc::AlnOptions small;
   small.max_entries = 1000;  // the queue limit bounds every stack: only the hit list grows
-  EXPECT_EQ(bc::aln_pass_limits(small, 4095, 16), (std::vector<L>{{1008, 128, false}, {1008, 1024, false}, {1008, 4096, true}}));
+  EXPECT_EQ(bc::aln_pass_limits(small, 4095, 16), (std::vector<L>{{1008, 128}, {1008, 1024}, {1008, 4096}}));
   bc::AlnOptions huge;
   huge.max_entries = 2000000000;
-  EXPECT_EQ(bc::aln_pass_limits(huge, 4095, 16).back(), (L{bc::kAlnPassMaxStackCap, 4096, true}));
-  // nothing raised by the shared passes: left out; the reserved one raises the hit list
-  EXPECT_EQ(bc::aln_pass_limits(bc::AlnOptions{}, 2000008, 2000), (std::vector<L>{{2000008, 4096, true}}));
-  EXPECT_EQ(bc::aln_pass_limits(small, 100000, 1024), (std::vector<L>{{1008, 4096, true}}));
-  // the reserved pass raises nothing but follows a shared one (whose reads may have run out): kept
-  EXPECT_EQ(bc::aln_pass_limits(small, 500, 5000), (std::vector<L>{{1008, 128, false}, {1008, 4096, true}}));
-  EXPECT_EQ(bc::aln_pass_limits(small, 100000, 5000), (std::vector<L>{}));
-  EXPECT_EQ(bc::aln_pass_limits(bc::AlnOptions{}, 40, 2).front(), (L{2000008, 128, false}));
+  EXPECT_EQ(bc::aln_pass_limits(huge, 4095, 16).back(), (L{bc::kAlnPassMaxStackCap, 4096}));
+  EXPECT_EQ(bc::aln_pass_limits(bc::AlnOptions{}, 300000, 2000), (std::vector<L>{{2000008, 4096}}));  // nothing raised: left out
+  EXPECT_EQ(bc::aln_pass_limits(bc::AlnOptions{}, 40, 2).front(), (L{16383, 128}));
 }
 
 TEST(BarracudaAlnPasses, HandedBackReadsAndTheirGathering) {

@@ -124,27 +124,3 @@ TEST(BarracudaAlnWarpOnHost, ShortRandomReadsWithManyIntervals) {
     EXPECT_GT(c.with_hits, 150u);
   }
 }
-
-// Warps sharing one pool (reads taken in turn, each warp keeping its chunks for its next reads):
-// with room for every warp's stack the hand-backs are exactly the predicted ones; with a pool far
-// too small some reads within the limits run out and go back, and every read answered still has
-// the CPU's hit list. Then each warp on its own host thread, the pool's end taken through a real
-// atomic.
-TEST(BarracudaAlnWarpOnHost, WarpsSharingThePool) {
-  Fixture f(66, 1000, 20, 120, 10);
-  const bc::AlnOptions opt = bct::adna_options();
-  const bc::AlnBatch ref = bc::aln_search_batch(f.idx, f.reads.codes, opt, 2);
-  for (const bool threaded : {false, true}) {
-    SCOPED_TRACE(threaded ? "8 threads" : "in turn");
-    const bct::KernelOutput k = bct::run_warp_kernel_on_host(f.idx, f.reads.codes, opt, 40000, 64, 8, 8, 0, threaded);
-    const Check c = bct::check_kernel_output(f.idx, f.reads.codes, opt, ref, k, 40000, 64);
-    EXPECT_GT(c.with_hits, 600u);
-    EXPECT_GT(c.beyond_first, 100u);
-    // 8 warps, 900 chunks (28,800 entries) between them: reads needing more run out
-    const bct::KernelOutput s = bct::run_warp_kernel_on_host(f.idx, f.reads.codes, opt, 40000, 64, 8, 8, 900, threaded);
-    const Check d = bct::check_kernel_output(f.idx, f.reads.codes, opt, ref, s, 40000, 64, true);
-    std::printf("  small pool: %zu answered, %zu handed back (%zu ran out)\n", d.answered, d.handed_back, d.ran_out);
-    EXPECT_GT(d.ran_out, 10u);
-    EXPECT_GT(d.answered, threaded ? 10u : 500u);  // on threads, warps that came late find the pool's end taken
-  }
-}

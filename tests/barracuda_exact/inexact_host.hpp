@@ -25,13 +25,9 @@ KernelOutput run_inexact_kernel_on_host(const evk::barracuda_exact::BwtIndex& id
                                         const evk::barracuda_exact::AlnOptions& opt, bool small = false,
                                         unsigned tid = 3, unsigned n_threads = 5);
 // The later passes' warp-per-read search (inexact_host_warp.cpp) with stacks of stack_cap entries and
-// hit lists of aln_cap, its lanes writing `steps` records ahead (8: the kernel's; or 1). `warps`
-// emulated warps take the reads in turn and share a pool of pool_chunks chunks (0: room for each
-// warp's stack_cap entries at once); threaded: each warp on its own host thread, taking reads from
-// a shared counter (the pool's atomics real).
+// hit lists of aln_cap, its lanes writing `steps` records ahead (8: the kernel's; or 1).
 KernelOutput run_warp_kernel_on_host(const evk::barracuda_exact::BwtIndex& idx, const evk::barracuda_exact::ReadCodes& reads,
                                      const evk::barracuda_exact::AlnOptions& opt, std::uint64_t stack_cap = 20000,
-                                     int aln_cap = 24, int steps = 8, unsigned warps = 1, std::uint64_t pool_chunks = 0,
-                                     bool threaded = false);
+                                     int aln_cap = 24, int steps = 8);
 
 }  // namespace bct

@@ -4,15 +4,13 @@
 // the CPU search without a GPU. Two builds: lanes writing 8 records ahead (the kernel's) and 1.
 #include <algorithm>
 #include <memory>
-#include <thread>
 
 #include "core/aln_kernel.hpp"
 #include "inexact_host.hpp"
 
 #define WARP_HOST_RUN                                                                                                    \
   bct::KernelOutput run(const evk::barracuda_exact::BwtIndex& idx, const evk::barracuda_exact::ReadCodes& reads,       \
-                        const evk::barracuda_exact::AlnOptions& opt, std::uint64_t stack_cap, int aln_cap,             \
-                        unsigned warps, std::uint64_t chunks, bool threaded) {                                         \
+                        const evk::barracuda_exact::AlnOptions& opt, std::uint64_t stack_cap, int aln_cap) {           \
     namespace bc = evk::barracuda_exact;                                                                               \
     bc::PackedReads pk;                                                                                                \
     bc::pack_reads(reads, pk);                                                                                         \
@@ -29,38 +27,17 @@
     const std::vector<int> md = bc::aln_max_diff_table(opt, WMAX_LEN);                                                 \
     std::vector<wu32> bwt(idx.occ.begin(), idx.occ.end());                                                             \
     bwt.resize(bwt.size() + 16, 0);                                                                                    \
-    if (chunks == 0) chunks = warps * w_chunks(stack_cap);                                                             \
-    std::vector<uint4> mem(w_launch_u4(warps, chunks));                                                                \
-    uint4* ctl = mem.data() + warps * w_rec_u4();                                                                      \
-    *ctl = uint4{0, 0, 0, 0}; /* nothing handed out */                                                                 \
-    std::vector<std::unique_ptr<wstate>> ws;                                                                           \
-    std::vector<wmem> ms;                                                                                              \
-    for (unsigned k = 0; k < warps; ++k) {                                                                             \
-      ws.push_back(std::make_unique<wstate>());                                                                        \
-      w_init(*ws.back());                                                                                              \
-      ms.push_back(w_mem(mem.data(), k, warps, static_cast<wu32>(chunks)));                                            \
-    }                                                                                                                  \
+    std::vector<uint4> mem(w_warp_u4(stack_cap));                                                                      \
+    auto w = std::make_unique<wstate>();                                                                               \
+    const wmem m = w_mem(mem.data(), stack_cap);                                                                       \
     bct::KernelOutput o;                                                                                               \
     o.aln_cap = aln_cap;                                                                                               \
     o.n_out.assign(reads.size(), 0xdeadbeefu); /* poisoned */                                                          \
     o.aln_out.assign(reads.size() * static_cast<std::size_t>(aln_cap) * 3, 0xa5a5a5a5a5a5a5a5ull);                      \
-    auto one = [&](unsigned k, wu32 r) {                                                                               \
-      wstate& w = *ws[k];                                                                                              \
-      w_search(w, ms[k], bwt.data(), b, p, md.data(), pk.words.data(), pk.len.data(), pk.stride, r, stack_cap,         \
+    for (wu32 r = 0; r < static_cast<wu32>(reads.size()); ++r) {                                                       \
+      w_search(*w, m, bwt.data(), b, p, md.data(), pk.words.data(), pk.len.data(), pk.stride, r, stack_cap,            \
                reinterpret_cast<wu64*>(o.aln_out.data()) + static_cast<std::size_t>(r) * aln_cap * 3, aln_cap);       \
-      w_read_end(w, ms[k]);                                                                                            \
-      o.n_out[r] = w.result;                                                                                           \
-    };                                                                                                                 \
-    if (!threaded) {                                                                                                   \
-      for (wu32 r = 0; r < static_cast<wu32>(reads.size()); ++r) one(r % warps, r);                                    \
-    } else { /* each warp on a thread, the reads from a shared counter */                                              \
-      wu32 next = 0;                                                                                                   \
-      std::vector<std::thread> th;                                                                                     \
-      for (unsigned k = 0; k < warps; ++k)                                                                             \
-        th.emplace_back([&, k] {                                                                                       \
-          for (wu32 r; (r = atomicAdd(&next, 1u)) < static_cast<wu32>(reads.size());) one(k, r);                       \
-        });                                                                                                            \
-      for (auto& t : th) t.join();                                                                                     \
+      o.n_out[r] = w->result;                                                                                          \
     }                                                                                                                  \
     return o;                                                                                                          \
   }
@@ -82,8 +59,7 @@ WARP_HOST_RUN
 namespace bct {
 KernelOutput run_warp_kernel_on_host(const evk::barracuda_exact::BwtIndex& idx, const evk::barracuda_exact::ReadCodes& reads,
                                      const evk::barracuda_exact::AlnOptions& opt, std::uint64_t stack_cap, int aln_cap,
-                                     int steps, unsigned warps, std::uint64_t pool_chunks, bool threaded) {
-  return steps == 1 ? warp_steps1::run(idx, reads, opt, stack_cap, aln_cap, warps, pool_chunks, threaded)
-                    : warp_steps8::run(idx, reads, opt, stack_cap, aln_cap, warps, pool_chunks, threaded);
+                                     int steps) {
+  return steps == 1 ? warp_steps1::run(idx, reads, opt, stack_cap, aln_cap) : warp_steps8::run(idx, reads, opt, stack_cap, aln_cap);
 }
 }  // namespace bct

@@ -12,15 +12,12 @@ namespace bct {
 struct KernelCheck {
   std::size_t answered = 0, handed_back = 0, with_hits = 0;
   std::size_t beyond_first = 0;  // answered reads whose stack outgrew the first pass's (4,095 entries)
-  std::size_t ran_out = 0;       // handed back although within the limits (a shared pool used up)
 };
 
 // ref: the CPU batch of the same reads and options; (stack_cap, aln_cap): the kernel's limits, for
-// the prediction (kernel_answers). may_run_out: a read within the limits may also be handed back
-// (the warp search with a shared pool too small for every read). Mismatches are gtest failures (the
-// first five of each kind shown).
+// the prediction (kernel_answers). Mismatches are gtest failures (the first five of each kind shown).
 KernelCheck check_kernel_output(const evk::barracuda_exact::BwtIndex& idx, const evk::barracuda_exact::ReadCodes& reads,
                                 const evk::barracuda_exact::AlnOptions& opt, const evk::barracuda_exact::AlnBatch& ref,
-                                const KernelOutput& k, int stack_cap, int aln_cap, bool may_run_out = false);
+                                const KernelOutput& k, int stack_cap, int aln_cap);
 
 }  // namespace bct

@@ -81,7 +81,6 @@ InexactDevice::InexactDevice(const BwtIndex& idx, const AlnOptions& opt, int dev
   EVK_CUDA(cudaMemcpy(max_diff_, md.data(), md.size() * sizeof(int), cudaMemcpyHostToDevice));
   EVK_CUDA(cudaMalloc(&counter_, sizeof(std::uint32_t)));
   EVK_CUDA(cudaMalloc(&total_, sizeof(std::uint64_t)));
-  resident_warps_ = aln_warp_resident(device);
 }
 
 InexactDevice::~InexactDevice() {
@@ -188,16 +187,12 @@ std::uint32_t InexactDevice::launch(cudaKernel_t k, int block_w, int stack_cap, 
   return threads;
 }
 
-std::uint64_t InexactDevice::warp_fit(std::uint64_t stack_cap) const { return aln_warp_fit(stack_bytes_, stack_cap); }
+std::uint64_t InexactDevice::warp_fit(std::uint64_t stack_cap) const { return stack_bytes_ / aln_warp_bytes(stack_cap); }
 
-std::uint32_t InexactDevice::launch_warps(std::uint64_t stack_cap, bool reserved, cudaStream_t s) {
+std::uint32_t InexactDevice::launch_warps(std::uint64_t stack_cap, cudaStream_t s) {
   if (n_ == 0) return 0;
-  // as many warps as are resident at once (one a read); with `reserved`, only as many as the pool
-  // holds stack_cap entries for at once; else the pool is shared as the reads need it
-  std::uint64_t warps = std::min<std::uint64_t>(resident_warps_, n_);
-  warps = std::min(warps, warp_fit(reserved ? stack_cap : 0));
+  const std::uint64_t warps = std::min<std::uint64_t>(warp_fit(stack_cap), n_);
   if (warps == 0) return 0;
-  const std::uint64_t chunks = aln_warp_pool_chunks(stack_bytes_, warps);
   AlnWarpLaunch a;
   a.bwt = bwt_.data();
   const BwtConsts consts = bwt_.consts();
@@ -213,7 +208,6 @@ std::uint32_t InexactDevice::launch_warps(std::uint64_t stack_cap, bool reserved
   a.mem = stack_;
   a.stack_cap = stack_cap;
   a.n_warps = static_cast<std::uint32_t>(warps);
-  a.n_chunks = static_cast<std::uint32_t>(chunks);
   a.n_out = n_out_;
   a.aln_out = aln_out_;
   a.aln_cap = aln_cap_;

@@ -110,11 +110,10 @@ class InexactDevice {
   // blocks where one fits; throws when not one thread's stack fits). Returns the threads launched.
   std::uint32_t launch(cudaKernel_t k, int block_w, int stack_cap, std::uint32_t threads, cudaStream_t s,
                        int entry_bytes = 16);
-  // Enqueues the warp-per-read kernel of the later passes (core/aln_warp.hpp) with stacks of up to
-  // stack_cap entries from a pool in the stack memory: as many warps as are resident (at most one a
-  // read); `reserved`: no more than the pool holds stack_cap entries for at once, so that no read
-  // runs out of chunks. Returns the warps launched (0: not one warp's memory fits).
-  std::uint32_t launch_warps(std::uint64_t stack_cap, bool reserved, cudaStream_t s);
+  // Enqueues the warp-per-read kernel of the later passes (core/aln_warp.hpp) with stacks of
+  // stack_cap entries, as many warps as the stack memory holds (at most one a read). Returns the
+  // warps launched (0: not one warp's memory fits).
+  std::uint32_t launch_warps(std::uint64_t stack_cap, cudaStream_t s);
   void download(std::vector<std::uint32_t>& n_out, std::vector<std::uint64_t>& aln_out, cudaStream_t s);  // syncs
   // After a launch: enqueues the compaction of the output on the device (AlnCompactor).
   void compact(cudaStream_t s);
@@ -126,7 +125,7 @@ class InexactDevice {
   std::uint64_t stack_fit(int stack_cap, int entry_bytes) const {
     return stack_bytes_ / (static_cast<std::uint64_t>(stack_cap) * static_cast<std::uint64_t>(entry_bytes));
   }
-  std::uint64_t warp_fit(std::uint64_t stack_cap) const;  // warps whose stack_cap entries fit at once
+  std::uint64_t warp_fit(std::uint64_t stack_cap) const;  // warps of launch_warps that fit
   std::size_t output_bytes() const { return cap_alns_ * 8; }  // the room of the raw output now
   std::size_t size() const { return n_; }
   int sms() const { return sms_; }
@@ -138,7 +137,7 @@ class InexactDevice {
   DeviceBwt bwt_;
   AlnCompactor compactor_;  // loaded into the device bwt_ selected
   int sms_ = 0;
-  std::uint32_t n_threads_ = 0, resident_warps_ = 0;
+  std::uint32_t n_threads_ = 0;
   std::size_t stack_bytes_ = 0;
   void* stack_ = nullptr;
   int* max_diff_ = nullptr;

@@ -33,7 +33,7 @@ void AlnPasses::run_pass(const AlnPassLimits& p, InexactDevice& dev, const ReadC
       dev.stage(sub, p.aln_cap, cpu_threads, s, batch_max_len);
       dev.copy_up(s);
       dev.poison(s);  // every read must be answered or handed back
-      t.warps = std::max(t.warps, dev.launch_warps(static_cast<std::uint64_t>(p.stack_cap), p.reserved, s));
+      t.warps = std::max(t.warps, dev.launch_warps(static_cast<std::uint64_t>(p.stack_cap), s));
       dev.compact(s);
       const KernelHits h = dev.download_packed(s);
       n_out.insert(n_out.end(), h.n_out.begin(), h.n_out.end());
@@ -66,9 +66,8 @@ int AlnPasses::run(InexactDevice& dev, const ReadCodes& reads, std::vector<std::
     AlnPassTimes& t = times ? times->passes[k] : local;
     const auto t0 = std::chrono::steady_clock::now();
     t.reads += ids.size();
-    // not one warp's memory (with room for stack_cap entries where reserved) in the stack memory:
-    // this pass and the later ones leave the reads to the CPU
-    if (dev.warp_fit(p.reserved ? static_cast<std::uint64_t>(p.stack_cap) : 0) == 0) break;
+    // not one warp's stack in the stack memory: this pass and the later (larger) ones leave them to the CPU
+    if (dev.warp_fit(static_cast<std::uint64_t>(p.stack_cap)) == 0) break;
     std::vector<std::uint32_t> pass_n_out;
     std::vector<std::uint64_t> pass_packed;
     run_pass(p, dev, reads, ids, static_cast<int>(batch_max_len), s, cpu_threads, pass_n_out, pass_packed, t);

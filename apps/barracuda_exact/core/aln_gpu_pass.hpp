@@ -1,11 +1,9 @@
 // The later passes of the GPU inexact search: the reads the first pass hands back (its stack or hit
 // list full) searched again with one warp per read (core/aln_warp.hpp) and larger limits, each pass
 // over the reads the one before handed back, on the same device buffers: the first pass's stack
-// memory holds the warps' records and a pool of stack chunks (aln_pass_limits: the shared passes run
-// every resident warp and hand back a read that finds the pool used up; the reserved last one runs
-// as many warps as have room for bwa's queue limit -m, 64 MiB each at -m 2000000). Reads still
-// handed back after the last pass, longer than MAX_LEN, or of a pass without room for one warp are
-// left to the CPU (the merge).
+// memory holds the warps' stacks (16,383 entries: about 0.7 MiB a warp; 262,143: 8.3 MiB; bwa's
+// queue limit -m: 64 MiB at -m 2000000). Reads still handed back after the last pass, longer than
+// MAX_LEN, or of a pass whose stacks do not fit one warp are left to the CPU (the merge).
 #pragma once
 #if defined(EVK_HAVE_CUDA)
 #include <cuda_runtime.h>

@@ -10,10 +10,9 @@ std::vector<AlnPassLimits> aln_pass_limits(const AlnOptions& opt, int stack_cap,
   const int bound = static_cast<int>(std::min<std::int64_t>(queue + 8, kAlnPassMaxStackCap));
   std::vector<AlnPassLimits> out;
   AlnPassLimits prev{stack_cap, aln_cap};
-  for (const int cap : {128, 1024, 4096}) {
-    const AlnPassLimits q{bound, cap, cap == 4096};
-    const bool raises = q.stack_cap > prev.stack_cap || q.aln_cap > prev.aln_cap;
-    if (!raises && !(q.reserved && !out.empty() && !out.back().reserved)) continue;
+  for (const AlnPassLimits p : {AlnPassLimits{16383, 128}, AlnPassLimits{262143, 1024}, AlnPassLimits{bound, 4096}}) {
+    const AlnPassLimits q{std::min(p.stack_cap, bound), p.aln_cap};
+    if (q.stack_cap <= prev.stack_cap && q.aln_cap <= prev.aln_cap) continue;
     out.push_back(q);
     prev = {std::max(prev.stack_cap, q.stack_cap), std::max(prev.aln_cap, q.aln_cap)};
   }

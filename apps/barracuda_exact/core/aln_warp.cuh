@@ -15,17 +15,15 @@
 //
 // So each lane takes the next chain of the bucket and walks it ahead, writing one record a step (the
 // entry; skip, hit or expand; the occurrence counts), up to WARP_STEPS records. Lane 0 then replays
-// the records in bwa's order (the whole warp copies the next WSTAGE of them to shared memory first):
-// the stack counts and the queue limit (-m), the pushes into higher buckets, the hits and the
-// stopping rules, exactly as the one-thread search. A hit that changes the
+// the records in bwa's order: the stack counts and the queue limit (-m), the pushes into higher
+// buckets, the hits and the stopping rules, exactly as the one-thread search. A hit that changes the
 // state (the first hit, or a new interval that shadows the widths) makes the lanes after it start
 // their chains again. The stack lives in chunks of 32 entries, so a bucket's next 32 entries are
 // handed to the lanes by one look-up each.
 //
 // Limits: a read answers exactly when the first pass's bookkeeping for it (stored entries, its
 // `dead_above` rule, ALN_CAP, MAX_BUCKETS) stays within stack_cap entries and aln_cap intervals
-// (kernel_answers in core/aln_search.hpp) and the pool has a chunk whenever it needs one (always, in
-// a launch whose warps x w_chunks(stack_cap) fit it); else it is handed back (n_out = 0xffffffff).
+// (kernel_answers in core/aln_search.hpp); else it is handed back (n_out = 0xffffffff).
 // No include guard: tests include it inside two namespaces, once per WARP_STEPS.
 #include "core/aln_warp_stack.cuh"
 
@@ -203,51 +201,23 @@ WHD inline int w_replay(wstate& w, const wmem& m, const wparams& p, const wbwt& 
   return w_expand(w, m, p, bc, e, rec);
 }
 
-// Lane 0: the records that come next in replay order, up to WSTAGE: the rest of lane cur's buffer,
-// then, while the chain before is finished, the next lanes' (n_stage 0: none written yet).
-WHD inline void w_stage_plan(wstate& w) {
-  w.n_stage = w.st_pos = 0;
-  for (int q = 0; q < w.n_active && w.n_stage < WSTAGE; ++q) {
-    const int li = (w.cur + q) & 31;
-    const wlane& L = w.lane[li];
-    int j = L.n_used;
-    for (; j < L.n_buf && w.n_stage < WSTAGE; ++j, ++w.n_stage) {
-      w.st_lane[w.n_stage] = static_cast<unsigned char>(li);
-      w.st_step[w.n_stage] = static_cast<unsigned char>(j);
-    }
-    if (j < L.n_buf || !L.fin) break;
-  }
-}
-
-// Every lane: the planned records from global memory into w.stage (a few coalesced loads instead
-// of lane 0's one by one).
-WHD inline void w_stage_copy(wstate& w, const wmem& m, int lane) {
-  for (int u = lane; u < w.n_stage * WREC_U4; u += 32) {
-    const int j = u / WREC_U4;
-    w.stage[u] = w_rec(m, w.st_lane[j], w.st_step[j])[u - j * WREC_U4];
-  }
-}
-
-// Lane 0: the records in order, as far as the lanes have written them; 1 when the staged records
-// ran out before that (stage more and go on), else 0.
-WHD inline int w_replay_staged(wstate& w, const wmem& m, const wparams& p, const wbwt& bc, wu64* out, int aln_cap) {
+// Lane 0: the records in order, as far as the lanes have written them.
+WHD inline void w_replay_all(wstate& w, const wmem& m, const wparams& p, const wbwt& bc, wu64* out, int aln_cap) {
   while (w.n_active > 0) {
     wlane& L = w.lane[w.cur];
     if (L.n_used == L.n_buf) {
       if (!L.fin) {  // the chain goes on: its lane writes more
         L.n_buf = L.n_used = 0;
-        return 0;
+        return;
       }
       L.st = WL_FREE;
       w.cur = (w.cur + 1) & 31;
       w.n_active--;
       continue;
     }
-    if (w.st_pos == w.n_stage || w.st_lane[w.st_pos] != w.cur || w.st_step[w.st_pos] != L.n_used) return 1;
-    const int r = w_replay(w, m, p, bc, out, aln_cap, w.stage + w.st_pos * WREC_U4);
-    w.st_pos++;
+    const int r = w_replay(w, m, p, bc, out, aln_cap, w_rec(m, w.cur, L.n_used));
     L.n_used++;
-    if (r == 2) return 0;
+    if (r == 2) return;
     if (r == 1) {  // the later chains were walked with the old state: again
       for (int q = 1; q < w.n_active; ++q) {
         wlane& M = w.lane[(w.cur + q) & 31];
@@ -256,17 +226,6 @@ WHD inline int w_replay_staged(wstate& w, const wmem& m, const wparams& p, const
         M.fin = 0;
       }
     }
-  }
-  return 0;
-}
-
-// Every lane: the replay of what the lanes have written, staged WSTAGE records at a time.
-WHD inline void w_replay_all(wstate& w, const wmem& m, const wparams& p, const wbwt& bc, wu64* out, int aln_cap) {
-  for (;;) {
-    WLANE0(w_stage_plan(w));
-    WLANES(lane, w_stage_copy(w, m, lane));
-    WLANE0(w.replay_more = w_replay_staged(w, m, p, bc, out, aln_cap));
-    if (w.done || !w.replay_more) return;
   }
 }
 
@@ -292,7 +251,8 @@ WHD inline void w_refill(wstate& w, const wmem& m) {
     w.size[b] = at;
     if ((at & 31) == 0) {  // the chunk is empty: free (its entries are read before any push)
       w.head[b] = m.link[c];
-      w_free_put(w, m, c);
+      m.link[c] = w.free_head;
+      w.free_head = c;
     }
     w.n_active++;
   }
@@ -340,7 +300,13 @@ WHD inline void w_start(wstate& w, const wmem& m, const wparams& p, const wbwt& 
   }
   w.best_score = (w.opt_max_diff + 1) * p.s_mm + (p.max_gapo + 1) * p.s_gapo + (p.max_gape + 1) * p.s_gape;
   w.best_cnt = 0;
-  w.n_aln = 0;  // the buckets are empty (w_init, w_read_end)
+  w.n_aln = 0;
+  for (int b = 0; b < WMAX_BUCKETS; b++) {
+    w.head[b] = WNIL;
+    w.size[b] = 0;
+  }
+  w.free_head = WNIL;
+  w.bump = 0;
   w.stored = 0;
   w.n_entries = 0;
   w.best = 0;
@@ -351,8 +317,7 @@ WHD inline void w_start(wstate& w, const wmem& m, const wparams& p, const wbwt& 
   if (w_push(w, m, p, w.len, 0, bc.seq_len, 0, 0, 0, 0, 0, 0)) w_finish(w, WHANDED_BACK);
 }
 
-// One read by the warp (every lane calls it; on the host, once); the answer in w.result. The warp's
-// state comes from w_init or the previous read's w_read_end.
+// One read by the warp (every lane calls it; on the host, once); the answer in w.result.
 WHD inline void w_search(wstate& w, const wmem& m, const wu32* bwt, const wbwt& bc, const wparams& p, const int* max_diff,
                          const wu32* seqs, const wu32* seq_lens, wu32 stride, wu32 r, wu64 cap, wu64* out, int aln_cap) {
   WLANE0(w_begin(w, p, max_diff, seq_lens, r, cap));
@@ -371,6 +336,6 @@ WHD inline void w_search(wstate& w, const wmem& m, const wu32* bwt, const wbwt& 
     WLANE0(w_refill(w, m));
     if (w.done) break;
     WLANES(lane, w_walk(w, m, bwt, bc, p, lane));
-    w_replay_all(w, m, p, bc, out, aln_cap);
+    WLANE0(w_replay_all(w, m, p, bc, out, aln_cap));
   }
 }

@@ -10,7 +10,6 @@
 #define WNIL 0xffffffffu
 #define WHANDED_BACK 0xffffffffu
 #define WREC_U4 6  // uint4 per record: the entry (its kind in [1].w), then the hit or the counts
-#define WSTAGE 16  // records copied to shared memory at once for lane 0's replay
 
 #if defined(__CUDACC__)
 #define WLANE0(body)                  \
@@ -79,55 +78,29 @@ struct wstate {  // one warp's, in shared memory
   wu64 ww[WMAX_LEN + 1], sw[WMAX_LEN + 1];  // widths of the read and of its seed
   wu64 stored, n_entries, best_cnt;          // stored: entries held (the bucket lists and the lanes)
   wu32 head[WMAX_BUCKETS], size[WMAX_BUCKETS];
-  wu32 free_head, n_free;  // the warp's free chunks (kept between reads)
-  wu32 cap, n_aln, read, result;
+  wu32 free_head, bump, cap, n_aln, read, result;
   int len, use_seed, opt_max_diff, max_diff, best_score, best, dead_above, done, cur, n_active;
   long long seed_len;
   unsigned short wb[WMAX_LEN + 1], sb[WMAX_LEN + 1];
   unsigned char seq[WMAX_LEN];
   wlane lane[32];  // the queue: lanes cur, cur + 1, ... (mod 32), n_active of them, hold chains in order
-  uint4 stage[WSTAGE * WREC_U4];  // the next records in replay order (lane st_lane[j]'s step st_step[j])
-  unsigned char st_lane[WSTAGE], st_step[WSTAGE];
-  int n_stage, st_pos, replay_more;
 };
 
-// A launch's global memory: per warp its lanes' records; for all warps one pool of chunks of 32
-// entries (2 uint4 each), their links (a bucket list's or the free list's next chunk) and the count
-// of chunks handed out from the pool's end. A warp takes chunks from its own free list, else from
-// the pool's end, and keeps them for its later reads; a read that finds none is handed back. A chunk
-// never passes from one warp to another within a launch (each launch starts the pool afresh).
-struct wmem {
-  uint4* rec;  // this warp's
+struct wmem {  // one warp's global memory: lane records, chunk links, chunks of 32 entries of 2 uint4
+  uint4* rec;
   wu32* link;
   uint4* pool;
-  wu32* bump;
-  wu32 n_chunks;
 };
 
-// Chunks for cap stored entries: full chunks, one part-filled chunk per bucket, one spare. A launch
-// whose warps x w_chunks(cap) fit the pool never runs out.
+// Chunks for cap stored entries: full chunks, one part-filled chunk per bucket, one spare.
 WHOSTDEV inline wu64 w_chunks(wu64 cap) { return (cap + 31) / 32 + WMAX_BUCKETS + 1; }
 WHOSTDEV inline wu64 w_rec_u4() { return 32ull * WARP_STEPS * WREC_U4; }
-// uint4 of a launch: records, the control words (one uint4), links, chunks.
-WHOSTDEV inline wu64 w_launch_u4(wu64 n_warps, wu64 n_chunks) {
-  return n_warps * w_rec_u4() + 1 + (n_chunks + 3) / 4 + n_chunks * 64;
-}
-// The most chunks a launch of n_warps has within u4 uint4 (at most WNIL - 1).
-WHOSTDEV inline wu64 w_pool_chunks(wu64 u4, wu64 n_warps) {
-  const wu64 fixed = n_warps * w_rec_u4() + 1;
-  if (u4 <= fixed) return 0;
-  wu64 n = (u4 - fixed) * 4 / 257;
-  while (n > 0 && w_launch_u4(n_warps, n) > u4) n--;
-  return n < WNIL - 1 ? n : WNIL - 1;
-}
-WHOSTDEV inline wmem w_mem(uint4* base, wu32 warp, wu64 n_warps, wu32 n_chunks) {
+WHOSTDEV inline wu64 w_warp_u4(wu64 cap) { return w_rec_u4() + (w_chunks(cap) + 3) / 4 + w_chunks(cap) * 64; }
+WHOSTDEV inline wmem w_mem(uint4* base, wu64 cap) {
   wmem m;
-  m.rec = base + static_cast<wu64>(warp) * w_rec_u4();
-  uint4* ctl = base + n_warps * w_rec_u4();
-  m.bump = reinterpret_cast<wu32*>(ctl);
-  m.link = reinterpret_cast<wu32*>(ctl + 1);
-  m.pool = ctl + 1 + (static_cast<wu64>(n_chunks) + 3) / 4;
-  m.n_chunks = n_chunks;
+  m.rec = base;
+  m.link = reinterpret_cast<wu32*>(base + w_rec_u4());
+  m.pool = base + w_rec_u4() + (w_chunks(cap) + 3) / 4;
   return m;
 }
 
@@ -253,25 +226,6 @@ WHD inline int w_finish(wstate& w, wu32 result) {
   return 2;
 }
 
-WHD inline void w_free_put(wstate& w, const wmem& m, wu32 c) {
-  m.link[c] = w.free_head;
-  w.free_head = c;
-  w.n_free++;
-}
-
-// A chunk for the warp: its free list, else the pool's end; WNIL when the pool is used up.
-WHD inline wu32 w_chunk_get(wstate& w, const wmem& m) {
-  wu32 c = w.free_head;
-  if (c != WNIL) {
-    w.free_head = m.link[c];
-    w.n_free--;
-    return c;
-  }
-  if (*reinterpret_cast<volatile wu32*>(m.bump) >= m.n_chunks) return WNIL;
-  c = atomicAdd(m.bump, 1u);
-  return c < m.n_chunks ? c : WNIL;
-}
-
 // bwa's gap_push into the bucket lists; 1 when the stack is over its limits (the read goes back).
 WHD inline int w_push(wstate& w, const wmem& m, const wparams& p, int i, wu64 k, wu64 l, wu32 n_mm, wu32 n_gapo,
                       wu32 n_gape, wu32 n_ins, wu32 state, int is_diff) {
@@ -280,9 +234,14 @@ WHD inline int w_push(wstate& w, const wmem& m, const wparams& p, int i, wu64 k,
   if (score > w.dead_above) return 0;  // could only end the search: counted, not stored
   if (score >= WMAX_BUCKETS || w.stored >= w.cap) return 1;
   const wu32 at = w.size[score];
-  if ((at & 31) == 0) {  // a new chunk on top of the bucket
-    const wu32 c = w_chunk_get(w, m);
-    if (c == WNIL) return 1;  // the pool is used up: the read goes back
+  if ((at & 31) == 0) {  // a new chunk on top of the bucket (w_chunks: there is always one)
+    wu32 c;
+    if (w.free_head != WNIL) {
+      c = w.free_head;
+      w.free_head = m.link[c];
+    } else {
+      c = w.bump++;
+    }
     m.link[c] = w.head[score];
     w.head[score] = c;
   }
@@ -316,7 +275,8 @@ WHD inline void w_release_above(wstate& w, const wmem& m, int above) {
     w.stored -= w.size[b];
     for (wu32 c = w.head[b]; c != WNIL;) {
       const wu32 next = m.link[c];
-      w_free_put(w, m, c);
+      m.link[c] = w.free_head;
+      w.free_head = c;
       c = next;
     }
     w.head[b] = WNIL;
@@ -324,15 +284,3 @@ WHD inline void w_release_above(wstate& w, const wmem& m, int above) {
   }
 }
 
-// Once per warp and launch: no chunk held.
-WHD inline void w_init(wstate& w) {
-  for (int b = 0; b < WMAX_BUCKETS; b++) {
-    w.head[b] = WNIL;
-    w.size[b] = 0;
-  }
-  w.free_head = WNIL;
-  w.n_free = 0;
-}
-
-// After a read: its chunks to the warp's free list, for its next read.
-WHD inline void w_read_end(wstate& w, const wmem& m) { w_release_above(w, m, -1); }
