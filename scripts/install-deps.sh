@@ -14,7 +14,7 @@ pkgs=(
   # formats: NIfTI, SAM/BAM/FASTQ (htslib), compression, suffix arrays, PNG
   libnifti2-dev libznz-dev zlib1g-dev libhts-dev libdeflate-dev libisal-dev libdivsufsort-dev libpng-dev
   # stereo image I/O and the StereoBM peer (optional for the build, installed for the demo)
-  libopencv-imgcodecs-dev libopencv-imgproc-dev libopencv-calib3d-dev
+  libopencv-imgcodecs-dev libopencv-imgproc-dev libopencv-calib3d-dev libopencv-videoio-dev
   # oracles and simulators used by tests, demo and benchmarks
   bwa samtools art-nextgen-simulation-tools
   # the oracle of `barracuda_exact damage` (its misincorporation tables; R comes with it, no recommends)

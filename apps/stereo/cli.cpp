@@ -56,11 +56,14 @@ int main(int argc, char** argv) {
   bcmd->callback([&] { run_batch(bc); });
 
   VideoCmd vc;
-  auto* vcmd = app->add_subcommand("video", "A stereo video: numbered frames (left/%06d.png right/%06d.png) or two "
-                                            "directories of frames paired by name; prints frames/s end to end");
-  vcmd->add_option("LEFT", vc.left, "Left frames: a directory or a pattern with one %d")->required();
-  vcmd->add_option("RIGHT", vc.right, "Right frames: a directory or a pattern with one %d")->required();
-  vcmd->add_option("--first", vc.first, "First frame number of a pattern (default 0, else 1)");
+  auto* vcmd = app->add_subcommand("video", "A stereo video: numbered frames (left/%06d.png right/%06d.png), two "
+                                            "directories of frames paired by name, two video files or one side by "
+                                            "side (OpenCV builds); prints frames/s end to end");
+  vcmd->add_option("LEFT", vc.left, "Left frames: a directory, a pattern with one %d, or a video file "
+                                    "(alone: side by side, the left camera in the left half)")->required();
+  vcmd->add_option("RIGHT", vc.right, "Right frames: a directory, a pattern with one %d, or a video file");
+  vcmd->add_option("--first", vc.first, "First frame: its number in a pattern (default 0, else 1), or the frames of "
+                                        "a video file to skip (default 0)");
   vcmd->add_option("--count", vc.count, "At most this many frames (0 = all)")->capture_default_str();
   add_frames_options(vcmd, vc.f);
   vcmd->callback([&] { run_video(vc); });

@@ -3,6 +3,7 @@
 #pragma once
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "evk/cli.hpp"
 #include "io/io.hpp"
 #include "io/rig.hpp"
+#include "io/video.hpp"
 
 namespace stereo_cli {
 
@@ -76,9 +78,13 @@ struct FramesCmd {
 };
 void add_frames_options(CLI::App* c, FramesCmd& f);
 
+// The frames of batch and video: image files (left[i], right[i] for names[i]), or the frames
+// first, first + 1, ... of video files (left[0] and right[0], empty right for side by side).
 struct FrameSource {
   std::vector<fs::path> left, right;
   std::vector<std::string> names;
+  std::shared_ptr<evk::stereo::VideoPair> video;
+  int first = 0;
 };
 
 struct BatchCmd {
@@ -94,7 +100,8 @@ struct VideoCmd {
   std::string left, right;
   int first = -1, count = 0;
 };
-// Numbered frames (two printf patterns with one %d) or two directories of frames paired by name.
+// Numbered frames (two printf patterns with one %d), two directories of frames paired by name, or
+// video files (two, or one side by side: right empty).
 FrameSource video_frames(const VideoCmd& c);
 void run_video(VideoCmd& c);
 

@@ -1,5 +1,5 @@
 // Where batch and video find their frames: a pair list or a directory of pairs (batch), numbered
-// frames or two directories (video).
+// frames, two directories or video files (video).
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -81,9 +81,40 @@ FrameSource batch_frames(const fs::path& input) {
   return src;
 }
 
+namespace {
+// Video files: frames --first (default 0) on, at most --count; named <left file's stem>_<frame>.
+FrameSource video_file_frames(const VideoCmd& c) {
+  FrameSource src;
+  src.video = std::make_shared<evk::stereo::VideoPair>(c.left, c.right);
+  src.left.push_back(c.left);
+  src.right.push_back(c.right);
+  src.first = std::max(c.first, 0);
+  const int n = src.video->frames();
+  if (src.first >= n)
+    evk::input_error(c.left, "has " + std::to_string(n) + " frames; --first " + std::to_string(src.first) + " is past them");
+  const std::string stem = fs::path(c.left).stem().string();
+  for (int i = src.first; i < n && (c.count <= 0 || static_cast<int>(src.names.size()) < c.count); ++i) {
+    char num[16];
+    std::snprintf(num, sizeof num, "%06d", i);
+    src.names.push_back(stem + "_" + num);
+  }
+  return src;
+}
+}  // namespace
+
 FrameSource video_frames(const VideoCmd& c) {
   FrameSource src;
   std::error_code ec;
+  if (!is_pattern(c.left) && (c.right.empty() || evk::stereo::looks_like_video(c.left)) &&
+      !fs::is_directory(c.left, ec)) {
+    if (!evk::stereo::looks_like_video(c.left) && !fs::exists(c.left, ec)) evk::input_error(c.left, "no such file or directory");
+    if (!evk::stereo::looks_like_video(c.left))
+      evk::input_error(c.left, "one input is a side-by-side video file (.avi, .mp4, .mkv, ...); frames need LEFT and RIGHT");
+    if (!c.right.empty() && !evk::stereo::looks_like_video(c.right))
+      evk::input_error(c.right, "LEFT is a video file, so RIGHT must be one too");
+    return video_file_frames(c);
+  }
+  if (c.right.empty()) evk::input_error(c.left, "RIGHT is missing (only a side-by-side video file comes alone)");
   if (is_pattern(c.left) != is_pattern(c.right))
     evk::input_error(c.left + ", " + c.right, "give two directories or two numbered patterns");
   if (is_pattern(c.left)) {

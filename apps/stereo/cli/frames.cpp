@@ -61,6 +61,7 @@ void run_frames(FramesCmd& c, const FrameSource& src, const char* unit) {
   if (c.streams < 1 || c.readers < 1 || c.writers < 1) evk::input_error("--streams/--readers/--writers", "must be >= 1");
   MatchInfo info;
   const auto first_size = [&] {
+    if (src.video) return std::pair<int, int>{src.video->width(), src.video->height()};
     const Pair16 first = read_pair(src.left.front().string(), src.right.front().string());
     return std::pair<int, int>{first.left.width, first.left.height};
   };
@@ -73,18 +74,22 @@ void run_frames(FramesCmd& c, const FrameSource& src, const char* unit) {
   }
   std::unique_ptr<FrameMatcher> fm = frame_matcher(c.o, c.streams, first_size, info, c.o.note());
   StreamOptions so;
-  so.readers = c.readers;
+  so.readers = src.video ? 1 : c.readers;  // a video decodes in order
   so.writers = c.writers;
-  const int n = static_cast<int>(src.left.size());
-  for (std::size_t i = 0; i < src.left.size(); ++i) {
-    const std::vector<fs::path> inputs{src.left[i], src.right[i]};
+  const int n = static_cast<int>(src.names.size());
+  for (std::size_t i = 0; i < src.names.size(); ++i) {
+    const std::size_t k = src.video ? 0 : i;
+    std::vector<fs::path> inputs{src.left[k]};
+    if (!src.right[k].empty()) inputs.push_back(src.right[k]);
     evk::check_not_an_input(outdir / (src.names[i] + "." + c.format), inputs);
     if (c.color) evk::check_not_an_input(outdir / (src.names[i] + "_color.png"), inputs);
   }
   std::mutex lefts_mu;  // --points: each frame's rectified left image, from its reader to its writer
   std::map<int, Image16> lefts;
   auto load = [&](int i) {
-    Pair16 p = read_pair(src.left[static_cast<std::size_t>(i)].string(), src.right[static_cast<std::size_t>(i)].string());
+    Pair16 p;
+    if (src.video) src.video->read(src.first + i, p.left, p.right);
+    else p = read_pair(src.left[static_cast<std::size_t>(i)].string(), src.right[static_cast<std::size_t>(i)].string());
     if (rectify) rectify->apply(p.left, p.right);
     if (c.points) {
       std::lock_guard<std::mutex> lk(lefts_mu);
