@@ -118,6 +118,7 @@ void body(const nr::Parsed& p) {
   o.bending = p.real("-be", 0.001);
   o.linear = p.real("-le", 0.01);
   o.jacobian_log = p.real("-jl", 0);
+  o.unfold = false;  // as reg_f3d: the grid as optimised (`reg_deform register` removes folds by default)
   o.max_iterations = p.integer("-maxit", 150);
   o.levels = p.integer("-ln", 3);
   o.levels_used = p.has("-lp") ? std::min(p.integer("-lp", o.levels), o.levels) : 0;

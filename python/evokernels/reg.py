@@ -125,14 +125,16 @@ def affine(ref, flo, *, ref_affine=None, flo_affine=None, rmask=None, fmask=None
 
 
 def register(ref, flo, *, ref_affine=None, flo_affine=None, aff=None, rmask=None, fmask=None, sx=-5.0, ln=3, lp=0,
-             maxit=150, be=0.001, le=0.01, jl=0.0, bins=64, nmi=False, ssd=False, smooR=0.0, smooF=0.0, pad="nan",
-             backend="auto", kernel="auto", device=0, threads=0, return_info=False):
+             maxit=150, be=0.001, le=0.01, jl=0.01, allow_folding=False, bins=64, nmi=False, ssd=False, smooR=0.0,
+             smooF=0.0, pad="nan", backend="auto", kernel="auto", device=0, threads=0, return_info=False):
     """Non-rigid registration, as `reg_deform register` (reg_f3d's method: cubic B-spline grid).
     ref, flo: 3-D volumes (nibabel images or arrays with ref_affine/flo_affine). Keywords: the
     CLI's options with its defaults (--aff: initial 4x4 reference-world -> floating-world matrix,
     default the centres of mass aligned; --rmask, --fmask, --sx, --ln, --lp (0: all), --maxit,
-    --be, --le, --jl, --bins, --nmi (default) / --ssd, --smooR, --smooF, --pad for the warped
-    image, --backend, --kernel, --device, threads).
+    --be, --le, --jl, --allow-folding, --bins, --nmi (default) / --ssd, --smooR, --smooF, --pad for
+    the warped image, --backend, --kernel, --device, threads). The grid is fold-free unless
+    allow_folding; info (return_info=True) has min_jacobian, max_jacobian, folded_voxels and unfold
+    (what unfolding did: folded_before, rounds, ...).
     Returns (cpp, cpp_affine, warped): the control-point grid float32 (gx, gy, gz, 1, 3) in world
     mm (what --cpp writes), its 4x4 voxel-to-world matrix, and the floating image warped into the
     reference float32 (nx, ny, nz), cubic, as --res writes it."""
@@ -145,7 +147,7 @@ def register(ref, flo, *, ref_affine=None, flo_affine=None, aff=None, rmask=None
     info = _ext.reg_register(rdata, rdims, raff, fdata, fdims, faff, _mask(rmask, rdims, "rmask"),
                              _mask(fmask, fdims, "fmask"), _matrix(aff, "aff"), float(sx), check_int("ln", ln),
                              check_int("lp", lp), check_int("maxit", maxit), float(be), float(le), float(jl),
-                             check_int("bins", bins), bool(ssd), float(smooR), float(smooF), _pad(pad), wflat,
+                             bool(allow_folding), check_int("bins", bins), bool(ssd), float(smooR), float(smooF), _pad(pad), wflat,
                              backend, check_kernel(kernel), check_int("device", device), check_int("threads", threads))
     g = info.pop("grid_dims")
     cpp = np.frombuffer(info.pop("grid"), dtype=np.float32).reshape(tuple(g) + (1, 3), order="F").copy(order="F")

@@ -13,6 +13,7 @@
 #include "core/affine/affine_init.hpp"
 #include "core/compute.hpp"
 #include "core/field/grid_make.hpp"
+#include "core/register/reg_jacobian_cpu.hpp"
 #include "core/types.hpp"
 #include "evk/error.hpp"
 
@@ -242,7 +243,7 @@ py::dict reg_register(const py::buffer& ref_data, const std::array<int, 3>& ref_
                       const std::array<double, 16>& ref_affine, const py::buffer& flo_data,
                       const std::array<int, 3>& flo_dims, const std::array<double, 16>& flo_affine,
                       const py::object& rmask, const py::object& fmask, const std::vector<double>& aff, double sx,
-                      int ln, int lp, int maxit, double be, double le, double jl, int bins, bool ssd, double smoo_r,
+                      int ln, int lp, int maxit, double be, double le, double jl, bool allow_folding, int bins, bool ssd, double smoo_r,
                       double smoo_f, float pad, const py::buffer& warped_out, const std::string& backend,
                       const std::string& kernel, int device, int threads) {
   const rd::Volume ref = make_volume(ref_data, ref_dims, ref_affine, "ref");
@@ -258,6 +259,7 @@ py::dict reg_register(const py::buffer& ref_data, const std::array<int, 3>& ref_
   o.bending = be;
   o.linear = le;
   o.jacobian_log = jl;
+  o.unfold = !allow_folding;
   o.bins = bins;
   o.similarity = ssd ? rd::Similarity::ssd : rd::Similarity::nmi;
   o.smooth_ref = smoo_r;
@@ -268,6 +270,8 @@ py::dict reg_register(const py::buffer& ref_data, const std::array<int, 3>& ref_
   const rd::RunOptions run = run_options(backend, kernel, device, threads);
   rd::RunInfo info;
   rd::Grid grid;
+  rd::UnfoldReport unfold;
+  rd::JacobianStats js;
   {
     py::gil_scoped_release nogil;
     rd::check_register_inputs(ref, flo, rm, fm, o);
@@ -281,7 +285,10 @@ py::dict reg_register(const py::buffer& ref_data, const std::array<int, 3>& ref_
     o.has_affine = true;
     const rd::Plan plan = rd::plan_run(run, rd::register_request(ref.geo, o.spacing));
     info = plan.info;
-    grid = rd::register_nonrigid({.ref = ref, .flo = flo, .rmask = rm, .fmask = fm, .options = o}, plan).grid;
+    rd::RegisterResult res = rd::register_nonrigid({.ref = ref, .flo = flo, .rmask = rm, .fmask = fm, .options = o}, plan);
+    grid = std::move(res.grid);
+    unfold = res.unfold;
+    js = rd::voxel_jacobian_stats(ref.geo, grid, rm, threads);
     // --res: the field on the chosen backend, resampled (cubic) on the CPU as the CLI does.
     const rd::Field f = rd::compute_field({.ref = ref.geo, .grid = grid}, plan).field;
     rd::ResampleOptions ro;
@@ -295,6 +302,16 @@ py::dict reg_register(const py::buffer& ref_data, const std::array<int, 3>& ref_
   j["grid_dims"] = std::vector<int>{grid.geo.nx, grid.geo.ny, grid.geo.nz};
   j["grid_affine"] = flat44(grid.geo.vox2world);
   j["grid"] = py::bytes(reinterpret_cast<const char*>(grid.data.data()), grid.data.size() * sizeof(float));
+  j["min_jacobian"] = js.min;
+  j["max_jacobian"] = js.max;
+  j["folded_voxels"] = js.folded;
+  py::dict u;
+  u["folded_before"] = unfold.folded_before;
+  u["min_jacobian_before"] = unfold.min_det_before;
+  u["rounds"] = unfold.rounds;
+  u["control_point_moves"] = unfold.moves;
+  u["seconds"] = unfold.seconds;
+  j["unfold"] = u;
   return j;
 }
 

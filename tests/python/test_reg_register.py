@@ -61,6 +61,9 @@ def test_register_equals_the_cli(images, tmp_path):
     cpp, cpp_aff, warped, info = ek.reg.register(ref, flo, ref_affine=AFF, flo_affine=AFF, maxit=20, ln=2,
                                                  backend="cpu", return_info=True)
     assert info["backend"] == "cpu"
+    # fold-free by default, and said so (the CLI's --json keys)
+    assert info["folded_voxels"] == 0 and info["min_jacobian"] > 0
+    assert {"folded_before", "min_jacobian_before", "rounds", "control_point_moves", "seconds"} <= set(info["unfold"])
     assert cpp.shape == cli_cpp.shape and cpp.dtype == np.float32
     np.testing.assert_array_equal(cpp, np.asarray(cli_cpp.dataobj, dtype=np.float32))
     np.testing.assert_array_equal(cpp_aff, cli_cpp.affine)

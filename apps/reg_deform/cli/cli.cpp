@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   evk::add_devices_command(*app, "reg_deform", rd::make_registry);
   rd::add_field_command(*app);
   rd::add_resample_command(*app);
+  rd::add_jacobian_command(*app);
   rd::add_grid_command(*app);
   rd::add_random_case_command(*app);
   rd::add_snapshot_command(*app);

@@ -173,6 +173,9 @@ void run_register(RegisterArgs& a) {
   final_info["min_jacobian"] = js.min;
   final_info["max_jacobian"] = js.max;
   final_info["folded_voxels"] = js.folded;
+  final_info["unfold"] = {{"folded_before", result.unfold.folded_before}, {"min_jacobian_before", result.unfold.min_det_before},
+                          {"rounds", result.unfold.rounds}, {"control_point_moves", result.unfold.moves},
+                          {"seconds", result.unfold.seconds}};
   if (!result.levels.empty()) final_info["objective"] = terms_json(result.levels.back().final_terms);
   laps.lap("jacobian");
   if (isatty(fileno(stderr)) != 0 || a.c.verbose)
@@ -190,6 +193,8 @@ void add_grid_options(CLI::App* cmd, RegisterOptions& o) {
   cmd->add_option("--be", o.bending, "Bending energy weight")->capture_default_str();
   cmd->add_option("--le", o.linear, "Linear elasticity weight")->capture_default_str();
   cmd->add_option("--jl", o.jacobian_log, "Jacobian log weight")->capture_default_str();
+  cmd->add_flag("--allow-folding{false}", o.unfold,
+                "Keep the grid as optimised: by default its folds (voxels with det J <= 0) are removed at the end");
 }
 
 void add_register_command(CLI::App& app) {

@@ -13,6 +13,7 @@ namespace evk::reg_deform {
 
 void add_field_command(CLI::App& app);     // cli_field.cpp
 void add_resample_command(CLI::App& app);  // cli_field.cpp
+void add_jacobian_command(CLI::App& app);  // cli_field.cpp
 void add_grid_command(CLI::App& app);      // cli_make.cpp
 void add_random_case_command(CLI::App& app);  // cli_make.cpp
 void add_snapshot_command(CLI::App& app);  // cli_make.cpp

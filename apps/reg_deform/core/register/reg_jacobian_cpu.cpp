@@ -1,6 +1,7 @@
 #include "core/register/reg_jacobian_cpu.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <mutex>
@@ -55,8 +56,14 @@ double voxel_jacobian(const Geometry& ref, const Grid& grid, int x, int y, int z
   return det_from(P, ref.vox2world.inverse());
 }
 
-JacobianStats voxel_jacobian_stats(const Geometry& ref, const Grid& grid, const Mask& mask, int threads) {
+namespace {
+// Rows z in [z0, z1) (z1 < 0: all) of the reference: the stats and, when `folded` is given, the
+// folded voxels (x, y, z).
+JacobianStats scan(const Geometry& ref, const Grid& grid, const Mask& mask, int z0, int z1, int threads,
+                   std::vector<std::array<int, 3>>* folded) {
   check_grid_fits(ref, grid, "grid");
+  if (z1 < 0 || z1 > ref.nz) z1 = ref.nz;
+  z0 = std::clamp(z0, 0, z1);
   const Mat44 w2v = ref.vox2world.inverse();
   const int gx = grid.geo.nx, gy = grid.geo.ny;
   const std::size_t np = grid.points();
@@ -67,14 +74,15 @@ JacobianStats voxel_jacobian_stats(const Geometry& ref, const Grid& grid, const 
   st.max = -st.min;
   std::mutex mu;
   parallel_for(
-      static_cast<std::size_t>(ref.ny) * ref.nz,
+      static_cast<std::size_t>(ref.ny) * static_cast<std::size_t>(z1 - z0),
       [&](std::size_t r0, std::size_t r1) {
         JacobianStats loc;
         loc.min = std::numeric_limits<double>::infinity();
         loc.max = -loc.min;
+        std::vector<std::array<int, 3>> list;
         std::vector<double> L(9 * static_cast<std::size_t>(gx));  // [kind][comp][i]: B B, dBy B, B dBz
         for (std::size_t r = r0; r < r1; ++r) {
-          const int y = static_cast<int>(r % ref.ny), z = static_cast<int>(r / ref.ny);
+          const int y = static_cast<int>(r % ref.ny), z = z0 + static_cast<int>(r / ref.ny);
           const Axis ay = axis_at(y, grid.sy), az = axis_at(z, grid.sz);
           for (int i = 0; i < gx; ++i)
             for (int comp = 0; comp < 3; ++comp) {
@@ -106,7 +114,10 @@ JacobianStats voxel_jacobian_stats(const Geometry& ref, const Grid& grid, const 
             const double det = det_from(P, w2v);
             loc.min = std::min(loc.min, det);
             loc.max = std::max(loc.max, det);
-            loc.folded += det <= 0;
+            if (det <= 0) {
+              ++loc.folded;
+              if (folded) list.push_back({x, y, z});
+            }
             ++loc.voxels;
           }
         }
@@ -115,9 +126,21 @@ JacobianStats voxel_jacobian_stats(const Geometry& ref, const Grid& grid, const 
         st.max = std::max(st.max, loc.max);
         st.folded += loc.folded;
         st.voxels += loc.voxels;
+        if (folded) folded->insert(folded->end(), list.begin(), list.end());
       },
       threads);
   return st;
+}
+}  // namespace
+
+JacobianStats voxel_jacobian_stats(const Geometry& ref, const Grid& grid, const Mask& mask, int threads) {
+  return scan(ref, grid, mask, 0, -1, threads, nullptr);
+}
+
+JacobianStats folded_voxels(const Geometry& ref, const Grid& grid, int z0, int z1, std::vector<std::array<int, 3>>& out,
+                            int threads) {
+  out.clear();
+  return scan(ref, grid, {}, z0, z1, threads, &out);
 }
 
 }  // namespace evk::reg_deform

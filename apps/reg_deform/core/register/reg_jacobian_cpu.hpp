@@ -1,7 +1,9 @@
 // The Jacobian determinant of a control-point grid's transformation at every reference voxel (the
 // exact derivative of the cubic B-spline, world to world), for the "no folding" report.
 #pragma once
+#include <array>
 #include <cstddef>
+#include <vector>
 
 #include "core/types.hpp"
 
@@ -14,6 +16,10 @@ struct JacobianStats {
 };
 
 JacobianStats voxel_jacobian_stats(const Geometry& ref, const Grid& grid, const Mask& mask = {}, int threads = 0);
+// The same over the rows z in [z0, z1) (z1 < 0: to the end), every voxel, with the folded ones
+// listed (x, y, z) in `out` (in no particular order).
+JacobianStats folded_voxels(const Geometry& ref, const Grid& grid, int z0, int z1, std::vector<std::array<int, 3>>& out,
+                            int threads = 0);
 
 // The determinant at one voxel (double precision, direct 64-point sum; the reference for the above).
 double voxel_jacobian(const Geometry& ref, const Grid& grid, int x, int y, int z);

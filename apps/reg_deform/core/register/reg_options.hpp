@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/pyramid.hpp"
+#include "core/register/reg_unfold.hpp"
 #include "core/types.hpp"
 
 namespace evk::reg_deform {
@@ -20,7 +21,8 @@ struct RegisterOptions {
   int max_iterations = 150;   // --maxit: at the finest level (doubled per coarser level)
   double bending = 0.001;     // --be
   double linear = 0.01;       // --le
-  double jacobian_log = 0;    // --jl
+  double jacobian_log = 0.01;  // --jl (reg_f3d's default is 0: with 0.01 far fewer folds are left to unfold)
+  bool unfold = true;          // the final grid made fold-free (unfold_grid); --allow-folding: false
   int bins = 64;              // NMI bins per image
   Similarity similarity = Similarity::nmi;
   double smooth_ref = 0, smooth_flo = 0;  // Gaussian sigma (mm) applied to every level
@@ -64,6 +66,7 @@ struct LevelReport {
 struct RegisterResult {
   Grid grid;                     // final control points on the input reference
   std::vector<LevelReport> levels;
+  UnfoldReport unfold;           // what unfolding the final grid did (rounds 0: nothing folded, or not asked)
   double seconds = 0;
 };
 

@@ -249,6 +249,8 @@ RegisterResult register_images(const Volume& ref, const Volume& flo, const Mask&
       if (cb.level_start) cb.level_start(rep);
     }
     grid = engine->grid();
+    // the coarser levels' folds removed too, so that the finer ones start from a fold-free grid
+    if (opt.unfold && l + 1 < lp) unfold_grid(in.ref.geo, grid, opt.threads);
     rep.iterations = tr.iterations;
     rep.gradient_evaluations = tr.gradients;
     rep.objective_evaluations = tr.objectives;
@@ -260,6 +262,7 @@ RegisterResult register_images(const Volume& ref, const Volume& flo, const Mask&
     max_it /= 2;
   }
   result.grid = grid;
+  if (opt.unfold) result.unfold = unfold_grid(ref.geo, result.grid, opt.threads);
   result.seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
   return result;
 }

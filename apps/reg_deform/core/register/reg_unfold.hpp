@@ -1,0 +1,27 @@
+// Removes the folding of a control-point grid (voxels of the reference where the determinant of the
+// transformation's Jacobian is <= 0), for `register`'s fold-free result. Rounds of: find the folded
+// voxels; move each control point whose support holds one halfway to the mean of its face
+// neighbours (a local Laplacian step: it leaves a locally affine grid unchanged and damps the rest,
+// so the folds shrink). A fold's determinant depends only on its 4x4x4 support, all of which moved,
+// so the next round need only look at the rows those points reach; a last pass over the whole grid
+// confirms. Rounds without success widen the moved neighbourhood by one control point (every 25).
+#pragma once
+#include <cstddef>
+
+#include "core/types.hpp"
+
+namespace evk::reg_deform {
+
+struct UnfoldReport {
+  std::size_t folded_before = 0;  // voxels, whole reference grid
+  double min_det_before = 0;
+  std::size_t folded_after = 0;
+  double min_det_after = 0;
+  int rounds = 0;
+  std::size_t moves = 0;  // control-point moves summed over the rounds
+  double seconds = 0;
+};
+
+UnfoldReport unfold_grid(const Geometry& ref, Grid& grid, int threads = 0, int max_rounds = 400);
+
+}  // namespace evk::reg_deform
