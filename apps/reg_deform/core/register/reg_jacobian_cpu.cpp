@@ -57,24 +57,28 @@ double voxel_jacobian(const Geometry& ref, const Grid& grid, int x, int y, int z
 }
 
 namespace {
-// Rows z in [z0, z1) (z1 < 0: all) of the reference: the stats and, when `folded` is given, the
+// The voxels of box b (clipped to the reference) : the stats and, when `folded` is given, the
 // folded voxels (x, y, z).
-JacobianStats scan(const Geometry& ref, const Grid& grid, const Mask& mask, int z0, int z1, int threads,
+JacobianStats scan(const Geometry& ref, const Grid& grid, const Mask& mask, VoxelBox b, int threads,
                    std::vector<std::array<int, 3>>* folded) {
   check_grid_fits(ref, grid, "grid");
-  if (z1 < 0 || z1 > ref.nz) z1 = ref.nz;
-  z0 = std::clamp(z0, 0, z1);
+  const int x1 = std::clamp(b.x1, 0, ref.nx), y1 = std::clamp(b.y1, 0, ref.ny), z1 = std::clamp(b.z1, 0, ref.nz);
+  const int x0 = std::clamp(b.x0, 0, x1), y0 = std::clamp(b.y0, 0, y1), z0 = std::clamp(b.z0, 0, z1);
+  const int ny = y1 - y0;
   const Mat44 w2v = ref.vox2world.inverse();
   const int gx = grid.geo.nx, gy = grid.geo.ny;
   const std::size_t np = grid.points();
   std::vector<Axis> wx(ref.nx);
-  for (int x = 0; x < ref.nx; ++x) wx[x] = axis_at(x, grid.sx);
+  for (int x = x0; x < x1; ++x) wx[x] = axis_at(x, grid.sx);
+  // the control-point columns the box's voxels use
+  const int i_lo = x1 > x0 ? wx[x0].i0 : 0, i_hi = x1 > x0 ? std::min(wx[x1 - 1].i0 + 4, gx) : 0;
   JacobianStats st;
   st.min = std::numeric_limits<double>::infinity();
   st.max = -st.min;
   std::mutex mu;
+  if (ny <= 0 || z1 <= z0 || x1 <= x0) return st;
   parallel_for(
-      static_cast<std::size_t>(ref.ny) * static_cast<std::size_t>(z1 - z0),
+      static_cast<std::size_t>(ny) * static_cast<std::size_t>(z1 - z0),
       [&](std::size_t r0, std::size_t r1) {
         JacobianStats loc;
         loc.min = std::numeric_limits<double>::infinity();
@@ -82,9 +86,9 @@ JacobianStats scan(const Geometry& ref, const Grid& grid, const Mask& mask, int 
         std::vector<std::array<int, 3>> list;
         std::vector<double> L(9 * static_cast<std::size_t>(gx));  // [kind][comp][i]: B B, dBy B, B dBz
         for (std::size_t r = r0; r < r1; ++r) {
-          const int y = static_cast<int>(r % ref.ny), z = z0 + static_cast<int>(r / ref.ny);
+          const int y = y0 + static_cast<int>(r % ny), z = z0 + static_cast<int>(r / ny);
           const Axis ay = axis_at(y, grid.sy), az = axis_at(z, grid.sz);
-          for (int i = 0; i < gx; ++i)
+          for (int i = i_lo; i < i_hi; ++i)
             for (int comp = 0; comp < 3; ++comp) {
               double s0 = 0, sy = 0, sz = 0;
               for (int c = 0; c < 4; ++c)
@@ -98,7 +102,7 @@ JacobianStats scan(const Geometry& ref, const Grid& grid, const Mask& mask, int 
               L[(1 * 3 + comp) * gx + i] = sy;
               L[(2 * 3 + comp) * gx + i] = sz;
             }
-          for (int x = 0; x < ref.nx; ++x) {
+          for (int x = x0; x < x1; ++x) {
             const std::size_t v = ref.index(x, y, z);
             if (!mask.empty() && !mask[v]) continue;
             const Axis& a = wx[x];
@@ -134,13 +138,13 @@ JacobianStats scan(const Geometry& ref, const Grid& grid, const Mask& mask, int 
 }  // namespace
 
 JacobianStats voxel_jacobian_stats(const Geometry& ref, const Grid& grid, const Mask& mask, int threads) {
-  return scan(ref, grid, mask, 0, -1, threads, nullptr);
+  return scan(ref, grid, mask, VoxelBox{0, ref.nx, 0, ref.ny, 0, ref.nz}, threads, nullptr);
 }
 
-JacobianStats folded_voxels(const Geometry& ref, const Grid& grid, int z0, int z1, std::vector<std::array<int, 3>>& out,
+JacobianStats folded_voxels(const Geometry& ref, const Grid& grid, const VoxelBox& box, std::vector<std::array<int, 3>>& out,
                             int threads) {
   out.clear();
-  return scan(ref, grid, {}, z0, z1, threads, &out);
+  return scan(ref, grid, {}, box, threads, &out);
 }
 
 }  // namespace evk::reg_deform

@@ -16,9 +16,13 @@ struct JacobianStats {
 };
 
 JacobianStats voxel_jacobian_stats(const Geometry& ref, const Grid& grid, const Mask& mask = {}, int threads = 0);
-// The same over the rows z in [z0, z1) (z1 < 0: to the end), every voxel, with the folded ones
-// listed (x, y, z) in `out` (in no particular order).
-JacobianStats folded_voxels(const Geometry& ref, const Grid& grid, int z0, int z1, std::vector<std::array<int, 3>>& out,
+// A box of reference voxels: [x0, x1) x [y0, y1) x [z0, z1), clipped to the reference when used.
+struct VoxelBox {
+  int x0 = 0, x1 = 0, y0 = 0, y1 = 0, z0 = 0, z1 = 0;
+};
+// The same over the voxels of a box, every voxel, with the folded ones listed (x, y, z) in `out` (in
+// no particular order).
+JacobianStats folded_voxels(const Geometry& ref, const Grid& grid, const VoxelBox& box, std::vector<std::array<int, 3>>& out,
                             int threads = 0);
 
 // The determinant at one voxel (double precision, direct 64-point sum; the reference for the above).

@@ -58,30 +58,36 @@ UnfoldReport unfold_grid(const Geometry& ref, Grid& grid, int threads, int max_r
   const auto t0 = std::chrono::steady_clock::now();
   UnfoldReport rep;
   std::vector<std::array<int, 3>> folded;
-  JacobianStats st = folded_voxels(ref, grid, 0, -1, folded, threads);
+  const JacobianStats st = folded_voxels(ref, grid, VoxelBox{0, ref.nx, 0, ref.ny, 0, ref.nz}, folded, threads);
   rep.folded_before = st.folded;
   rep.min_det_before = st.min;
-  int z0 = 0, z1 = -1;
   while (!folded.empty() && rep.rounds < max_rounds) {
     const int widen = std::min(rep.rounds / 25, 4);
     const std::vector<std::size_t> pts = marked_points(grid, folded, widen);
     smooth(grid, pts);
     rep.moves += pts.size();
     ++rep.rounds;
-    // the rows the moved points reach: control point k acts on voxels z with floor(z / sz) in [k - 3, k]
-    int kmin = grid.geo.nz, kmax = -1;
+    // The voxels the moved points reach (control point i acts on voxels x with floor(x / sx) in
+    // [i - 3, i]): a voxel's determinant depends only on its 4x4x4 support, so every fold left is
+    // among them, and a voxel outside was last changed by an earlier round whose scan saw it.
+    int lo[3] = {grid.geo.nx, grid.geo.ny, grid.geo.nz}, hi[3] = {-1, -1, -1};
     for (std::size_t p : pts) {
-      const int k = static_cast<int>(p / grid.geo.nx / grid.geo.ny);
-      kmin = std::min(kmin, k);
-      kmax = std::max(kmax, k);
+      const int c[3] = {static_cast<int>(p % grid.geo.nx), static_cast<int>(p / grid.geo.nx % grid.geo.ny),
+                        static_cast<int>(p / grid.geo.nx / grid.geo.ny)};
+      for (int a = 0; a < 3; ++a) {
+        lo[a] = std::min(lo[a], c[a]);
+        hi[a] = std::max(hi[a], c[a]);
+      }
     }
-    z0 = std::max(0, static_cast<int>(std::floor((kmin - 3) * grid.sz)));
-    z1 = std::min(ref.nz, static_cast<int>(std::ceil((kmax + 1) * grid.sz)) + 1);
-    folded_voxels(ref, grid, z0, z1, folded, threads);
+    const double s[3] = {grid.sx, grid.sy, grid.sz};
+    int b[6];
+    for (int a = 0; a < 3; ++a) {
+      b[2 * a] = static_cast<int>(std::floor((lo[a] - 3) * s[a]));
+      b[2 * a + 1] = static_cast<int>(std::ceil((hi[a] + 1) * s[a])) + 1;
+    }
+    folded_voxels(ref, grid, VoxelBox{b[0], b[1], b[2], b[3], b[4], b[5]}, folded, threads);
   }
-  st = rep.rounds ? voxel_jacobian_stats(ref, grid, {}, threads) : st;  // the whole grid once more
-  rep.folded_after = st.folded;
-  rep.min_det_after = st.min;
+  rep.folded_after = folded.size();  // every voxel changed since the first scan was scanned again
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return rep;
 }
