@@ -105,6 +105,7 @@ void body(const nr::Parsed& p) {
   o.rigid_only = mode == "-rigOnly";
   o.affine_direct = mode == "-affDirect";
   o.symmetric = !p.has("-noSym");
+  o.subvoxel = false;  // as reg_aladin: whole-voxel block matches (`reg_deform affine` refines them)
   o.threads = pl.threads;
   rd::check_affine_options(o);
 

@@ -101,13 +101,14 @@ def _pad(pad):
 
 
 def affine(ref, flo, *, ref_affine=None, flo_affine=None, rmask=None, fmask=None, init=None, cog=False,
-           rigid_only=False, aff_direct=False, nosym=False, subvoxel=False, ln=3, lp=None, maxit=5, pv=50, pi=50,
+           rigid_only=False, aff_direct=False, nosym=False, subvoxel=True, ln=3, lp=None, maxit=5, pv=50, pi=50,
            backend="auto", kernel="auto", device=0, threads=0, return_info=False):
     """Global rigid/affine registration by block matching, as `reg_deform affine` (reg_aladin's
     method). ref, flo: 3-D volumes (nibabel images or arrays with ref_affine/flo_affine, their 4x4
     voxel-to-world matrices). Keywords: the CLI's options with its defaults (--rmask, --fmask,
     --init (a 4x4 matrix; default: image centres aligned), --cog, --rigid-only, --aff-direct,
-    --nosym, --subvoxel, --ln, --lp (default: ln), --maxit, --pv, --pi, --backend, --device).
+    --nosym, --subvoxel (default; False: whole-voxel matches as reg_aladin), --ln, --lp (default: ln),
+    --maxit, --pv, --pi, --backend, --device).
     Returns the 4x4 float64 matrix mapping reference world to floating world (what -o writes)."""
     rdata, rdims, raff = volume(ref, "ref", ref_affine)
     fdata, fdims, faff = volume(flo, "flo", flo_affine)

@@ -373,6 +373,7 @@ TEST(RegAffine, RecoversKnownRigidAndAffineTransforms) {
   o.levels = o.levels_used = 2;
   o.maxit = 3;
   o.threads = 2;
+  o.subvoxel = false;  // whole-voxel matches first (reg_aladin's), then the default sub-voxel refinement
   for (bool affine : {false, true}) {
     const rd::Mat44 truth = random_transform(rng, affine);
     const rd::Volume flo = floating_for(p.v, truth);
@@ -387,7 +388,7 @@ TEST(RegAffine, RecoversKnownRigidAndAffineTransforms) {
     EXPECT_GT(before.first, 5.0);  // the transforms are not trivial
     std::printf("[ known %s ] mean %.3f mm max %.3f mm (before %.1f / %.1f)\n", affine ? "affine" : "rigid",
                 after.first, after.second, before.first, before.second);
-    // --subvoxel: correspondences at the refined matches.
+    // the default (--subvoxel): correspondences at the refined matches.
     o.subvoxel = true;
     const auto sub = mapping_error(p, rd::register_affine(p.v, flo, {}, {}, init, o, rd::cpu_matcher(2)).affine, truth);
     o.subvoxel = false;

@@ -178,8 +178,9 @@ void add_affine_command(CLI::App& app) {
   cmd->add_flag("--rigid-only", a->o.rigid_only, "Rigid registration only (default: rigid then affine)");
   cmd->add_flag("--aff-direct", a->o.affine_direct, "Affine from the start (no rigid step)");
   cmd->add_flag("--nosym", a->nosym, "Forward block matching only (default: symmetric, as reg_aladin)");
-  cmd->add_flag("--subvoxel", a->o.subvoxel,
-                "Refine each block match to sub-voxel precision (parabola through the NCC peak; not in reg_aladin)");
+  cmd->add_flag("--subvoxel,!--no-subvoxel", a->o.subvoxel,
+                "Refine each block match to sub-voxel precision (parabola through the NCC peak; the default, not "
+                "in reg_aladin); --no-subvoxel: whole-voxel matches as reg_aladin");
   cmd->add_option("--ln", a->o.levels, "Pyramid levels")->capture_default_str();
   cmd->add_option("--lp", a->lp, "Levels used, the finest ones (default: --ln)");
   cmd->add_option("--maxit", a->o.maxit, "Iterations per level (twice as many on the first)")->capture_default_str();

@@ -30,7 +30,7 @@ struct AffineOptions {
   bool rigid_only = false;
   bool affine_direct = false;
   bool symmetric = true;    // reg_aladin's default; --nosym turns it off
-  bool subvoxel = false;    // --subvoxel: correspondences at the matches' sub-voxel refinement (not reg_aladin's)
+  bool subvoxel = true;     // correspondences at the matches' sub-voxel refinement (not reg_aladin's; --no-subvoxel)
   int threads = 0;
 };
 
