@@ -6,7 +6,8 @@
 # `--allow-folding` (jl 0.01 alone); reg_aladin + reg_f3d with their defaults when NiftyReg's tarball
 # is given. Folded voxels of every grid by `reg_deform jacobian`, NMI by reg_measure.
 # Usage: bench/reg_deform/fold_free.sh BIN_DIR OUTDIR [niftyreg-bin.tar.gz] [BACKEND=cpu|gpu]
-# (BIN_DIR: a build's bin/ or a bundle's; the shared brains from EVK_SHARED_DATA or ../shared/data).
+# (BIN_DIR: a build's bin/ or a bundle's; the shared brains from EVK_SHARED_DATA or ../shared/data;
+# PAIRS: default "t1 t2like"; PYTHON: a python3 with nibabel, default /usr/bin/python3).
 set -uo pipefail
 bin=$(cd "${1:?usage: fold_free.sh BIN_DIR OUTDIR [niftyreg-bin.tar.gz] [BACKEND]}" && pwd)
 out=${2:?OUTDIR}
@@ -21,7 +22,8 @@ W=$(mktemp -d /tmp/foldfree.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 S=$out/summary.txt
 echo "host cores: $(nproc); backend $be" > "$S"
-python3 - "$T1" "$W/t2like.nii.gz" <<'PY'
+py=${PYTHON:-/usr/bin/python3}
+"$py" - "$T1" "$W/t2like.nii.gz" <<'PY'
 import sys, nibabel as nib, numpy as np
 im = nib.load(sys.argv[1]); d = im.get_fdata().astype(np.float32)
 hi = np.percentile(d[d > 0], 99)
@@ -35,8 +37,9 @@ now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
 folds() { "$bin/reg_deform" jacobian --ref "$R" --cpp "$1" --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["folded_voxels"], "folded, min det %.4f" % j["min_jacobian"])'; }
 nmi() { [ -n "${nr:-}" ] && "$nr/bin/reg_measure" -ref "$R" -flo "$1" -nmi 2>&1 | grep NMI; }
-for pair in t1:"$T1" t2like:"$W/t2like.nii.gz"; do
-  name=${pair%%:*}; F=${pair#*:}
+for name in ${PAIRS:-t1 t2like}; do
+  F=$T1
+  [ "$name" = t2like ] && F=$W/t2like.nii.gz
   "$bin/reg_deform" affine --ref "$R" --flo "$F" -o "$out/$name-aff.txt" --backend "$be" > /dev/null 2>&1
   for run in "defaults:" "allow-jl0:--allow-folding --jl 0" "allow:--allow-folding"; do
     tag=${run%%:*}; t=$(now)
