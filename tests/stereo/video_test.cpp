@@ -137,6 +137,13 @@ TEST(StereoVideoFiles, BadVideosExit2WithOneLineAndNoOutput) {
   Videos v;
   std::ofstream(v.t / "text.avi") << "not a video\n";
   std::ofstream(v.t / "frame.png") << "x";
+  {  // cut: the first half of a good video (its header still promises every frame)
+    const auto n = fs::file_size(v.t / "left.avi");
+    std::ifstream in(v.t / "left.avi", std::ios::binary);
+    std::string b(n / 2, '\0');
+    in.read(b.data(), static_cast<std::streamsize>(b.size()));
+    std::ofstream(v.t / "cut.avi", std::ios::binary) << b;
+  }
   struct Bad {
     std::string args, needle;
   } cases[] = {
@@ -146,6 +153,7 @@ TEST(StereoVideoFiles, BadVideosExit2WithOneLineAndNoOutput) {
       {"video " + v.p("odd.avi"), "even width"},
       {"video " + v.p("left.avi") + " " + v.p("ref2/l"), "must be one too"},
       {"video " + v.p("frame.png"), "RIGHT"},
+      {"video " + v.p("cut.avi") + " " + v.p("right.avi"), "cut.avi"},
       {"video " + v.p("sbs.avi") + " --first 9", "--first 9"},
   };
   for (const auto& c : cases) {
