@@ -7,7 +7,8 @@
 # is given. Folded voxels of every grid by `reg_deform jacobian`, NMI by reg_measure.
 # Usage: bench/reg_deform/fold_free.sh BIN_DIR OUTDIR [niftyreg-bin.tar.gz] [BACKEND=cpu|gpu]
 # (BIN_DIR: a build's bin/ or a bundle's; the shared brains from EVK_SHARED_DATA or ../shared/data;
-# PAIRS: default "t1 t2like"; PYTHON: a python3 with nibabel, default /usr/bin/python3).
+# PAIRS: default "t1 t2like"; PYTHON: a python3 with nibabel, default /usr/bin/python3; T2LIKE: the
+# T2-like image made before, where the host has no nibabel).
 set -uo pipefail
 bin=$(cd "${1:?usage: fold_free.sh BIN_DIR OUTDIR [niftyreg-bin.tar.gz] [BACKEND]}" && pwd)
 out=${2:?OUTDIR}
@@ -23,13 +24,14 @@ trap 'rm -rf "$W"' EXIT
 S=$out/summary.txt
 echo "host cores: $(nproc); backend $be" > "$S"
 py=${PYTHON:-/usr/bin/python3}
-"$py" - "$T1" "$W/t2like.nii.gz" <<'PY'
+if [ -n "${T2LIKE:-}" ]; then cp "$T2LIKE" "$W/t2like.nii.gz"; else "$py" - "$T1" "$W/t2like.nii.gz" <<'PY'
 import sys, nibabel as nib, numpy as np
 im = nib.load(sys.argv[1]); d = im.get_fdata().astype(np.float32)
 hi = np.percentile(d[d > 0], 99)
 t = np.where(d > 0.1 * hi, np.clip(1.15 * hi - d, 0, None), d * 0.5)  # tissue inverted, background dark
 nib.save(nib.Nifti1Image(t.astype(np.float32), im.affine, im.header), sys.argv[2])
 PY
+fi
 if [ -n "$nr_tgz" ] && [ -f "$nr_tgz" ]; then
   nr=$W/nr; mkdir -p "$nr"; tar xzf "$nr_tgz" -C "$nr"; export LD_LIBRARY_PATH="$nr/bin/lib:${LD_LIBRARY_PATH:-}"
 fi

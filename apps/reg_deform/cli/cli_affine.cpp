@@ -147,11 +147,13 @@ void run_affine(const AffineArgs& a) {
   o.symmetric = !a.nosym;
   check_affine_options(o);
   parse_pad(a.pad);
-  const Plan p = plan_backend(run_options(a.c));
-  verbose_line(a.c, std::string("backend: ") + (p.gpu() ? "gpu (" + p.info.device + ")" : "cpu") + " (" +
-                        p.info.reason + ")");
+  std::future<Plan> backend = start_backend(a.c);  // the device starts while the images are read
   const AffineInputs in = read_inputs(a);
   times["read"] = ms_since(t0);
+  const Plan p = backend.get();
+  verbose_line(a.c, std::string("backend: ") + (p.gpu() ? "gpu (" + p.info.device + ")" : "cpu") + " (" +
+                        p.info.reason + ")");
+  times["device_start"] = ms_since(t0);  // what the start took beyond the reading
   const AffineResult r =
       register_affine({.ref = in.ref, .flo = in.flo, .rmask = in.rmask, .fmask = in.fmask, .init = in.init, .options = o,
                        .progress = [&](const std::string& s) { verbose_line(a.c, "  " + s); }},

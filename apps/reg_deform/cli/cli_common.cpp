@@ -39,6 +39,13 @@ Plan plan_verbose(const CommonOptions& c, const Request& request, const std::str
   return p;
 }
 
+std::future<Plan> start_backend(const CommonOptions& c, int threads) {
+  if (c.backend != "auto" && c.backend != "cpu" && c.backend != "gpu")
+    input_error("--backend " + c.backend, "must be auto, cpu or gpu");
+  const RunOptions run = run_options(c, threads);
+  return std::async(std::launch::async, [run] { return plan_backend(run); });
+}
+
 nlohmann::json summary(const std::string& cmd, const Plan& p, const Stages& st) {
   return {{"command", cmd},           {"backend", p.info.backend},      {"device", p.info.device},
           {"kernel", p.info.kernel},  {"genome", p.kernel.genome},      {"times_ms", st.times}};

@@ -105,16 +105,22 @@ RegisterCallbacks progress(const RegisterArgs& a, const RegisterOptions& o) {
 }
 
 // --res: the final grid's field on the plan's backend, the floating image resampled (cubic, --pad)
-// on the CPU; returns its NMI as reg_measure gives it.
-double write_warped(const RegisterArgs& a, const Plan& p, const RegisterInputs& in, const Volume& ref, const Grid& grid) {
+// on the CPU and written in the floating image's datatype; returns its NMI as reg_measure gives it.
+double write_warped(const RegisterArgs& a, const Plan& p, const RegisterInputs& in, const Volume& ref, const Grid& grid,
+                    Laps& laps) {
   const Field f = compute_field({.ref = ref.geo, .grid = grid}, p).field;
+  laps.lap("res_field");
   ResampleOptions ro;
   ro.interp = Interp::cubic;
   ro.pad = parse_pad(a.pad);
   ro.threads = a.threads;
-  const Volume written = write_as_floating(a.res, resample_cpu(in.flo, f, ro), stored_info(a.flo), a.res_float,
-                                           "Warped image (reg_deform register)");
-  return nmi_like_reg_measure(ref, written);
+  Volume warped = resample_cpu(in.flo, f, ro);
+  laps.lap("res_resample");
+  const Volume written = write_as_floating(a.res, warped, stored_info(a.flo), a.res_float, "Warped image (reg_deform register)");
+  laps.lap("res_write");
+  const double nmi = nmi_like_reg_measure(ref, written);
+  laps.lap("res_nmi");
+  return nmi;
 }
 
 nlohmann::json register_json(const RegisterArgs& a, const Plan& p, const RegisterInputs& in, const RegisterResult& result,
@@ -154,21 +160,25 @@ void run_register(RegisterArgs& a) {
   a.o.threads = a.threads;
   parse_pad(a.pad);
   if (a.o.levels_used > a.o.levels) input_error("--lp", "must not exceed --ln (" + std::to_string(a.o.levels) + ")");
+  std::future<Plan> backend = start_backend(a.c, a.threads);  // the device starts while the images are read
   const Volume ref = read_volume(a.ref);
+  const RegisterInputs in = read_inputs(a, ref);
+  laps.lap("read");
+  backend.get();
+  laps.lap("device_start");  // what the start took beyond the reading
   // The field kernel as the registry picks it for the finest level: the reference's size and the
   // final control-point spacing in voxels.
   const Plan p = plan_verbose(a.c, register_request(ref.geo, a.o.spacing), "field kernel", a.threads);
-  const RegisterInputs in = read_inputs(a, ref);
-  laps.lap("read");
+  laps.lap("plan");
   const RegisterResult result = register_nonrigid(
       {.ref = ref, .flo = in.flo, .rmask = in.rmask, .fmask = in.fmask, .options = in.o,
        .names = {a.ref, a.flo, a.rmask, a.fmask}, .callbacks = progress(a, in.o)},
       p);
   laps.lap("register");
   write_grid(a.cpp, result.grid);
+  laps.lap("write_grid");
   nlohmann::json final_info = nlohmann::json::object();
-  if (!a.res.empty()) final_info["nmi_reg_measure"] = write_warped(a, p, in, ref, result.grid);
-  laps.lap("write");
+  if (!a.res.empty()) final_info["nmi_reg_measure"] = write_warped(a, p, in, ref, result.grid, laps);
   const JacobianStats js = voxel_jacobian_stats(ref.geo, result.grid, in.rmask, a.threads);
   final_info["min_jacobian"] = js.min;
   final_info["max_jacobian"] = js.max;

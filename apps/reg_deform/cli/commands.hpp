@@ -3,6 +3,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -36,6 +37,10 @@ RunOptions run_options(const CommonOptions& c, int threads = 0);
 // "field kernel").
 Plan plan_verbose(const CommonOptions& c, const Request& request, const std::string& what = "kernel",
                   int threads = 0);
+// The backend plan_backend chooses, made on a thread (device enumeration and the CUDA context: a large
+// part of a short command on a GPU) while the caller reads its inputs. get() gives the plan or
+// rethrows its error; the backend name is checked at once.
+std::future<Plan> start_backend(const CommonOptions& c, int threads = 0);
 // The --json fields every field job prints: command, backend, device, kernel, genome, times_ms.
 nlohmann::json summary(const std::string& cmd, const Plan& p, const Stages& st);
 void print_json(const nlohmann::json& j, const CommonOptions& opt);

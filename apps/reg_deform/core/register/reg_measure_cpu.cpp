@@ -1,11 +1,15 @@
 #include "core/register/reg_measure_cpu.hpp"
 
+#include <array>
+#include <cstdint>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <mutex>
 
 #include "core/register/reg_reduce.hpp"
+#include "core/register/reg_register.hpp"
 #include "evk/parallel.hpp"
 
 namespace evk::reg_deform {
@@ -152,6 +156,59 @@ double ssd_value_cpu(const float* ref, const float* warped, const Mask& mask, st
       threads);
   if (n) *n = static_cast<std::size_t>(count);
   return count > 0 ? -sum / count : 0.0;
+}
+
+// reg_measure's NMI of `image` on the reference grid. A voxel is defined when the 4x4x4 stencil
+// (x-1 .. x+2 per axis) of reg_measure's identity cubic resampling lies inside the image (NiftyReg's
+// reader turns NaN into 0, so only the border is undefined): 1 <= x <= nx - 3, the same in y and z.
+// The image's non-finite values count as 0, its undefined voxels not at all; each image is rescaled
+// by the min..max of what counts onto [2, bins + 1] (rescale_for_nmi's arithmetic), and the integer
+// counts are summed on every core (exact in any order).
+double nmi_like_reg_measure(const Volume& ref, const Volume& image, int bins) {
+  const Geometry& g = ref.geo;
+  const std::size_t nx = static_cast<std::size_t>(g.nx), nxy = nx * static_cast<std::size_t>(g.ny);
+  const std::size_t nv = g.voxels();
+  auto inside = [&](std::size_t v) {
+    const std::size_t x = v % nx, y = (v / nx) % static_cast<std::size_t>(g.ny), z = v / nxy;
+    auto in = [](std::size_t c, int n) { return c >= 1 && static_cast<long long>(c) + 2 < n; };
+    return in(x, g.nx) && in(y, g.ny) && in(z, g.nz);
+  };
+  auto counted = [&](std::size_t v) { return std::isfinite(image.data[v]) ? image.data[v] : 0.0f; };
+  // min..max: of the reference's finite values, of the image's defined voxels
+  std::mutex mu;
+  std::array<double, 4> range = {std::numeric_limits<double>::max(), std::numeric_limits<double>::lowest(),
+                                 std::numeric_limits<double>::max(), std::numeric_limits<double>::lowest()};
+  parallel_for(nv, [&](std::size_t v0, std::size_t v1) {
+    std::array<double, 4> r = range;
+    for (std::size_t v = v0; v < v1; ++v) {
+      if (std::isfinite(ref.data[v])) r[0] = std::min(r[0], double(ref.data[v])), r[1] = std::max(r[1], double(ref.data[v]));
+      if (inside(v)) r[2] = std::min(r[2], double(counted(v))), r[3] = std::max(r[3], double(counted(v)));
+    }
+    std::lock_guard<std::mutex> lk(mu);
+    range[0] = std::min(range[0], r[0]), range[1] = std::max(range[1], r[1]);
+    range[2] = std::min(range[2], r[2]), range[3] = std::max(range[3], r[3]);
+  });
+  const int nb = bins + 4;
+  const double new_lo = 2.0, new_range = (nb - 3.0) - 2.0;
+  auto rescaled = [&](float x, double lo, double hi) {
+    const double span = hi - lo;
+    return static_cast<float>(span > 0 ? (x - lo) / span * new_range + new_lo : new_lo);
+  };
+  std::vector<double> counts(static_cast<std::size_t>(nb) * nb, 0.0);
+  parallel_for(nv, [&](std::size_t v0, std::size_t v1) {
+    std::vector<std::uint64_t> local(counts.size(), 0);
+    for (std::size_t v = v0; v < v1; ++v) {
+      if (!inside(v) || !std::isfinite(ref.data[v])) continue;
+      const float r = rescaled(ref.data[v], range[0], range[1]), w = rescaled(counted(v), range[2], range[3]);
+      if (!(r >= 0 && r < nb && w >= 0 && w < nb)) continue;
+      ++local[static_cast<int>(r) + static_cast<std::size_t>(nb) * static_cast<int>(w)];
+    }
+    std::lock_guard<std::mutex> lk(mu);
+    for (std::size_t i = 0; i < local.size(); ++i) counts[i] += static_cast<double>(local[i]);
+  });
+  NmiHistogram h;
+  nmi_from_counts(counts, nb, h);
+  return h.nmi();
 }
 
 }  // namespace evk::reg_deform

@@ -267,39 +267,4 @@ RegisterResult register_images(const Volume& ref, const Volume& flo, const Mask&
   return result;
 }
 
-double nmi_like_reg_measure(const Volume& ref, const Volume& image, int bins) {
-  // A voxel is defined when the 4x4x4 stencil (x-1 .. x+2 per axis) of reg_measure's identity cubic
-  // resampling lies inside the image and holds no NaN: a separable minimum over that window.
-  const Geometry& g = ref.geo;
-  std::vector<std::uint8_t> ok(g.voxels());
-  std::fill(ok.begin(), ok.end(), 1);  // NiftyReg's reader turns NaN into 0: only the border is undefined
-  const int n[3] = {g.nx, g.ny, g.nz};
-  const std::size_t stride[3] = {1, static_cast<std::size_t>(g.nx), static_cast<std::size_t>(g.nx) * g.ny};
-  for (int a = 0; a < 3; ++a) {
-    std::vector<std::uint8_t> out(ok.size(), 0);
-    for (int z = 0; z < g.nz; ++z)
-      for (int y = 0; y < g.ny; ++y)
-        for (int x = 0; x < g.nx; ++x) {
-          const int c[3] = {x, y, z};
-          const std::size_t v = g.index(x, y, z);
-          if (c[a] < 1 || c[a] + 2 >= n[a]) continue;
-          out[v] = ok[v - stride[a]] & ok[v] & ok[v + stride[a]] & ok[v + 2 * stride[a]];
-        }
-    ok.swap(out);
-  }
-  Volume r = ref, w = image;
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  for (std::size_t i = 0; i < ok.size(); ++i) {
-    if (!std::isfinite(w.data[i])) w.data[i] = 0;
-    if (!ok[i]) w.data[i] = nan;
-  }
-  rescale_for_nmi(r, bins);
-  rescale_for_nmi(w, bins);
-  std::vector<double> counts;
-  nmi_counts_cpu(r.data.data(), w.data.data(), {}, g.voxels(), bins + 4, counts);
-  NmiHistogram h;
-  nmi_from_counts(counts, bins + 4, h);
-  return h.nmi();
-}
-
 }  // namespace evk::reg_deform
