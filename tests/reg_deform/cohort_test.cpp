@@ -77,3 +77,37 @@ TEST(RegCohort, BadListsAreRefusedBeforeAnyWork) {
   refused("lonely\n", "has no image path");
   refused("# nothing\n", "no subjects");
 }
+
+// Several subjects at once (--jobs) give each subject the files one at a time gives, byte for byte;
+// --devices without the GPU backend and --jobs 0 are refused.
+TEST(RegCohort, JobsAtOnceWriteWhatOneAtATimeWrites) {
+  evk::testing::TempDir dir;
+  std::ofstream list(dir / "list.tsv");
+  for (const char* s : {"1", "2", "3", "4"}) {
+    ASSERT_EQ(run_tool("reg_deform", std::string("random-case --seed 3") + s + " --size 18 -o " + (dir / ("s" + std::string(s))).string()).exit_code, 0);
+    list << "sub-" << s << " s" << s << "/image.nii.gz\n";
+  }
+  list.close();
+  const std::string templ = (dir / "s1" / "image.nii.gz").string(), opts = " --backend cpu --maxit 8 --ln 2";
+  for (const char* o : {"one", "three"}) fs::create_directories(dir / o);
+  const auto base = "register-many " + templ + " " + (dir / "list.tsv").string() + " -o ";
+  auto r = run_tool("reg_deform", base + (dir / "one").string() + opts);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_tool("reg_deform", base + (dir / "three").string() + opts + " --jobs 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("4 registered now"), std::string::npos) << r.out;
+  for (const char* s : {"sub-1", "sub-2", "sub-3", "sub-4"}) {
+    EXPECT_EQ(bytes(dir / "three" / s / "aff.txt"), bytes(dir / "one" / s / "aff.txt")) << s;
+    EXPECT_EQ(bytes(dir / "three" / s / "cpp.nii.gz", true), bytes(dir / "one" / s / "cpp.nii.gz", true)) << s;
+    EXPECT_EQ(bytes(dir / "three" / s / "res.nii.gz", true), bytes(dir / "one" / s / "res.nii.gz", true)) << s;
+    EXPECT_GT(bytes(dir / "three" / s / "res.nii.gz", true).size(), 352u) << s;
+  }
+  fs::create_directories(dir / "bad");
+  for (const std::string& flag : {std::string(" --devices 0"), std::string(" --jobs 0")}) {
+    r = run_tool("reg_deform", base + (dir / "bad").string() + opts + flag);
+    EXPECT_EQ(r.exit_code, 2) << flag;
+    EXPECT_NE(r.err.find(flag.substr(1, flag.find(' ', 1) - 1)), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_TRUE(fs::is_empty(dir / "bad")) << flag;
+  }
+}

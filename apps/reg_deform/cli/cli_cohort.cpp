@@ -2,6 +2,7 @@
 // subject affine then non-rigid (the affine and register commands' defaults), in one process: the
 // next subject is read while one registers and the last one's files are written. A subject that
 // fails is reported and skipped; a finished subject (DIR/ID/done.json) is skipped on a rerun.
+// Several subjects register at once: --jobs per device, on each GPU of --devices.
 #include <unistd.h>
 
 #include <cstdio>
@@ -32,7 +33,8 @@ struct CohortArgs {
   std::string templ, list, outdir, rmask, summary;  // summary: default DIR/summary.tsv
   RegisterOptions o;
   AffineOptions ao;
-  int threads = 0;
+  int threads = 0, jobs = 1;
+  std::string devices;  // empty: --device alone
   bool force = false, res_float = false;
 };
 
@@ -79,6 +81,7 @@ struct Job {
   std::string error;
   Mat44 affine;
   Grid grid;
+  Field field;  // the grid's deformation on the template (on the registering device), for res.nii.gz
   double seconds = 0;
 };
 
@@ -111,11 +114,11 @@ std::optional<Row> finished(const fs::path& dir) {
 }
 
 // The subject's files; the marker last, so a subject cut short is redone.
-Row write_subject(const CohortArgs& a, const Plan& p, const Volume& ref, const Mask& rmask, const Job& j, const fs::path& dir) {
+Row write_subject(const CohortArgs& a, const Volume& ref, const Mask& rmask, const Job& j, const fs::path& dir) {
   fs::create_directories(dir);
   write_affine(dir / "aff.txt", j.affine);
   write_grid(dir / "cpp.nii.gz", j.grid);
-  const Field f = compute_field({.ref = ref.geo, .grid = j.grid}, p).field;
+  const Field& f = j.field;
   ResampleOptions ro;
   ro.interp = Interp::cubic;
   ro.pad = parse_pad("nan");  // as `register --res` by default
@@ -155,7 +158,34 @@ void register_subject(const CohortArgs& a, const Plan& pa, const Plan& pr, const
                               .names = {a.templ, name, a.rmask, ""}},
                              pr)
                .grid;
+  j.field = compute_field({.ref = ref.geo, .grid = j.grid}, pr).field;
   j.seconds = std::chrono::duration<double>(clk::now() - t0).count();
+}
+
+// One registering worker per device and job: its plans (affine, non-rigid) made for its device.
+struct Worker {
+  Plan pa, pr;
+};
+std::vector<Worker> make_workers(const CohortArgs& a, const Volume& ref) {
+  std::vector<Worker> w;
+  auto add = [&](const CommonOptions& c) {
+    const Plan pa = plan_backend(run_options(c, a.threads));
+    const Plan pr = plan_verbose(c, register_request(ref.geo, a.o.spacing), "field kernel", a.threads);
+    for (int k = 0; k < a.jobs; ++k) w.push_back({pa, pr});
+  };
+  if (a.jobs < 1) input_error("--jobs", "must be >= 1");
+  add(a.c);
+  if (a.devices.empty() || !w.front().pr.gpu()) {
+    if (!a.devices.empty() && a.c.backend == "cpu") input_error("--devices", "needs the GPU backend");
+    return w;
+  }
+  w.clear();
+  for (const int d : parse_devices(a.devices)) {
+    CommonOptions c = a.c;
+    c.device = d;
+    add(c);
+  }
+  return w;
 }
 
 void run_cohort(const CohortArgs& a) {
@@ -165,8 +195,7 @@ void run_cohort(const CohortArgs& a) {
   { AtomicOutput probe(sum_path); }  // unwritable: refused before any work
   const Volume ref = read_volume(a.templ);
   const Mask rmask = a.rmask.empty() ? Mask{} : read_mask(a.rmask, ref.geo);
-  const Plan pa = plan_backend(run_options(a.c, a.threads));
-  const Plan pr = plan_verbose(a.c, register_request(ref.geo, a.o.spacing), "field kernel", a.threads);
+  const std::vector<Worker> workers = make_workers(a, ref);
   std::vector<Row> rows(subjects.size());
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < subjects.size(); ++i) {
@@ -206,7 +235,7 @@ void run_cohort(const CohortArgs& a) {
     while (auto j = write_q.pop()) {
       Row r;
       try {
-        r = write_subject(a, pr, ref, rmask, *j, fs::path(a.outdir) / subjects[j->index].id);
+        r = write_subject(a, ref, rmask, *j, fs::path(a.outdir) / subjects[j->index].id);
       } catch (const std::exception& e) {
         r.message = e.what();
       }
@@ -215,20 +244,27 @@ void run_cohort(const CohortArgs& a) {
       report(j->index);
     }
   });
-  while (auto j = read_q.pop()) {
-    if (j->error.empty()) {
-      try {
-        register_subject(a, pa, pr, ref, rmask, *j, subjects[j->index].image.string());
-        write_q.push(std::move(*j));
-        continue;
-      } catch (const std::exception& e) {
-        j->error = e.what();
+  auto work = [&](const Worker& w) {
+    bind_device(w.pr);
+    while (auto j = read_q.pop()) {
+      if (j->error.empty()) {
+        try {
+          register_subject(a, w.pa, w.pr, ref, rmask, *j, subjects[j->index].image.string());
+          write_q.push(std::move(*j));
+          continue;
+        } catch (const std::exception& e) {
+          j->error = e.what();
+        }
       }
+      std::lock_guard<std::mutex> lk(rows_mu);
+      rows[j->index].message = j->error;
+      report(j->index);
     }
-    std::lock_guard<std::mutex> lk(rows_mu);
-    rows[j->index].message = j->error;
-    report(j->index);
-  }
+  };
+  std::vector<std::thread> running;
+  for (std::size_t k = 1; k < workers.size(); ++k) running.emplace_back(work, std::cref(workers[k]));
+  work(workers.front());
+  for (auto& t : running) t.join();
   write_q.close();
   reader.join();
   writer.join();
@@ -265,6 +301,8 @@ void add_cohort_command(CLI::App& app) {
   cmd->add_flag("--res-float", a->res_float, "Write res.nii.gz as float32 whatever the subject's datatype");
   cmd->add_flag("--force", a->force, "Register every subject again, also those with a done.json");
   cmd->add_option("--threads", a->threads, "CPU threads (default: all cores)");
+  cmd->add_option("--devices", a->devices, "GPUs that register subjects: all, or a list like 0,1 (default: --device)");
+  cmd->add_option("--jobs", a->jobs, "Subjects registered at once on each device")->capture_default_str();
   add_common_options(cmd, a->c);
   cmd->callback([a] { run_cohort(*a); });
 }

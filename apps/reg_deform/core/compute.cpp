@@ -56,6 +56,14 @@ Plan plan_backend(const RunOptions& run) {
   return p;
 }
 
+void bind_device(const Plan& p) {
+#if defined(EVK_HAVE_CUDA)
+  if (p.gpu()) EVK_CUDA(cudaSetDevice(p.backend.device.index));
+#else
+  (void)p;
+#endif
+}
+
 Plan plan_run(const RunOptions& run, const Request& request) {
   Plan p = plan_backend(run);
   if (p.gpu()) {

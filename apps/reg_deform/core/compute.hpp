@@ -49,6 +49,9 @@ struct Plan {
 Plan plan_run(const RunOptions& run, const Request& request = {});
 // Backend only (jobs without a field kernel: affine).
 Plan plan_backend(const RunOptions& run);
+// Makes a GPU plan's device the calling thread's current one (a thread that runs a plan made on
+// another thread calls it first); nothing for a CPU plan.
+void bind_device(const Plan& p);
 
 // What a field job asks of a kernel variant (size class, voxels, spacing in voxels).
 Request field_request(const Geometry& ref, const Grid& grid);
