@@ -1,5 +1,6 @@
-// bc_human_genome and bc_adna_reads (bench/barracuda_exact/sim): run as executables; the outputs
-// are measured here against the figures the programs are meant to follow (sim/README.md), with
+// bc_human_genome and bc_adna_reads (bench/barracuda_exact/sim, over apps/barracuda_exact/sim): run
+// as executables; the outputs are measured here against the figures the programs are meant to follow
+// (apps/barracuda_exact/sim/README.md), with
 // expected values written out in this file, not taken from the programs.
 #include <algorithm>
 #include <cmath>

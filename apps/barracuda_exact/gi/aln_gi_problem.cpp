@@ -6,6 +6,8 @@
 #include <stdexcept>
 
 #include "core/aln_kernel.hpp"
+#include "evk/parallel.hpp"
+#include "gi/adna_gi.hpp"
 #include "gi/gi_problem.hpp"
 #include "evk/error.hpp"
 #include "evk_kernels/barracuda_inexact_kernel.hpp"
@@ -106,37 +108,49 @@ gi::Config validated(const gi::Config& in) {
 }
 
 #if defined(EVK_HAVE_CUDA)
+// One class's cases: the index, the reads and the search options (the original's answers and which
+// reads it must answer, from the CPU search).
+struct Workload {
+  const BwtIndex* idx = nullptr;
+  ReadCodes reads;
+  AlnOptions opt;
+  std::string what;  // "generated reference 4641652 bp, N reads with errors (inexact search)"
+};
+
 class Evaluation final : public gi::Evaluation {
  public:
-  Evaluation(std::uint64_t seed, bool holdout, std::size_t n)
-      : seed_(seed), holdout_(holdout), reads_(inexact_gi_reads(seed, holdout, n)),
-        dev_(gi_reference_index(), AlnOptions{}, current_device(), kMaxStackCap, kAlnKernelMaxLen, 2048) {
-    const BwtIndex& idx = gi_reference_index();
-    const AlnOptions opt;
-    ref_ = aln_search_batch(idx, reads_, opt, 0);
-    // which reads the original kernel answers (the CPU mirrors its bookkeeping)
+  Evaluation(Workload w, std::uint64_t seed, bool holdout)
+      : seed_(seed), holdout_(holdout), w_(std::move(w)),
+        dev_(*w_.idx, w_.opt, current_device(), kMaxStackCap, kAlnKernelMaxLen, 2048) {
+    const BwtIndex& idx = *w_.idx;
+    const ReadCodes& reads = w_.reads;
+    ref_ = aln_search_batch(idx, reads, w_.opt, 0);
+    // which reads the original kernel answers (the CPU mirrors its bookkeeping), on every core
     std::uint32_t max_len = 0;
-    for (auto l : reads_.len) max_len = std::max(max_len, l);
-    AlnSearcher s(idx, opt);
-    s.set_batch_max_gapo(std::min(opt.max_gapo, aln_max_diff(opt, static_cast<int>(max_len))));
-    must_.resize(reads_.size());
-    std::vector<Aln> tmp;
-    for (std::size_t i = 0; i < reads_.size(); ++i) {
-      AlnSearchStats st;
-      tmp.clear();
-      s.search(reads_.codes.data() + reads_.offset[i], reads_.len[i], tmp, &st);
-      must_[i] = kernel_answers(st, reads_.len[i], kAlnKernelMaxLen, kMaxStackCap, kAlnKernelAlnCap);
-    }
-    dev_.upload(reads_, kAlnKernelAlnCap, nullptr);
+    for (auto l : reads.len) max_len = std::max(max_len, l);
+    const int gapo = std::min(w_.opt.max_gapo, aln_max_diff(w_.opt, static_cast<int>(max_len)));
+    std::vector<char> must(reads.size(), 0);
+    parallel_for(reads.size(), [&](std::size_t i0, std::size_t i1) {
+      AlnSearcher s(idx, w_.opt);
+      s.set_batch_max_gapo(gapo);
+      std::vector<Aln> tmp;
+      for (std::size_t i = i0; i < i1; ++i) {
+        AlnSearchStats st;
+        tmp.clear();
+        s.search(reads.codes.data() + reads.offset[i], reads.len[i], tmp, &st);
+        must[i] = kernel_answers(st, reads.len[i], kAlnKernelMaxLen, kMaxStackCap, kAlnKernelAlnCap);
+      }
+    });
+    must_.assign(must.begin(), must.end());
+    dev_.upload(reads, kAlnKernelAlnCap, nullptr);
     EVK_CUDA(cudaDeviceSynchronize());
   }
   std::string describe() const override {
     std::ostringstream o;
-    o << "generated reference " << gi_reference_index().l_pac << " bp, " << reads_.size()
-      << " reads with errors (inexact search), seed " << seed_ << (holdout_ ? " (hold-out)" : " (training)");
+    o << w_.what << ", seed " << seed_ << (holdout_ ? " (hold-out)" : " (training)");
     return o.str();
   }
-  double work_items() const override { return static_cast<double>(reads_.size()); }
+  double work_items() const override { return static_cast<double>(w_.reads.size()); }
   void poison(cudaStream_t s) override { dev_.poison(s); }
   void launch(cudaKernel_t k, const gi::Config& cfg, cudaStream_t s) override {
     const gi::Config c = validated(cfg);
@@ -148,7 +162,7 @@ class Evaluation final : public gi::Evaluation {
     gi::Check c;
     std::size_t wrong = 0, back = 0;
     std::vector<Aln> got;
-    for (std::size_t i = 0; i < reads_.size(); ++i) {
+    for (std::size_t i = 0; i < w_.reads.size(); ++i) {
       const std::uint32_t n = n_out_[i];
       double p = 0;
       if (n == kHandedBack) {
@@ -166,8 +180,8 @@ class Evaluation final : public gi::Evaluation {
       c.penalty += p;
     }
     c.max_error = static_cast<double>(wrong);
-    c.bad_fraction = reads_.size() ? static_cast<double>(wrong) / static_cast<double>(reads_.size()) : 0;
-    c.summary = std::to_string(wrong) + " of " + std::to_string(reads_.size()) + " hit lists wrong, " + std::to_string(back) +
+    c.bad_fraction = w_.reads.size() ? static_cast<double>(wrong) / static_cast<double>(w_.reads.size()) : 0;
+    c.summary = std::to_string(wrong) + " of " + std::to_string(w_.reads.size()) + " hit lists wrong, " + std::to_string(back) +
                 " handed back, penalty " + std::to_string(c.penalty);
     return c;
   }
@@ -180,7 +194,7 @@ class Evaluation final : public gi::Evaluation {
   }
   std::uint64_t seed_;
   bool holdout_;
-  ReadCodes reads_;
+  Workload w_;
   InexactDevice dev_;
   AlnBatch ref_;
   std::vector<bool> must_;
@@ -200,7 +214,9 @@ class Problem final : public gi::Problem {
     return {"-DBLOCK_W=" + c.at("BLOCK_W"), "-DSTACK_CAP=" + c.at("STACK_CAP")};
   }
   std::vector<gi::SizeClass> size_classes() const override {
-    return {{"ecoli", "an E. coli-sized generated reference (4.6 Mbp), reads with mismatches and gaps"}};
+    return {{"ecoli", "an E. coli-sized generated reference (4.6 Mbp), reads with mismatches and gaps"},
+            {"adna", "ancient-DNA reads (median 45 bp, deaminated, 10% contaminants) against a 100 Mbp human-like "
+                     "generated genome at -l 1024 -n 0.01 -o 2 (gi/adna_gi.hpp)"}};
   }
   std::unique_ptr<gi::Evaluation> make_evaluation(std::uint64_t seed, bool holdout,
                                                   const std::string& size_class) const override {
@@ -210,7 +226,22 @@ class Problem final : public gi::Problem {
     EVK_CUDA(cudaGetDevice(&dev));
     EVK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     // the inexact search is ~1,000x the exact one's work per read: SMs x 256 reads (33,792 on an H100)
-    return std::make_unique<Evaluation>(seed, holdout, static_cast<std::size_t>(sms) * 256);
+    const std::size_t n = static_cast<std::size_t>(sms) * 256;
+    Workload w;
+    if (size_class == "adna") {
+      const AdnaGiMaterial& m = adna_gi_material();
+      w.idx = &m.idx;
+      w.reads = adna_gi_reads(m.ref, seed, holdout, n);
+      w.opt = adna_gi_options();
+      w.what = "human-like generated genome " + std::to_string(m.idx.l_pac) + " bp, " + std::to_string(n) +
+               " aDNA reads at -l 1024 -n 0.01 -o 2";
+    } else {
+      w.idx = &gi_reference_index();
+      w.reads = inexact_gi_reads(seed, holdout, n);
+      w.what = "generated reference " + std::to_string(w.idx->l_pac) + " bp, " + std::to_string(n) +
+               " reads with errors (inexact search)";
+    }
+    return std::make_unique<Evaluation>(std::move(w), seed, holdout);
 #else
     (void)seed;
     (void)holdout;
