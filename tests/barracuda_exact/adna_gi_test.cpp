@@ -5,9 +5,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <vector>
 
 #include "core/aln_search.hpp"
+#include "evk/dispatch.hpp"
+#include "evk/error.hpp"
+#include "evk_testing.hpp"
+#include "gi/kernel_variant.hpp"
 #include "gi/adna_gi.hpp"
 #include "gi/aln_gi_problem.hpp"
 
@@ -66,4 +72,56 @@ TEST(BarracudaAdnaGi, TheInexactProblemHasTheClass) {
   const auto p = bc::make_inexact_gi_problem();
   EXPECT_EQ(p->class_names(), (std::vector<std::string>{"ecoli", "adna"}));
   p->check_class("adna");
+}
+
+// `map` picks the inexact kernel's variants (gi-inexact's genomes) from the registry: the class of a
+// job follows its seed (-l longer than any read the kernel takes: adna), a genome's configuration
+// is read and checked, and a genome FILE for the inexact mode is checked on the CPU backend too.
+TEST(BarracudaAdnaGi, InexactVariantsResolveAndTheClassFollowsTheSeed) {
+  EXPECT_EQ(bc::inexact_size_class(1024), "adna");
+  EXPECT_EQ(bc::inexact_size_class(32), "ecoli");
+  EXPECT_EQ(bc::make_inexact_gi_problem()->class_of({{"seed_len", 1024}}), "adna");
+  EXPECT_EQ(bc::make_inexact_gi_problem()->class_of({{"seed_len", 32}}), "ecoli");
+  EXPECT_EQ(bc::make_inexact_request(1024, 5000000).size_class, "adna");
+  const auto kernels = bc::make_registry().kernels();
+  EXPECT_NE(std::find(kernels.begin(), kernels.end(), "barracuda_inexact"), kernels.end());
+  const evk::Variant v = evk::parse_genome_text("# kernel: barracuda_inexact\n# cc: 9.0\nBLOCK_W=256 STACK_CAP=2047\n", "t.genome");
+  const bc::InexactVariant iv = bc::resolve_inexact_variant(v);
+  EXPECT_EQ(iv.config.at("BLOCK_W"), "256");
+  EXPECT_EQ(iv.config.at("STACK_CAP"), "2047");
+  EXPECT_EQ(iv.config.at("THREADS_PER_SM"), "512");
+  EXPECT_EQ(iv.edits, 0);
+  EXPECT_NE(iv.describe().find("BLOCK_W=256"), std::string::npos) << iv.describe();
+  evk::testing::TempDir dir;
+  std::ofstream(dir / "bad.genome") << "# kernel: barracuda_inexact\nSTACK_CAP=7\n";
+  const evk::Variant bad = evk::read_genome_file(dir / "bad.genome");
+  try {
+    bc::resolve_inexact_variant(bad);
+    ADD_FAILURE() << "an illegal STACK_CAP was accepted";
+  } catch (const evk::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.genome"), std::string::npos) << e.what();
+  }
+}
+
+TEST(BarracudaAdnaGi, MapChecksAnInexactGenomeFileOnTheCpu) {
+  evk::testing::TempDir dir;
+  const auto& g = small_genome();
+  {
+    std::ofstream fa(dir / "ref.fa");
+    for (std::size_t c = 0; c < 3; ++c) fa << ">" << g[c].name << "\n" << g[c].seq << "\n";
+    std::ofstream fq(dir / "r.fq");
+    const std::size_t at = g[0].seq.find_first_of("ACGT", 30000);  // past the telomere's N
+    fq << "@r1\n" << g[0].seq.substr(at, 40) << "\n+\n" << std::string(40, 'I') << "\n";
+    std::ofstream(dir / "ok.genome") << "# kernel: barracuda_inexact\n# cc: 9.0\nBLOCK_W=256 STACK_CAP=2047\n";
+    std::ofstream(dir / "bad.genome") << "# kernel: barracuda_inexact\n# cc: 9.0\nSTACK_CAP=7\n";
+  }
+  ASSERT_EQ(evk::testing::run_tool("barracuda_exact", "index " + (dir / "ref.fa").string()).exit_code, 0);
+  const std::string base = "map --backend cpu --seed-len 1024 " + (dir / "ref.fa").string() + " " + (dir / "r.fq").string() + " -o ";
+  auto r = evk::testing::run_tool("barracuda_exact", base + (dir / "a.sam").string() + " --kernel " + (dir / "ok.genome").string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = evk::testing::run_tool("barracuda_exact", base + (dir / "b.sam").string() + " --kernel " + (dir / "bad.genome").string());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("bad.genome"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "b.sam"));
 }

@@ -200,7 +200,8 @@ TEST(BarracudaBadInput, PairedFilesThatDoNotPairUpAndBadOptions) {
   expect_input_error(se + " --max-diff x", "--max-diff", dir, {"o.sam"});
   expect_input_error(se + " --gpu-memory 12Q", "--gpu-memory", dir, {"o.sam"});
   bct::write_file(dir / "g.genome", "# kernel: barracuda_exact\nBLOCK_W=128\n");
-  expect_input_error(se + " --kernel " + p(dir, "g.genome"), "--kernel", dir, {"o.sam"});
+  // the exact kernel's genome in the inexact mode: named, refused before any output
+  expect_input_error(se + " --kernel " + p(dir, "g.genome"), "not 'barracuda_inexact'", dir, {"o.sam"});
   // and the good pairs map
   auto r = evk::testing::run_tool("barracuda_exact", pe(p(dir, "r2.fq")) + " --json");
   EXPECT_EQ(r.exit_code, 0) << r.err;

@@ -136,6 +136,33 @@ std::string choose_exact_kernels(MapArgs& x, bool gpu, const std::vector<int>& d
   return variant;
 }
 
+// The inexact kernel's variant for each GPU of devs (into x.m.gpus), chosen by the registry from the
+// overlay (gi-inexact evolve installs there) for the class of the search settings; a genome FILE is
+// checked even when the CPU backend will not use it. Returns the -v description.
+std::string choose_inexact_kernels(MapArgs& x, bool gpu, const std::vector<int>& devs) {
+  const CommonOptions& co = x.co;
+  Registry reg = make_registry();
+  if (gpu) reg.load_overlay(default_overlay_dir());
+  const auto& env = gpu_environment();
+  const Request req = gpu ? make_inexact_request(x.m.aln.seed_len, read_reference_length(x.m.ref)) : Request{};
+  std::string variant;
+  for (int d : gpu ? devs : std::vector<int>{-1}) {
+    DeviceKey key;
+    if (gpu) {
+      if (d < 0 || d >= static_cast<int>(env.devices.size()))
+        input_error("--devices", "no CUDA device " + std::to_string(d) + " (" + std::to_string(env.devices.size()) + " found)");
+      key = DeviceKey{env.devices[static_cast<std::size_t>(d)].cc(), env.devices[static_cast<std::size_t>(d)].name};
+    }
+    const Selection sel = reg.select("barracuda_inexact", key, co.kernel, req);
+    const InexactVariant iv = resolve_inexact_variant(sel.variant);
+    if (!gpu) return "CPU backend (--kernel " + co.kernel + " is valid but only used by the GPU backend)";
+    x.m.gpus.push_back(GpuPlan{d, iv.config, iv.source});
+    variant += std::string(variant.empty() ? "" : "; ") + "GPU " + std::to_string(d) + ": inexact kernel " + sel.variant.id +
+               " [" + to_string(sel.variant.source) + "] (" + sel.rule + ", class " + req.size_class + "): " + iv.describe();
+  }
+  return variant;
+}
+
 void run_map_command(MapArgs& x) {
   MapOptions& m = x.m;
   CommonOptions& co = x.co;
@@ -161,12 +188,8 @@ void run_map_command(MapArgs& x) {
   std::string variant = "CPU backend";
   if (x.exact && (gpu || file_choice)) {
     variant = choose_exact_kernels(x, gpu, devs);
-  } else if (!x.exact) {
-    if (co.kernel != "auto" && co.kernel != "original")
-      throw InputError("--kernel " + co.kernel + ": the inexact kernel has no variants yet (use --exact for the exact kernel's)");
-    if (gpu) variant = "inexact kernel (original)";
-    if (gpu)
-      for (int d : devs) m.gpus.push_back(GpuPlan{d, {}, {}});
+  } else if (!x.exact && (gpu || file_choice)) {
+    variant = choose_inexact_kernels(x, gpu, devs);
   }
   m.gpu = gpu;
   m.gpu_forced = co.backend == "gpu";

@@ -33,7 +33,7 @@ struct InexactKernelConfig {
   int stack_cap = kAlnKernelStackCap;
   int aln_cap = kAlnKernelAlnCap;
   int max_len = kAlnKernelMaxLen;
-  int threads_per_sm = 0;  // persistent threads per SM; 0 = 512 (and the later passes get the whole stack budget)
+  int threads_per_sm = 0;  // persistent threads per SM; 0 = 512 (the later passes get the whole stack budget either way)
   int later_passes = 3;  // how many later GPU passes (a warp per read) search the handed-back reads before the CPU (0-3)
   bool operator==(const InexactKernelConfig&) const = default;
   std::vector<std::string> nvrtc_options() const;  // -D for the four macros
@@ -88,7 +88,7 @@ class InexactDevice {
   // stack_cap: the largest STACK_CAP of the kernels to be run; threads_per_sm: persistent threads
   // per SM (0: 512), limited by a stack budget of min(kAlnStackBudget, a third of the free memory).
   // whole_budget: the budget is allocated even where the threads need less (the later passes' warps
-  // share it: GpuAligner with later passes and the default threads per SM); else just the threads'.
+  // share it: GpuAligner with later passes); else just the threads'.
   InexactDevice(const BwtIndex& idx, const AlnOptions& opt, int device, int stack_cap, int max_len, int threads_per_sm,
                 bool whole_budget = false);
   ~InexactDevice();

@@ -93,7 +93,9 @@ std::vector<gi::ConfigParam> inexact_params() {
 
 int int_of(const gi::Config& c, const char* name) { return std::stoi(c.at(name)); }
 
-gi::Config validated(const gi::Config& in) {
+}  // namespace
+
+gi::Config validate_inexact_config(const gi::Config& in) {
   gi::Config c;
   const auto params = inexact_params();
   for (const auto& p : params) c[p.name] = p.default_value;
@@ -106,6 +108,9 @@ gi::Config validated(const gi::Config& in) {
   }
   return c;
 }
+
+namespace {
+gi::Config validated(const gi::Config& in) { return validate_inexact_config(in); }
 
 #if defined(EVK_HAVE_CUDA)
 // One class's cases: the index, the reads and the search options (the original's answers and which
@@ -248,6 +253,10 @@ class Problem final : public gi::Problem {
     throw std::runtime_error("barracuda_inexact: built without CUDA; no GPU evaluation");
 #endif
   }
+  std::string class_of(const gi::Properties& request) const override {
+    const auto it = request.find("seed_len");
+    return it == request.end() ? "ecoli" : inexact_size_class(static_cast<int>(it->second));
+  }
   int default_population() const override { return 100; }
   int default_generations() const override { return 20; }
   std::string launch_bounds_threads() const override { return "BLOCK_W"; }
@@ -258,5 +267,7 @@ class Problem final : public gi::Problem {
 }  // namespace
 
 std::unique_ptr<evk::gi::Problem> make_inexact_gi_problem() { return std::make_unique<Problem>(); }
+
+std::string inexact_size_class(int seed_len) { return seed_len > kAlnKernelMaxLen ? "adna" : "ecoli"; }
 
 }  // namespace evk::barracuda_exact

@@ -15,6 +15,14 @@ namespace evk::barracuda_exact {
 
 std::unique_ptr<evk::gi::Problem> make_inexact_gi_problem();
 
+// The inexact kernel's configuration (BLOCK_W, STACK_CAP, THREADS_PER_SM) with every parameter
+// present, defaults filled in; InputError for an unknown parameter or an illegal value.
+gi::Config validate_inexact_config(const gi::Config& in);
+
+// The size class of a map job for the inexact kernel: "adna" when the seed is off (-l longer than
+// any read the kernel takes, as aDNA pipelines' -l 1024), else "ecoli".
+std::string inexact_size_class(int seed_len);
+
 // Reads with errors from the GI reference (gi_reference_index(), deterministic per seed; training
 // and hold-out from different streams): 100 bp mostly, 10% 36..250 bp, 2% 251..300 bp (over the
 // kernel's MAX_LEN), both strands, 0..5 substitutions, 12% with a 1-3 bp insertion or deletion, 3%

@@ -95,6 +95,7 @@ struct AlnMapper::Gpu {
   std::vector<std::unique_ptr<GpuHitRows>> rows;   // the lane's position lookup
   std::vector<int> device;                         // of each lane
   std::string text;
+  bool variant = false;  // a GPU runs a variant of the inexact kernel (not the original as built)
 };
 #else
 struct AlnMapper::Gpu {};
@@ -103,18 +104,24 @@ struct AlnMapper::Gpu {};
 AlnMapper::AlnMapper(const BwtIndex& idx, const AlnOptions& opt, int lanes, const RecordOptions& ro)
     : idx_(idx), opt_(opt), ro_(ro), lanes_(std::max(lanes, 1)), rng_(static_cast<std::uint32_t>(idx.seed)) {}
 
-AlnMapper::AlnMapper(const BwtIndex& idx, const AlnOptions& opt, const std::vector<int>& devices, int streams,
+AlnMapper::AlnMapper(const BwtIndex& idx, const AlnOptions& opt, const std::vector<GpuPlan>& gpus, int streams,
                      const RecordOptions& ro, int gpu_passes)
     : idx_(idx), opt_(opt), ro_(ro), rng_(static_cast<std::uint32_t>(idx.seed)) {
 #if defined(EVK_HAVE_CUDA)
-  if (devices.empty()) throw std::invalid_argument("AlnMapper: no GPU given");
+  if (gpus.empty()) throw std::invalid_argument("AlnMapper: no GPU given");
   gpu_ = std::make_unique<Gpu>();
   streams = std::max(streams, 1);
-  for (int d : devices) {
+  for (const GpuPlan& g : gpus) {
+    const int d = g.device;
+    InexactKernelConfig cfg;  // a variant's BLOCK_W, STACK_CAP, THREADS_PER_SM (512: the default, 0)
+    cfg.later_passes = gpu_passes;
+    if (auto it = g.config.find("BLOCK_W"); it != g.config.end()) cfg.block_w = std::stoi(it->second);
+    if (auto it = g.config.find("STACK_CAP"); it != g.config.end()) cfg.stack_cap = std::stoi(it->second);
+    if (auto it = g.config.find("THREADS_PER_SM"); it != g.config.end() && it->second != "512")
+      cfg.threads_per_sm = std::stoi(it->second);
+    if (!g.source.empty() || !(cfg == InexactKernelConfig{.later_passes = gpu_passes})) gpu_->variant = true;
     for (int s = 0; s < streams; ++s) {
-      InexactKernelConfig cfg;
-      cfg.later_passes = gpu_passes;
-      gpu_->lanes.push_back(std::make_unique<GpuAligner>(idx, opt, d, cfg));
+      gpu_->lanes.push_back(std::make_unique<GpuAligner>(idx, opt, d, cfg, g.source));
       gpu_->rows.push_back(std::make_unique<GpuHitRows>(idx, gpu_->lanes.back()->device().bwt(), d));
       gpu_->device.push_back(d);
     }
@@ -124,7 +131,7 @@ AlnMapper::AlnMapper(const BwtIndex& idx, const AlnOptions& opt, const std::vect
   gpu_->text = "inexact kernel on GPU " + gpu_->text + " (" + std::to_string(streams) + " stream" +
                (streams > 1 ? "s" : "") + " each)";
 #else
-  (void)devices;
+  (void)gpus;
   (void)streams;
   (void)gpu_passes;
   throw InputError("--backend gpu: built without CUDA");
@@ -150,7 +157,7 @@ std::string AlnMapper::describe() const {
 
 std::string AlnMapper::kernel_origin() const {
 #if defined(EVK_HAVE_CUDA)
-  if (gpu_) return "inexact kernel (original)";
+  if (gpu_) return gpu_->variant ? "inexact kernel (evolved variant)" : "inexact kernel (original)";
 #endif
   return {};
 }

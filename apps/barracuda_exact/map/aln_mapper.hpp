@@ -18,6 +18,7 @@
 #include "core/index.hpp"
 #include "core/rand48.hpp"
 #include "core/sampe.hpp"
+#include "map/map_options.hpp"
 #include "core/samse.hpp"
 #include "map/mapper.hpp"
 
@@ -66,10 +67,11 @@ class AlnMapper : public Mapper {
  public:
   // The CPU backend: `lanes` batches searched at once on the task pool.
   AlnMapper(const BwtIndex& idx, const AlnOptions& opt, int lanes, const RecordOptions& ro = {});
-  // The GPU backend: `streams` lanes per GPU (devices), each with its own aligner (stream, buffers)
-  // and its lookup of the hits' text positions on the GPU.
+  // The GPU backend: `streams` lanes per GPU (gpus: the device, and the inexact kernel's variant:
+  // its configuration BLOCK_W/STACK_CAP/THREADS_PER_SM and source; empty: the original), each with
+  // its own aligner (stream, buffers) and its lookup of the hits' text positions on the GPU.
   // gpu_passes: the later GPU passes over the reads the first pass hands back (0-3; then the CPU).
-  AlnMapper(const BwtIndex& idx, const AlnOptions& opt, const std::vector<int>& devices, int streams,
+  AlnMapper(const BwtIndex& idx, const AlnOptions& opt, const std::vector<GpuPlan>& gpus, int streams,
             const RecordOptions& ro = {}, int gpu_passes = 3);
   ~AlnMapper() override;
   int lanes() const override { return lanes_; }

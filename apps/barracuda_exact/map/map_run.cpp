@@ -32,9 +32,7 @@ std::unique_ptr<Mapper> make_mapper(const MapOptions& opt, const BwtIndex& idx, 
   if (opt.gpu && gpus.empty()) gpus.push_back(GpuPlan{});
   if (opt.inexact) {
     if (!opt.gpu) return std::make_unique<AlnMapper>(idx, opt.aln, lanes, ro);
-    std::vector<int> devices;
-    for (const auto& g : gpus) devices.push_back(g.device);
-    return std::make_unique<AlnMapper>(idx, opt.aln, devices, lanes, ro, opt.gpu_passes);
+    return std::make_unique<AlnMapper>(idx, opt.aln, gpus, lanes, ro, opt.gpu_passes);
   }
   if (!opt.gpu) return std::make_unique<ExactMapper>(idx, lanes, ro);
   return std::make_unique<ExactMapper>(idx, gpus, lanes, ro);
