@@ -178,6 +178,7 @@ TEST(BarracudaAlnSecondPassGpu, StacksThatDoNotFitShrinkThePassOrLeaveItToTheCpu
     cfg.stack_cap = 40;
     cfg.aln_cap = 2;
     cfg.threads_per_sm = tps;
+    cfg.share_budget = false;  // the later passes get only what the first pass's threads take
     const bc::GpuAlnTimes t = check(reads, bc::AlnOptions{}, cfg);
     bc::GpuAligner g(bc::gi_reference_index(), bc::AlnOptions{}, 0, cfg);
     const std::vector<bc::AlnPassLimits> passes = bc::aln_pass_limits(bc::AlnOptions{}, cfg.stack_cap, cfg.aln_cap);

@@ -267,7 +267,7 @@ GpuAligner::GpuAligner(const BwtIndex& idx, const AlnOptions& opt, int device, c
                        const std::string& source)
     : idx_(idx), opt_(opt), cfg_(cfg), supported_(aln_kernel_supports(opt, idx, cfg.max_len)),
       dev_(idx, opt, device, (validate(cfg), cfg.stack_cap), cfg.max_len, cfg.threads_per_sm,
-           cfg.later_passes > 0) {
+           cfg.later_passes > 0 && cfg.share_budget) {
   int major = 0, minor = 0;
   EVK_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   EVK_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));

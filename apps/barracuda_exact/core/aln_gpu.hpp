@@ -33,8 +33,11 @@ struct InexactKernelConfig {
   int stack_cap = kAlnKernelStackCap;
   int aln_cap = kAlnKernelAlnCap;
   int max_len = kAlnKernelMaxLen;
-  int threads_per_sm = 0;  // persistent threads per SM; 0 = 512 (the later passes get the whole stack budget either way)
+  int threads_per_sm = 0;  // persistent threads per SM; 0 = 512
   int later_passes = 3;  // how many later GPU passes (a warp per read) search the handed-back reads before the CPU (0-3)
+  // the later passes' warps share the whole stack budget (else only the first pass's threads'
+  // stacks: tests starve the later passes with few threads per SM)
+  bool share_budget = true;
   bool operator==(const InexactKernelConfig&) const = default;
   std::vector<std::string> nvrtc_options() const;  // -D for the four macros
 };
