@@ -81,7 +81,7 @@ struct Job {
   std::string error;
   Mat44 affine;
   Grid grid;
-  Field field;  // the grid's deformation on the template (on the registering device), for res.nii.gz
+  Volume warped;  // the subject resampled into the template (on the registering device), for res.nii.gz
   double seconds = 0;
 };
 
@@ -118,12 +118,7 @@ Row write_subject(const CohortArgs& a, const Volume& ref, const Mask& rmask, con
   fs::create_directories(dir);
   write_affine(dir / "aff.txt", j.affine);
   write_grid(dir / "cpp.nii.gz", j.grid);
-  const Field& f = j.field;
-  ResampleOptions ro;
-  ro.interp = Interp::cubic;
-  ro.pad = parse_pad("nan");  // as `register --res` by default
-  ro.threads = a.threads;
-  const Volume warped = write_as_floating(dir / "res.nii.gz", resample_cpu(j.flo, f, ro), j.flo_info, a.res_float,
+  const Volume warped = write_as_floating(dir / "res.nii.gz", j.warped, j.flo_info, a.res_float,
                                           "Warped image (reg_deform register-many)");
   const JacobianStats js = voxel_jacobian_stats(ref.geo, j.grid, rmask, a.threads);
   Row r;
@@ -158,7 +153,14 @@ void register_subject(const CohortArgs& a, const Plan& pa, const Plan& pr, const
                               .names = {a.templ, name, a.rmask, ""}},
                              pr)
                .grid;
-  j.field = compute_field({.ref = ref.geo, .grid = j.grid}, pr).field;
+  Transformation t;  // res.nii.gz as `register --res` makes it: cubic, NaN outside, on the plan's backend
+  t.kind = TransKind::grid;
+  t.grid = j.grid;
+  ResampleOptions ro;
+  ro.interp = Interp::cubic;
+  ro.pad = parse_pad("nan");
+  ro.threads = a.threads;
+  j.warped = resample({.ref = ref.geo, .flo = j.flo, .trans = t, .options = ro}, pr).image;
   j.seconds = std::chrono::duration<double>(clk::now() - t0).count();
 }
 

@@ -104,19 +104,22 @@ RegisterCallbacks progress(const RegisterArgs& a, const RegisterOptions& o) {
   return cb;
 }
 
-// --res: the final grid's field on the plan's backend, the floating image resampled (cubic, --pad)
-// on the CPU and written in the floating image's datatype; returns its NMI as reg_measure gives it.
+// --res: the floating image resampled through the final grid (cubic, --pad) on the plan's backend
+// (on a GPU the field and the resampling stay on the device) and written in the floating image's
+// datatype; returns its NMI as reg_measure gives it.
 double write_warped(const RegisterArgs& a, const Plan& p, const RegisterInputs& in, const Volume& ref, const Grid& grid,
                     Laps& laps) {
-  const Field f = compute_field({.ref = ref.geo, .grid = grid}, p).field;
-  laps.lap("res_field");
+  Transformation t;
+  t.kind = TransKind::grid;
+  t.grid = grid;
   ResampleOptions ro;
   ro.interp = Interp::cubic;
   ro.pad = parse_pad(a.pad);
   ro.threads = a.threads;
-  Volume warped = resample_cpu(in.flo, f, ro);
-  laps.lap("res_resample");
-  const Volume written = write_as_floating(a.res, warped, stored_info(a.flo), a.res_float, "Warped image (reg_deform register)");
+  const ResampleResult rr = resample({.ref = ref.geo, .flo = in.flo, .trans = t, .options = ro}, p);
+  laps.times["res_field"] = rr.field_ms;
+  laps.lap("res_resample");  // field and resampling
+  const Volume written = write_as_floating(a.res, rr.image, stored_info(a.flo), a.res_float, "Warped image (reg_deform register)");
   laps.lap("res_write");
   const double nmi = nmi_like_reg_measure(ref, written);
   laps.lap("res_nmi");

@@ -15,7 +15,7 @@
 
 namespace evk::reg_deform {
 namespace {
-constexpr std::size_t kMember = 1 << 20;  // uncompressed bytes per gzip member
+constexpr std::size_t kMember = 1 << 18;  // uncompressed bytes per gzip member (256 KiB: a 1 mm byte volume spreads over ~34 cores)
 constexpr int kLevel = 6;
 }  // namespace
 

@@ -1,4 +1,4 @@
-// A gzip file written on every core: the bytes cut into 1 MiB pieces, each compressed by libdeflate
+// A gzip file written on every core: the bytes cut into 256 KiB pieces, each compressed by libdeflate
 // (level 6, zlib's default) into a gzip member of its own, the members written in order. A gzip file
 // of several members is one file to every reader that follows RFC 1952 (zlib's gzread, so nifticlib
 // and NiftyReg; Python's gzip, so nibabel; gzip -d). Without libdeflate: one member through zlib.

@@ -10,6 +10,7 @@
 
 #include "core/field/grid_make.hpp"
 #include "evk/error.hpp"
+#include "evk/parallel.hpp"
 #include "io/nifti_file.hpp"
 
 namespace evk::reg_deform {
@@ -129,19 +130,23 @@ StoredVolume read_stored_volume(const fs::path& path) {
 namespace {
 // Saturating, truncating conversion (C's float -> integer conversion within the type's range; NaN -> 0).
 template <class T>
+T stored_value(float f) {
+  const double x = f;
+  if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(x);
+  } else {
+    if (x != x) return 0;
+    if (x <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+    if (x >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    return static_cast<T>(x);
+  }
+}
+template <class T>
 void store_as(const std::vector<float>& v, void* dst) {
   T* out = static_cast<T*>(dst);
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    const double x = v[i];
-    if constexpr (std::is_floating_point_v<T>) {
-      out[i] = static_cast<T>(x);
-    } else {
-      if (x != x) out[i] = 0;
-      else if (x <= static_cast<double>(std::numeric_limits<T>::lowest())) out[i] = std::numeric_limits<T>::lowest();
-      else if (x >= static_cast<double>(std::numeric_limits<T>::max())) out[i] = std::numeric_limits<T>::max();
-      else out[i] = static_cast<T>(x);
-    }
-  }
+  parallel_for(v.size(), [&](std::size_t i0, std::size_t i1) {
+    for (std::size_t i = i0; i < i1; ++i) out[i] = stored_value<T>(v[i]);
+  });
 }
 }  // namespace
 
@@ -197,9 +202,14 @@ Volume write_as_floating(const fs::path& path, const Volume& warped, const Store
   }
   // stored = (value - inter) / slope (slope 0: no scaling, as NIfTI says), then the type's conversion
   const bool scaled = flo.scl_slope != 0 && std::isfinite(flo.scl_slope) && (flo.scl_slope != 1 || flo.scl_inter != 0);
-  Volume stored = warped;
-  if (scaled)
-    for (float& x : stored.data) x = static_cast<float>((x - flo.scl_inter) / flo.scl_slope);
+  Volume scaled_copy;
+  if (scaled) {
+    scaled_copy = warped;
+    parallel_for(warped.data.size(), [&](std::size_t i0, std::size_t i1) {
+      for (std::size_t i = i0; i < i1; ++i) scaled_copy.data[i] = static_cast<float>((warped.data[i] - flo.scl_inter) / flo.scl_slope);
+    });
+  }
+  const Volume& stored = scaled ? scaled_copy : warped;
   StoredInfo info;
   info.datatype = flo.datatype;
   info.scl_slope = scaled ? flo.scl_slope : 0;
@@ -207,12 +217,17 @@ Volume write_as_floating(const fs::path& path, const Volume& warped, const Store
   info.nifti_version = flo.nifti_version;
   write_stored_volume(path, stored, info, descrip);
   // what a reader gets back: the type's truncation and clamping, NaN as 0, the scaling applied
-  Volume back = stored;
+  Volume back;
+  back.geo = stored.geo;
+  back.data.resize(stored.data.size());
   auto round_trip = [&](auto zero) {
     using T = decltype(zero);
-    std::vector<T> tmp(stored.data.size());
-    store_as<T>(stored.data, tmp.data());
-    for (std::size_t i = 0; i < tmp.size(); ++i) back.data[i] = static_cast<float>(tmp[i]);
+    parallel_for(stored.data.size(), [&](std::size_t i0, std::size_t i1) {
+      for (std::size_t i = i0; i < i1; ++i) {
+        const float x = static_cast<float>(stored_value<T>(stored.data[i]));
+        back.data[i] = scaled ? static_cast<float>(x * flo.scl_slope + flo.scl_inter) : x;
+      }
+    });
   };
   switch (flo.datatype) {
     case DT_UINT8: round_trip(std::uint8_t{}); break;
@@ -223,8 +238,6 @@ Volume write_as_floating(const fs::path& path, const Volume& warped, const Store
     case DT_UINT32: round_trip(std::uint32_t{}); break;
     default: round_trip(double{}); break;
   }
-  if (scaled)
-    for (float& x : back.data) x = static_cast<float>(x * flo.scl_slope + flo.scl_inter);
   return back;
 }
 
