@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -251,5 +252,75 @@ TEST(StereoRig, BadInputExitsTwoWithOneLine) {
   for (const char* f : {"bad.yml", "cut.yml", "text.yml", "missing.yml"})
     disparity_refused("--rig " + (dir / f).string(), f);
   EXPECT_THROW(evk::stereo::read_rig((dir / "bad.yml").string()), evk::InputError);
+}
+#endif
+
+#ifdef EVK_HAVE_OPENCV
+// Our remap (exact integer arithmetic at 1/256 pixel, the GPU stage's) against cv::remap (positions
+// rounded to 1/32 pixel) on a raw view of the sample through its rig's maps. The two sample positions
+// differ by at most 1/64 + 1/512 pixel in each coordinate, and the bilinear interpolant changes by at
+// most (|dx| + |dy|) times the range of the pixels of the cells it crosses (the 4x4 block around the
+// position, 0 outside), so per pixel |ours - OpenCV| <= 1 (the two roundings of the value) +
+// 2 (1/64 + 1/512) range; on average far below one grey level.
+TEST(StereoRig, OurRemapStaysWithinPositionRoundingOfCvRemap) {
+  if (!have_sample()) GTEST_SKIP() << "no data/stereo/calib (scripts/fetch-data.sh)";
+  const auto cal = evk::stereo::calibrate_rig(views("left"), views("right"), {});
+  const evk::stereo::Rectifier rect(cal.rig);
+  const auto maps = rect.maps();
+  for (int cam = 0; cam < 2; ++cam) {
+    const cv::Mat g = cv::imread(cam ? views("right")[2] : views("left")[2], cv::IMREAD_GRAYSCALE);
+    ASSERT_EQ(g.cols, maps->width);
+    evk::stereo::Image16 im{g.cols, g.rows, 255, std::vector<std::uint16_t>(g.total())};
+    for (std::size_t i = 0; i < g.total(); ++i) im.pixels[i] = g.data[i];
+    const evk::stereo::Image16 raw = im;
+    rect.apply_one(cam, im);
+    cv::Mat src(raw.height, raw.width, CV_16UC1, const_cast<std::uint16_t*>(raw.pixels.data())), want;
+    const cv::Mat mx(raw.height, raw.width, CV_32FC1, const_cast<float*>(maps->x[cam].data()));
+    const cv::Mat my(raw.height, raw.width, CV_32FC1, const_cast<float*>(maps->y[cam].data()));
+    cv::remap(src, want, mx, my, cv::INTER_LINEAR, cv::BORDER_CONSTANT, cv::Scalar(0));
+    double sum = 0;
+    std::size_t n = 0, over = 0;
+    for (int y = 0; y < raw.height; ++y)
+      for (int x = 0; x < raw.width; ++x) {
+        const std::size_t i = static_cast<std::size_t>(y) * raw.width + x;
+        const float px = maps->x[cam][i], py = maps->y[cam][i];
+        const int x0 = static_cast<int>(std::floor(px)), y0 = static_cast<int>(std::floor(py));
+        if (x0 < 0 || y0 < 0 || x0 + 1 >= raw.width || y0 + 1 >= raw.height) continue;  // border: samples of 0
+        int lo = 65535, hi = 0;
+        for (int dy = -1; dy < 3; ++dy)
+          for (int dx = -1; dx < 3; ++dx) {
+            const int xx = x0 + dx, yy = y0 + dy;
+            const bool in = xx >= 0 && yy >= 0 && xx < raw.width && yy < raw.height;
+            const int v = in ? raw.pixels[static_cast<std::size_t>(yy) * raw.width + xx] : 0;
+            lo = std::min(lo, v), hi = std::max(hi, v);
+          }
+        const double d = std::abs(double(im.pixels[i]) - double(want.at<std::uint16_t>(y, x)));
+        over += d > 1.0 + 2 * (1.0 / 64 + 1.0 / 512) * (hi - lo);
+        sum += d;
+        ++n;
+      }
+    ASSERT_GT(n, raw.pixels.size() / 2);
+    EXPECT_EQ(over, 0u) << "camera " << cam;
+    EXPECT_LT(sum / static_cast<double>(n), 0.3) << "camera " << cam;
+  }
+}
+
+// The maps the Rectifier hands to remap_cpu and to the GPU stage are OpenCV's own, float for float.
+TEST(StereoRig, RectifierMapsAreInitUndistortRectifyMaps) {
+  if (!have_sample()) GTEST_SKIP() << "no data/stereo/calib (scripts/fetch-data.sh)";
+  const evk::stereo::Rig rig = evk::stereo::calibrate_rig(views("left"), views("right"), {}).rig;
+  const auto maps = evk::stereo::Rectifier(rig).maps();
+  ASSERT_EQ(maps->width, 640);
+  ASSERT_EQ(maps->height, 480);
+  for (int k = 0; k < 2; ++k) {
+    auto m3 = [](const std::array<double, 9>& a) { return cv::Mat(3, 3, CV_64F, const_cast<double*>(a.data())).clone(); };
+    const cv::Mat P(3, 4, CV_64F, const_cast<double*>((k ? rig.P2 : rig.P1).data()));
+    cv::Mat x, y;
+    cv::initUndistortRectifyMap(m3(k ? rig.M2 : rig.M1), cv::Mat(k ? rig.D2 : rig.D1, true), m3(k ? rig.R2 : rig.R1), P,
+                                cv::Size(rig.width, rig.height), CV_32FC1, x, y);
+    ASSERT_EQ(x.total(), maps->x[k].size());
+    EXPECT_EQ(std::memcmp(x.ptr<float>(), maps->x[k].data(), x.total() * 4), 0) << "camera " << k;
+    EXPECT_EQ(std::memcmp(y.ptr<float>(), maps->y[k].data(), y.total() * 4), 0) << "camera " << k;
+  }
 }
 #endif

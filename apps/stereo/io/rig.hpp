@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/rectify.hpp"
 #include "core/rig.hpp"
 #include "core/sgm.hpp"
 
@@ -37,15 +38,18 @@ Calibration calibrate_rig(const std::vector<std::string>& left, const std::vecto
 
 // The raw pair as the rig's rectification sees it (undistorted and rotated so rows are epipolar
 // lines; bilinear, 0 outside the view), in place. InputError when the images are not the rig's size.
-// A Rectifier computes the two remap tables once and may be applied from several threads.
+// A Rectifier computes the two remap tables once (OpenCV's initUndistortRectifyMap) and may be
+// applied from several threads; it samples with remap_cpu (core/rectify.hpp), so the GPU stage that
+// takes the same maps gives the same pixels.
 class Rectifier {
  public:
   explicit Rectifier(const Rig& rig);
   void apply(Image16& left, Image16& right) const;
+  void apply_one(int camera, Image16& image) const;  // 0 left, 1 right
+  std::shared_ptr<const RectifyMaps> maps() const { return maps_; }
 
  private:
-  struct Maps;
-  std::shared_ptr<const Maps> maps_;
+  std::shared_ptr<const RectifyMaps> maps_;
 };
 void rectify_pair(const Rig& rig, Image16& left, Image16& right);  // Rectifier(rig).apply
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <math.h>  // floorf and the other float functions device code calls unqualified
 #include <string>
 
 #define EVK_CUDA_EMU 1

@@ -15,6 +15,7 @@
 #include "core/src/sgm/census.cu"
 #include "core/src/sgm/cost.cu"
 #include "core/src/sgm/lr_check.cu"
+#include "core/src/sgm/rectify.cu"
 #include "core/src/sgm/median.cu"
 #include "core/src/sgm/wta.cu"
 #include "core/src/sgm/aggregate_variants.cu"
@@ -62,7 +63,7 @@ const std::map<std::string, EmuKernel>& emulated_sgm_kernels() {
       K(sgm_aggregate3_k8_g16_u8), K(sgm_aggregate3_k8_g32_u8), K(sgm_aggregate3_k16_g16_u8), K(sgm_aggregate3_k16_g32_u8),
       K(sgm_aggregate3_k4_g16_u16), K(sgm_aggregate3_k4_g32_u16), K(sgm_aggregate3_k8_g16_u16), K(sgm_aggregate3_k8_g32_u16),
       K(sgm_aggregate3_k16_g16_u16), K(sgm_aggregate3_k16_g32_u16),
-      K(sgm_census4_u8), K(sgm_census4_u16),
+      K(sgm_census4_u8), K(sgm_census4_u16), K(sgm_rectify_u8), K(sgm_rectify_u16),
       K(sgm_aggregate3s_k8_g8_u8), K(sgm_aggregate3s_k8_g16_u8), K(sgm_aggregate3s_k16_g8_u8), K(sgm_aggregate3s_k16_g16_u8), K(sgm_aggregate3s_k8_g8_u16), K(sgm_aggregate3s_k8_g16_u16), K(sgm_aggregate3s_k16_g8_u16), K(sgm_aggregate3s_k16_g16_u16),
 #undef K
   };

@@ -1,6 +1,5 @@
 #include "io/rig.hpp"
 
-#include <cstring>
 #include <filesystem>
 #include <system_error>
 
@@ -20,9 +19,9 @@ namespace evk::stereo {
 Calibration calibrate_rig(const std::vector<std::string>&, const std::vector<std::string>&, const CalibrateOptions&) {
   input_error("calibrate", "this build has no OpenCV (calib3d), which calibration needs");
 }
-struct Rectifier::Maps {};
 Rectifier::Rectifier(const Rig&) { input_error("--rig", "this build has no OpenCV to rectify with"); }
 void Rectifier::apply(Image16&, Image16&) const {}
+void Rectifier::apply_one(int, Image16&) const {}
 void rectify_pair(const Rig&, Image16&, Image16&) { input_error("--rig", "this build has no OpenCV to rectify with"); }
 void write_rig(const Rig&, const std::string& path) { input_error(path, "this build has no OpenCV to write a rig file"); }
 Rig read_rig(const std::string& path) { input_error(path, "this build has no OpenCV to read a rig file"); }
@@ -148,33 +147,25 @@ Calibration calibrate_rig(const std::vector<std::string>& left, const std::vecto
   return cal;
 }
 
-struct Rectifier::Maps {
-  int width = 0, height = 0;
-  cv::Mat x[2], y[2];  // per camera: the raw position each rectified pixel takes
-};
-
 Rectifier::Rectifier(const Rig& rig) {
-  auto m = std::make_shared<Maps>();
+  auto m = std::make_shared<RectifyMaps>();
   m->width = rig.width;
   m->height = rig.height;
-  for (int k = 0; k < 2; ++k)
+  for (int k = 0; k < 2; ++k) {  // per camera: the raw position each rectified pixel takes
+    cv::Mat x, y;
     cv::initUndistortRectifyMap(mat_of(k ? rig.M2 : rig.M1, 3), cv::Mat(k ? rig.D2 : rig.D1, true), mat_of(k ? rig.R2 : rig.R1, 3),
-                                mat_of(k ? rig.P2 : rig.P1, 3), cv::Size(rig.width, rig.height), CV_32FC1, m->x[k], m->y[k]);
+                                mat_of(k ? rig.P2 : rig.P1, 3), cv::Size(rig.width, rig.height), CV_32FC1, x, y);
+    m->x[k].assign(x.ptr<float>(), x.ptr<float>() + x.total());
+    m->y[k].assign(y.ptr<float>(), y.ptr<float>() + y.total());
+  }
   maps_ = std::move(m);
 }
 
+void Rectifier::apply_one(int k, Image16& im) const { rectify_image(*maps_, k, im); }
+
 void Rectifier::apply(Image16& left, Image16& right) const {
-  const Maps& m = *maps_;
-  for (int k = 0; k < 2; ++k) {
-    Image16& im = k ? right : left;
-    if (im.width != m.width || im.height != m.height)
-      input_error("--rig", "the rig was calibrated on " + std::to_string(m.width) + "x" + std::to_string(m.height) +
-                               " views, the frames are " + std::to_string(im.width) + "x" + std::to_string(im.height));
-    const cv::Mat src(im.height, im.width, CV_16UC1, im.pixels.data());
-    cv::Mat rect;
-    cv::remap(src, rect, m.x[k], m.y[k], cv::INTER_LINEAR, cv::BORDER_CONSTANT, cv::Scalar(0));
-    std::memcpy(im.pixels.data(), rect.data, im.pixels.size() * sizeof(std::uint16_t));
-  }
+  apply_one(0, left);
+  apply_one(1, right);
 }
 
 void rectify_pair(const Rig& rig, Image16& left, Image16& right) { Rectifier(rig).apply(left, right); }

@@ -22,6 +22,7 @@
 #include "evk_kernels/sgm_cost_kernels.hpp"
 #include "evk_kernels/sgm_lr_check_kernels.hpp"
 #include "evk_kernels/sgm_median_kernels.hpp"
+#include "evk_kernels/sgm_rectify_kernels.hpp"
 #include "evk_kernels/sgm_wta_kernels.hpp"
 #include "evk_kernels/ssd_expert_original.hpp"
 #endif
@@ -147,6 +148,7 @@ class CudaSgmDevice final : public SgmDevice {
                              : name.rfind("sgm_wta", 0) == 0      ? &sgm_wta_kernels()
                              : name.rfind("sgm_median", 0) == 0   ? &sgm_median_kernels()
                              : name.rfind("sgm_lr_check", 0) == 0 ? &sgm_lr_check_kernels()
+                             : name.rfind("sgm_rectify", 0) == 0  ? &sgm_rectify_kernels()
                              : name.rfind("ssd_expert", 0) == 0   ? &ssd_expert_original()
                                                                   : nullptr;
     if (!img) throw std::logic_error("no SGM kernel " + name);
