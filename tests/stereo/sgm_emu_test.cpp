@@ -4,6 +4,7 @@
 #include "core/src/sgm/sgm_math.h"
 #include "emu/emu_sgm_device.hpp"
 #include "evk/error.hpp"
+#include "rectify_checks.hpp"
 #include "sgm_checks.hpp"
 
 #include <map>
@@ -232,4 +233,18 @@ TEST(StereoSgmPolicy, TableFallbackAndOverrides) {
   EXPECT_FALSE(sgm_agg3_offsets_fit(sgm_layout(16384, 40000, p, 16)));
   EXPECT_FALSE(sgm_agg3_offsets_fit(sgm_layout(50000, 50000, p, 16)));
   EXPECT_GE(sgm_agg3_copy_pitch(l), l.right_pitch + 3);
+}
+
+// Rectification on the device (rectify_checks.hpp).
+TEST(StereoSgmEmu, RectifyKernelEqualsRemapCpu) {
+  EmuSgmDevice d(80);
+  rectify_checks::kernel(d);
+}
+TEST(StereoSgmEmu, RectifyingPipelineEqualsSgmCpuOfTheRemappedPair) {
+  EmuSgmDevice d(81);
+  rectify_checks::pipeline(d);
+}
+TEST(StereoSgmEmu, RectifyingStreamEngineEqualsSgmCpuOfTheRemappedFrames) {
+  std::uint64_t seed = 82;
+  rectify_checks::stream_engine([&] { return std::make_unique<EmuSgmDevice>(seed++); });
 }

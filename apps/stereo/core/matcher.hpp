@@ -41,6 +41,7 @@ struct MatchInfo {
   std::string device;                     // GPU name ("" on the CPU)
   std::string reason;                     // why this backend (e.g. "no CUDA device: ...")
   double kernel_ms = 0;                   // ssd on the GPU: the last kernel's time (CUDA events)
+  bool rectifies = false;                 // frame_matcher: the frames go in raw (sgm on the GPU rectifies them)
 };
 
 // The matching methods this build has ("ssd": Stam's SSD block matcher, the paper's kernel;
@@ -55,7 +56,11 @@ class Matcher {
  public:
   // o: finalized options (kept by reference). width x height: the (first) pair's size, for the
   // kernel variant's applicability and size class. Throws InputError naming the option.
-  Matcher(const MatchOptions& o, int width, int height, MatchNote note = {});
+  // rectify: a rig's maps (core/rectify.hpp); run() then takes raw pairs and rectifies them, on the
+  // device for sgm on the GPU (sgm_pixels_exact pairs), else on the host with remap_cpu: the same
+  // pixels either way.
+  Matcher(const MatchOptions& o, int width, int height, MatchNote note = {},
+          std::shared_ptr<const RectifyMaps> rectify = nullptr);
   ~Matcher();
   Matcher(const Matcher&) = delete;
   Matcher& operator=(const Matcher&) = delete;
@@ -71,8 +76,11 @@ class Matcher {
 // Many frames (batch, video) through the stream engine: sgm on the GPU in `streams` slots (each its
 // own CUDA stream), anything else one frame at a time through a Matcher made for the size that
 // first_size() returns (called only then). info: what runs.
+// rectify: a rig's maps, which sgm on the GPU applies on the device to raw frames (info.rectifies);
+// the other matchers take frames rectified before.
 std::unique_ptr<FrameMatcher> frame_matcher(const MatchOptions& o, int streams,
                                             const std::function<std::pair<int, int>()>& first_size,
-                                            MatchInfo& info, MatchNote note = {});
+                                            MatchInfo& info, MatchNote note = {},
+                                            std::shared_ptr<const RectifyMaps> rectify = nullptr);
 
 }  // namespace evk::stereo

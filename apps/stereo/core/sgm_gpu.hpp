@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/rectify.hpp"
 #include "core/sgm.hpp"
 
 namespace evk {
@@ -133,6 +134,9 @@ struct SgmChoice {
   int wta = 2;
 };
 SgmChoice sgm_choose(const SgmParams& p, const SgmTuning& t);
+// The rectify kernels' launch (rectify.cu): one thread per pixel in blocks of 32x8.
+Dim3 sgm_rectify_grid(int width, int height);
+constexpr Dim3 kSgmRectifyBlock{32, 8, 1};
 // The census kernels' launch (census.cu): blocks of 32x8 threads, 32x32 pixels each.
 Dim3 sgm_census_grid(int width, int height);
 constexpr Dim3 kSgmCensusBlock{32, 8, 1};
@@ -159,6 +163,13 @@ std::string sgm_aggregate_kernel(const SgmLayout& l, const SgmChoice& c, bool ce
 // The wta kernel's entry name for a layout and a choice.
 std::string sgm_wta_kernel(const SgmLayout& l, const SgmChoice& c);
 
+// The pixels a pipeline takes for a pair: 16 bits where census sees more than 8, else 8 (to_image8).
+int sgm_pixel_bits(const SgmParams& p, const Image16& left, const Image16& right);
+// Whether those pixels are the images' own values (16 bits, or 8 of maxval 255): then rectifying
+// them on the device gives what rectifying the images on the host and converting them gives (a
+// conversion that rounds does not commute with the remap: such pairs are rectified on the host).
+bool sgm_pixels_exact(const SgmParams& p, const Image16& left, const Image16& right);
+
 // Device buffers for one image size and parameter set; stages are enqueued on the device's queue.
 class SgmPipeline {
  public:
@@ -174,9 +185,20 @@ class SgmPipeline {
   int bits() const { return bits_; }
   std::size_t device_bytes() const { return bytes_; }
 
+  // Rectification on the device (core/rectify.hpp): the maps (the pipeline's size, else InputError
+  // naming --rig) are uploaded once here; from then on upload() and process() (and run()) take the
+  // raw pair and the first stage remaps each image as uploaded into the one the cost reads (kernel
+  // sgm_rectify_u8/u16, bit-identical to remap_cpu). Callers pass pixels that are the images' own
+  // values (sgm_pixels_exact) or rectify on the host.
+  void set_rectify(const RectifyMaps& maps);
+  bool rectifies() const { return raw_[0] != nullptr; }
+  // Enqueues the download of image i (0 left, 1 right) as the cost reads it (rectified when set):
+  // width*height pixels of bits()/8 bytes.
+  void download_image(int i, void* dst);
   // Enqueues the pair's upload: width*height pixels of bits/8 bytes each (sad/ssd costs need
-  // 8-bit pixels: 16-bit pipelines take them through run()).
-  void upload(const void* left, const void* right);
+  // 8-bit pixels: 16-bit pipelines take them through run()). With set_rectify, a raw pair is
+  // rectified on the device; raw = false: the pair is already rectified.
+  void upload(const void* left, const void* right, bool raw = true);
   // Enqueues every device stage on the uploaded pair: the four below in order.
   void compute();
   void enqueue_cost();       // census codes (or the sad/ssd volume)
@@ -225,6 +247,9 @@ class SgmPipeline {
   // wta rows [y0, y0 + rows); post-processing of rows [y0, y0 + rows) (reads the wta's rows y0 - 1 ..
   // y0 + rows), from maps 0/1 into 2/3; post_done() swaps the results into 0/1 once every row is done
   void census(int image);  // census codes of image 0 (left) or 1 (right)
+  void rectify(int image);  // raw_[image] -> img_[image] through the maps
+  void* raw_[2] = {nullptr, nullptr};   // the raw pair (set_rectify)
+  void* rmap_[4] = {nullptr, nullptr, nullptr, nullptr};  // x, y of the left camera, then of the right
   void wta_rows(int y0, int rows);
   void post_rows(int y0, int rows);
   void post_done();

@@ -19,6 +19,7 @@ struct Frame {
   Image16 left, right;  // full depth (maxval kept)
   int bits = 0;         // 8 or 16 when `bytes` holds the upload form
   std::vector<std::uint8_t> bytes[2];
+  bool raw = false;     // `bytes` are the raw pair, which the matcher's device rectifies
 };
 
 // Matches frames in independent slots: submit() enqueues a frame on a slot, collect() waits for the
@@ -36,10 +37,13 @@ class FrameMatcher {
 };
 
 // SGM on GPU `device` with `slots` streams (uploads, kernels and downloads of different frames overlap).
-std::unique_ptr<FrameMatcher> sgm_gpu_matcher(const SgmParams& p, int device, int slots, SgmTuning t = {});
+// rectify: a rig's maps; the frames are then raw and rectified on the device (prepare() says how).
+std::unique_ptr<FrameMatcher> sgm_gpu_matcher(const SgmParams& p, int device, int slots, SgmTuning t = {},
+                                              std::shared_ptr<const RectifyMaps> rectify = nullptr);
 // The same on any SgmDevice (one made per slot; tests use the CUDA emulator).
 std::unique_ptr<FrameMatcher> sgm_device_matcher(const SgmParams& p, std::function<std::unique_ptr<SgmDevice>()> make,
-                                                 int slots, SgmTuning t = {});
+                                                 int slots, SgmTuning t = {},
+                                                 std::shared_ptr<const RectifyMaps> rectify = nullptr);
 // Any synchronous function as a one-slot matcher (CPU backends, the SSD kernel).
 std::unique_ptr<FrameMatcher> sync_matcher(std::function<StereoResult(const Frame&)> f);
 

@@ -54,10 +54,12 @@ bool plain_kernel(const std::string& k) { return k == "auto" || k == "original";
 struct Matcher::Impl {
   const MatchOptions& o;
   MatchNote note;
+  std::shared_ptr<const RectifyMaps> rect;
   MatchInfo info;
   std::unique_ptr<GpuBackend> gpu;
   std::unique_ptr<SgmDevice> dev;  // sgm and the expert SSD kernel
   std::unique_ptr<SgmPipeline> pipeline;
+  bool pipeline_rectifies = false;
   std::unique_ptr<SsdExpert> expert;
 
   void say(const std::string& s) const {
@@ -143,40 +145,56 @@ DisparityMap Matcher::Impl::run_ssd_gpu(const Image8& l, const Image8& r) {
 
 StereoResult Matcher::Impl::run_sgm(const Image16& left, const Image16& right) {
   if (!dev) return sgm_cpu(left, right, o.sgm, o.threads);
-  const int bits = (o.sgm.cost == CostKind::census && std::max(left.maxval, right.maxval) > 255) ? 16 : 8;
+  const int bits = sgm_pixel_bits(o.sgm, left, right);
+  const bool on_device = rect && sgm_pixels_exact(o.sgm, left, right);  // else run() rectified them
   if (!pipeline || pipeline->layout().width != left.width || pipeline->layout().height != left.height ||
-      pipeline->bits() != bits) {
+      pipeline->bits() != bits || pipeline_rectifies != on_device) {
     pipeline.reset();
     pipeline = std::make_unique<SgmPipeline>(*dev, o.sgm, left.width, left.height, bits, o.tuning);
+    if (on_device) pipeline->set_rectify(*rect);
+    pipeline_rectifies = on_device;
     const SgmLayout& l = pipeline->layout();
-    say("gpu: " + info.device + ", SGM pipeline " + std::to_string(bits) + "-bit, " + std::to_string(l.count) +
-        " disparities as " + std::to_string(l.G) + " lanes x " + std::to_string(l.K) + ", " +
-        std::to_string(pipeline->device_bytes() >> 20) + " MiB on the device");
+    say("gpu: " + info.device + ", SGM pipeline " + std::to_string(bits) + "-bit" + (on_device ? ", rectifying" : "") +
+        ", " + std::to_string(l.count) + " disparities as " + std::to_string(l.G) + " lanes x " + std::to_string(l.K) +
+        ", " + std::to_string(pipeline->device_bytes() >> 20) + " MiB on the device");
   }
   return pipeline->run(left, right);
 }
 
-Matcher::Matcher(const MatchOptions& o, int width, int height, MatchNote note)
-    : impl_(std::make_unique<Impl>(Impl{o, std::move(note), {}, {}, {}, {}, {}})) {
+Matcher::Matcher(const MatchOptions& o, int width, int height, MatchNote note, std::shared_ptr<const RectifyMaps> rectify)
+    : impl_(std::make_unique<Impl>(Impl{o, std::move(note), std::move(rectify), {}, {}, {}, {}, false, {}})) {
   impl_->choose(width, height);
 }
 
 Matcher::~Matcher() = default;
 
 StereoResult Matcher::run(const Image16& left, const Image16& right) {
-  return impl_->o.is_sgm() ? impl_->run_sgm(left, right) : impl_->run_ssd(left, right);
+  Impl& m = *impl_;
+  if (m.rect) {
+    check_rectify_size(*m.rect, left.width, left.height);
+    check_rectify_size(*m.rect, right.width, right.height);
+    // sgm on the GPU rectifies on the device where the pixels it takes are the images' own values
+    if (!(m.o.is_sgm() && m.dev && sgm_pixels_exact(m.o.sgm, left, right))) {
+      Image16 l = left, r = right;
+      rectify_image(*m.rect, 0, l);
+      rectify_image(*m.rect, 1, r);
+      return m.o.is_sgm() ? m.run_sgm(l, r) : m.run_ssd(l, r);
+    }
+  }
+  return m.o.is_sgm() ? m.run_sgm(left, right) : m.run_ssd(left, right);
 }
 
 const MatchInfo& Matcher::info() const { return impl_->info; }
 
 std::unique_ptr<FrameMatcher> frame_matcher(const MatchOptions& o, int streams,
                                             const std::function<std::pair<int, int>()>& first_size,
-                                            MatchInfo& info, MatchNote note) {
+                                            MatchInfo& info, MatchNote note, std::shared_ptr<const RectifyMaps> rectify) {
   const BackendChoice b = o.is_sgm() ? choose_backend(common_of(o)) : BackendChoice{};
   if (o.is_sgm() && b.backend == Backend::gpu) {
     if (!plain_kernel(o.kernel)) throw InputError("--kernel " + o.kernel + ": kernel variants apply to --method ssd");
-    auto fm = sgm_gpu_matcher(o.sgm, o.device, streams, o.tuning);
+    auto fm = sgm_gpu_matcher(o.sgm, o.device, streams, o.tuning, rectify);
     info = MatchInfo{};
+    info.rectifies = rectify != nullptr;
     info.backend = "gpu";
     info.kernel = "sgm-original, " + std::to_string(streams) + " streams";
     info.device = b.device.name;

@@ -23,8 +23,9 @@ double ms_since(clk::time_point t) { return std::chrono::duration<double, std::m
 // ---- SGM on the GPU ----------------------------------------------------------------------------
 class SgmGpuMatcher final : public FrameMatcher {
  public:
-  SgmGpuMatcher(const SgmParams& p, const std::function<std::unique_ptr<SgmDevice>()>& make, int slots, SgmTuning t)
-      : p_(p), tune_(t) {
+  SgmGpuMatcher(const SgmParams& p, const std::function<std::unique_ptr<SgmDevice>()>& make, int slots, SgmTuning t,
+                std::shared_ptr<const RectifyMaps> rect)
+      : p_(p), tune_(t), rect_(std::move(rect)) {
     validate(p);
     for (int i = 0; i < std::max(1, slots); ++i) {
       Slot s;
@@ -42,9 +43,17 @@ class SgmGpuMatcher final : public FrameMatcher {
   int slots() const override { return static_cast<int>(slots_.size()); }
 
   // Reader thread: the pixels in the pipeline's form (census keeps 16 bits, else 8 as read_gray).
+  // With a rig the frame is raw: where that form is the raw pixels (16 bits, or 8 of maxval 255) the
+  // device rectifies them; else (a conversion that rounds) they are rectified here first, so the
+  // result is what rectifying, then converting, gives on the CPU backend.
   void prepare(Frame& f) const override {
-    const bool deep = p_.cost == CostKind::census && std::max(f.left.maxval, f.right.maxval) > 255;
+    const bool deep = sgm_pixel_bits(p_, f.left, f.right) == 16;
     f.bits = deep ? 16 : 8;
+    f.raw = rect_ && sgm_pixels_exact(p_, f.left, f.right);
+    if (rect_ && !f.raw) {
+      rectify_image(*rect_, 0, f.left);
+      rectify_image(*rect_, 1, f.right);
+    }
     const Image16* im[2] = {&f.left, &f.right};
     for (int i = 0; i < 2; ++i) {
       const Image16& g = *im[i];
@@ -63,12 +72,14 @@ class SgmGpuMatcher final : public FrameMatcher {
     const int W = f.left.width, H = f.left.height;
     if (f.right.width != W || f.right.height != H)
       input_error("frame " + std::to_string(f.index), "left and right images differ in size");
+    if (rect_) check_rectify_size(*rect_, W, H);
     if (!s.pipeline || s.pipeline->layout().width != W || s.pipeline->layout().height != H ||
         s.pipeline->bits() != f.bits) {
       s.dev->synchronize();
       free_host(s);
       s.pipeline.reset();
       s.pipeline = std::make_unique<SgmPipeline>(*s.dev, p_, W, H, f.bits, tune_);
+      if (rect_) s.pipeline->set_rectify(*rect_);
       const std::size_t n = static_cast<std::size_t>(W) * H;
       s.px = n * static_cast<std::size_t>(f.bits / 8);
       for (int i = 0; i < 2; ++i) s.in[i] = static_cast<std::uint8_t*>(s.dev->alloc_host(s.px));
@@ -78,7 +89,7 @@ class SgmGpuMatcher final : public FrameMatcher {
     }
     for (int i = 0; i < 2; ++i) std::memcpy(s.in[i], f.bytes[i].data(), s.px);
     s.dev->mark(0);
-    s.pipeline->upload(s.in[0], s.in[1]);
+    s.pipeline->upload(s.in[0], s.in[1], f.raw);
     s.dev->mark(1);
     s.pipeline->compute();
     s.dev->mark(2);
@@ -129,6 +140,7 @@ class SgmGpuMatcher final : public FrameMatcher {
   }
   SgmParams p_;
   SgmTuning tune_;
+  std::shared_ptr<const RectifyMaps> rect_;
   std::vector<Slot> slots_;
 };
 
@@ -158,11 +170,12 @@ struct Failure {
 }  // namespace
 
 std::unique_ptr<FrameMatcher> sgm_device_matcher(const SgmParams& p, std::function<std::unique_ptr<SgmDevice>()> make,
-                                                 int slots, SgmTuning t) {
-  return std::make_unique<SgmGpuMatcher>(p, make, slots, t);
+                                                 int slots, SgmTuning t, std::shared_ptr<const RectifyMaps> rectify) {
+  return std::make_unique<SgmGpuMatcher>(p, make, slots, t, std::move(rectify));
 }
-std::unique_ptr<FrameMatcher> sgm_gpu_matcher(const SgmParams& p, int device, int slots, SgmTuning t) {
-  return sgm_device_matcher(p, [device] { return cuda_sgm_device(device); }, slots, t);
+std::unique_ptr<FrameMatcher> sgm_gpu_matcher(const SgmParams& p, int device, int slots, SgmTuning t,
+                                              std::shared_ptr<const RectifyMaps> rectify) {
+  return sgm_device_matcher(p, [device] { return cuda_sgm_device(device); }, slots, t, std::move(rectify));
 }
 std::unique_ptr<FrameMatcher> sync_matcher(std::function<StereoResult(const Frame&)> f) {
   return std::make_unique<SyncMatcher>(std::move(f));

@@ -64,14 +64,53 @@ SgmPipeline::SgmPipeline(SgmDevice& dev, const SgmParams& p, int W, int H, int b
 SgmPipeline::~SgmPipeline() {
   for (void* q : {img_[0], img_[1], census_[0], census_[1], cost_, paths_, map_[0], map_[1], map_[2], map_[3]})
     if (q) dev_.release(q);
+  for (void* q : {raw_[0], raw_[1], rmap_[0], rmap_[1], rmap_[2], rmap_[3]})
+    if (q) dev_.release(q);
   for (void* h : stage_)
     if (h) dev_.release_host(h);
 }
 
-void SgmPipeline::upload(const void* left, const void* right) {
+Dim3 sgm_rectify_grid(int w, int h) { return Dim3{ceil_div(w, 32), ceil_div(h, 8), 1}; }
+
+int sgm_pixel_bits(const SgmParams& p, const Image16& l, const Image16& r) {
+  return p.cost == CostKind::census && std::max(l.maxval, r.maxval) > 255 ? 16 : 8;
+}
+bool sgm_pixels_exact(const SgmParams& p, const Image16& l, const Image16& r) {
+  return sgm_pixel_bits(p, l, r) == 16 || (l.maxval == 255 && r.maxval == 255);
+}
+
+void SgmPipeline::set_rectify(const RectifyMaps& m) {
+  const std::size_t npx = static_cast<std::size_t>(layout_.width) * layout_.height;
+  check_rectify_size(m, layout_.width, layout_.height);
+  for (int c = 0; c < 2; ++c)
+    if (m.x[c].size() != npx || m.y[c].size() != npx) throw std::logic_error("SgmPipeline: rectify maps of the wrong size");
+  if (!raw_[0]) {
+    for (auto& r : raw_) r = dev_.alloc(npx * (bits_ / 8)), bytes_ += npx * (bits_ / 8);
+    for (auto& r : rmap_) r = dev_.alloc(npx * 4), bytes_ += npx * 4;
+  }
+  for (int c = 0; c < 2; ++c) {
+    dev_.to_device(rmap_[2 * c], m.x[c].data(), npx * 4);
+    dev_.to_device(rmap_[2 * c + 1], m.y[c].data(), npx * 4);
+  }
+  dev_.synchronize();  // the maps' host memory may go once this returns
+}
+
+void SgmPipeline::rectify(int i) {
+  int W = layout_.width, H = layout_.height;
+  void* a[] = {&raw_[i], &rmap_[2 * i], &rmap_[2 * i + 1], &W, &H, &img_[i]};
+  dev_.launch(bits_ == 8 ? "sgm_rectify_u8" : "sgm_rectify_u16", sgm_rectify_grid(W, H), kSgmRectifyBlock, 0, a);
+}
+
+void SgmPipeline::download_image(int i, void* dst) {
+  dev_.to_host(dst, img_[i], static_cast<std::size_t>(layout_.width) * layout_.height * (bits_ / 8));
+}
+
+void SgmPipeline::upload(const void* left, const void* right, bool raw) {
   const std::size_t n = static_cast<std::size_t>(layout_.width) * layout_.height * (bits_ / 8);
-  dev_.to_device(img_[0], left, n);
-  dev_.to_device(img_[1], right, n);
+  const bool remap = raw && raw_[0];
+  dev_.to_device(remap ? raw_[0] : img_[0], left, n);
+  dev_.to_device(remap ? raw_[1] : img_[1], right, n);
+  if (remap) rectify(0), rectify(1);
 }
 
 void SgmPipeline::compute() {

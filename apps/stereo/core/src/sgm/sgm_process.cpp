@@ -81,10 +81,12 @@ void SgmPipeline::process(const void* left, const void* right, std::int16_t* lef
   const bool pinned_in = dev_.pinned(left) && dev_.pinned(right);
   for (int i = 0; i < 2; ++i) {
     const void* src = i == 0 ? left : right;
+    void* dst = raw_[i] ? raw_[i] : img_[i];  // rectifying: the raw image, remapped on the device
     if (pinned_in)
-      dev_.to_device(img_[i], src, in);
+      dev_.to_device(dst, src, in);
     else
-      stage_in(src, img_[i], i, in);
+      stage_in(src, dst, i, in);
+    if (raw_[i]) rectify(i);
     if (p_.cost == CostKind::census) census(i);
   }
   if (p_.cost != CostKind::census) enqueue_cost();
