@@ -31,6 +31,9 @@ int main(int argc, char** argv) {
   dcmd->add_option("--rig", dc.rig, "Rig file from `stereo calibrate`: the pair is raw and is rectified first");
   dcmd->add_option("--depth", dc.depth, "Also write metric depth (.pfm, +inf where none; needs --rig)");
   dcmd->add_option("--points", dc.points, "Also write the 3-D points, coloured (binary .ply; needs --rig)");
+  dcmd->add_option("--rectified", dc.rectified, "Also write the rectified pair: LEFT.pgm RIGHT.pgm (the raw images' "
+                                                "depth; needs --rig)")
+      ->expected(2);
   add_match_options(dcmd, dc.o);
   dcmd->callback([&] { run_disparity(dc); });
 

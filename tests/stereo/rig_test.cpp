@@ -323,4 +323,92 @@ TEST(StereoRig, RectifierMapsAreInitUndistortRectifyMaps) {
     EXPECT_EQ(std::memcmp(y.ptr<float>(), maps->y[k].data(), y.total() * 4), 0) << "camera " << k;
   }
 }
+
+namespace {
+std::string file_bytes(const fs::path& f) {
+  std::ifstream in(f, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+// The sample's rig, calibrated by the tool into dir/rig.yml.
+void calibrate_sample(const fs::path& dir) {
+  const auto l = views("left"), r = views("right");
+  std::string args = "calibrate -o " + (dir / "rig.yml").string();
+  for (std::size_t i = 0; i < l.size(); ++i) args += " " + l[i] + " " + r[i];
+  ASSERT_EQ(evk::testing::run_tool("stereo", args).exit_code, 0);
+}
+}  // namespace
+
+// --rectified: the PGMs `disparity --rig` writes are the raw pair through the rig's maps and
+// remap_cpu (read back at their depth), `disparity` on them without the rig writes the same map, and
+// `batch --rectified` writes the same files; --rectified needs --rig and .pgm.
+TEST(StereoRig, RectifiedOutputIsTheRemappedRawPair) {
+  if (!have_sample()) GTEST_SKIP() << "no data/stereo/calib (scripts/fetch-data.sh)";
+  evk::testing::TempDir dir;
+  calibrate_sample(dir.path());
+  const auto l = views("left"), r = views("right");
+  const std::string rig = (dir / "rig.yml").string(), match = " --method sgm --max-disparity 63 --lr-check 1 --backend cpu";
+  const auto d = evk::testing::run_tool("stereo", "disparity --rig " + rig + " " + l[1] + " " + r[1] + " -o " + (dir / "d.pfm").string() +
+                                                      " --rectified " + (dir / "L.pgm").string() + " " + (dir / "R.pgm").string() + match);
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  evk::stereo::Image16 raw[2] = {evk::stereo::read_gray16(l[1]), evk::stereo::read_gray16(r[1])};
+  evk::stereo::Rectifier(evk::stereo::read_rig(rig)).apply(raw[0], raw[1]);
+  for (int k = 0; k < 2; ++k) {
+    const evk::stereo::Image16 got = evk::stereo::read_gray16(dir / (k ? "R.pgm" : "L.pgm"));
+    EXPECT_EQ(got.maxval, raw[k].maxval);
+    EXPECT_TRUE(got.pixels == raw[k].pixels) << "camera " << k;
+  }
+  const auto d2 = evk::testing::run_tool("stereo", "disparity " + (dir / "L.pgm").string() + " " + (dir / "R.pgm").string() + " -o " +
+                                                       (dir / "d2.pfm").string() + match);
+  ASSERT_EQ(d2.exit_code, 0) << d2.err;
+  EXPECT_TRUE(file_bytes(dir / "d.pfm") == file_bytes(dir / "d2.pfm"));
+  fs::create_directories(dir / "out");
+  std::ofstream(dir / "pairs.txt") << l[1] << " " << r[1] << " p\n";
+  const auto b = evk::testing::run_tool("stereo", "batch " + (dir / "pairs.txt").string() + " -o " + (dir / "out").string() +
+                                                      " --rectified --rig " + rig + match);
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_TRUE(file_bytes(dir / "out" / "p_rect_left.pgm") == file_bytes(dir / "L.pgm"));
+  EXPECT_TRUE(file_bytes(dir / "out" / "p_rect_right.pgm") == file_bytes(dir / "R.pgm"));
+  EXPECT_TRUE(file_bytes(dir / "out" / "p.pfm") == file_bytes(dir / "d.pfm"));
+  for (const std::string& bad : {" --rectified " + (dir / "a.pgm").string() + " " + (dir / "b.pgm").string(),
+                                 " --rig " + rig + " --rectified " + (dir / "a.png").string() + " " + (dir / "b.pgm").string()}) {
+    const auto e = evk::testing::run_tool("stereo", "disparity " + l[1] + " " + r[1] + " -o " + (dir / "e.pfm").string() + bad);
+    EXPECT_EQ(e.exit_code, 2) << bad;
+    EXPECT_EQ(std::count(e.err.begin(), e.err.end(), '\n'), 1) << e.err;
+    EXPECT_FALSE(fs::exists(dir / "e.pfm"));
+  }
+}
+
+// On the GPU backend the raw frames go to the device, which rectifies them: every output of
+// `disparity --rig` and `batch --rig` (maps, depth, points, rectified pair) byte for byte the CPU
+// backend's.
+TEST(StereoRig, GpuBackendWithARigWritesWhatTheCpuBackendWrites) {
+  EVK_REQUIRE_GPU();
+  if (!have_sample()) GTEST_SKIP() << "no data/stereo/calib (scripts/fetch-data.sh)";
+  evk::testing::TempDir dir;
+  calibrate_sample(dir.path());
+  const auto l = views("left"), r = views("right");
+  const std::string rig = (dir / "rig.yml").string(), match = " --method sgm --max-disparity 63 --lr-check 1 --median 3 --rig " + rig;
+  std::ofstream list(dir / "pairs.txt");
+  for (int i = 0; i < 3; ++i) list << l[static_cast<std::size_t>(i)] << " " << r[static_cast<std::size_t>(i)] << " p" << i << "\n";
+  list.close();
+  for (const char* be : {"cpu", "gpu"}) {
+    const fs::path o = dir / be;
+    fs::create_directories(o / "batch");
+    const auto d = evk::testing::run_tool("stereo", "disparity " + l[0] + " " + r[0] + " -o " + (o / "d.pfm").string() + " --depth " +
+                                                        (o / "z.pfm").string() + " --points " + (o / "p.ply").string() + " --rectified " +
+                                                        (o / "L.pgm").string() + " " + (o / "R.pgm").string() + " --backend " + be + match);
+    ASSERT_EQ(d.exit_code, 0) << be << ": " << d.err;
+    const auto b = evk::testing::run_tool("stereo", "batch " + (dir / "pairs.txt").string() + " -o " + (o / "batch").string() +
+                                                        " --depth --points --rectified --streams 2 --backend " + be + match);
+    ASSERT_EQ(b.exit_code, 0) << be << ": " << b.err;
+  }
+  for (const std::string f : {"d.pfm", "z.pfm", "p.ply", "L.pgm", "R.pgm"})
+    EXPECT_TRUE(file_bytes(dir / "gpu" / f) == file_bytes(dir / "cpu" / f)) << f;
+  for (int i = 0; i < 3; ++i)
+    for (const char* ext : {".pfm", "_depth.pfm", ".ply", "_rect_left.pgm", "_rect_right.pgm"}) {
+      const std::string f = "p" + std::to_string(i) + ext;
+      EXPECT_FALSE(file_bytes(dir / "cpu" / "batch" / f).empty()) << f;
+      EXPECT_TRUE(file_bytes(dir / "gpu" / "batch" / f) == file_bytes(dir / "cpu" / "batch" / f)) << f;
+    }
+}
 #endif

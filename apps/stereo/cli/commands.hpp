@@ -45,6 +45,7 @@ struct DisparityCmd {
   MatchArgs o;
   std::string left, right, out, color, right_out;
   std::string rig, depth, points;  // --rig: raw frames rectified first; --depth/--points need it
+  std::vector<std::string> rectified;  // --rectified LEFT RIGHT: the rectified pair as PGM (needs --rig)
 };
 void run_disparity(DisparityCmd& c);
 
@@ -74,6 +75,7 @@ struct FramesCmd {
   bool color = false;
   std::string rig;             // raw frames, rectified through this rig first
   bool depth = false, points = false;  // also <name>_depth.pfm, <name>.ply (need --rig)
+  bool rectified = false;              // also <name>_rect_left.pgm, <name>_rect_right.pgm (needs --rig)
   int streams = 3, readers = 2, writers = 2;
 };
 void add_frames_options(CLI::App* c, FramesCmd& f);

@@ -32,9 +32,14 @@ void check_outputs(DisparityCmd& c) {
     evk::check_not_an_input(c.color, {c.left, c.right, c.out});
     probe_writable(c.color);
   }
-  for (const auto& [path, ext, opt] : {std::tuple{c.depth, ".pfm", "--depth"}, std::tuple{c.points, ".ply", "--points"}}) {
+  std::vector<std::tuple<std::string, const char*, const char*>> rig_outputs = {{c.depth, ".pfm", "--depth"},
+                                                                                {c.points, ".ply", "--points"}};
+  for (const std::string& r : c.rectified) rig_outputs.emplace_back(r, ".pgm", "--rectified");
+  if (c.rectified.size() == 2) evk::check_not_an_input(c.rectified[1], {c.rectified[0]});
+  for (const auto& [path, ext, opt] : rig_outputs) {
     if (path.empty()) continue;
-    if (c.rig.empty()) evk::input_error(opt, "needs --rig (the rig's baseline and focal length)");
+    if (c.rig.empty())
+      evk::input_error(opt, std::string("needs --rig") + (path == c.depth || path == c.points ? " (the rig's baseline and focal length)" : ""));
     if (fs::path(path).extension() != ext) evk::input_error(path, std::string(opt) + " output must be a " + ext + " file");
     evk::check_not_an_input(path, {c.left, c.right, c.out, c.rig});
     probe_writable(path);
@@ -72,6 +77,7 @@ void print_summary(const DisparityCmd& c, const StereoResult& d, const MatchInfo
     if (!c.rig.empty()) j["rig"] = c.rig;
     if (!c.depth.empty()) j["depth"] = c.depth;
     if (!c.points.empty()) j["points"] = c.points;
+    if (!c.rectified.empty()) j["rectified"] = c.rectified;
     std::cout << j.dump(2) << "\n";
     return;
   }
@@ -90,13 +96,18 @@ void run_disparity(DisparityCmd& c) {
   Times t;
   auto t0 = clk::now();
   Rig rig;
-  if (!c.rig.empty()) rig = read_rig(c.rig);
+  std::shared_ptr<const RectifyMaps> maps;
+  if (!c.rig.empty()) {
+    rig = read_rig(c.rig);
+    maps = Rectifier(rig).maps();
+  }
   Pair16 pr = read_pair(c.left, c.right);
-  if (!c.rig.empty()) rectify_pair(rig, pr.left, pr.right);
+  if (maps) check_rectify_size(*maps, pr.left.width, pr.left.height);
   t.read = ms_since(t0);
   evk::verbose_line(c.o.common, "read " + std::to_string(pr.left.width) + "x" + std::to_string(pr.left.height) +
                                     " pair (maxval " + std::to_string(pr.left.maxval) + ") in " + pct(t.read) + " ms");
-  Matcher m(c.o, pr.left.width, pr.left.height, c.o.note());
+  // with a rig the matcher takes the raw pair and rectifies it (sgm on the GPU: on the device)
+  Matcher m(c.o, pr.left.width, pr.left.height, c.o.note(), maps);
   auto tc = clk::now();
   StereoResult d = m.run(pr.left, pr.right);
   t.compute = ms_since(tc);
@@ -106,7 +117,17 @@ void run_disparity(DisparityCmd& c) {
   if (!c.right_out.empty()) write_disparity(c.right_out, d.right, c.o.write);
   if (!c.color.empty()) write_color_png(c.color, d.left, c.o.params.min_disparity, c.o.params.max_disparity);
   if (!c.depth.empty()) write_depth_pfm(c.depth, rig, d.left);
+  if (maps && (!c.points.empty() || !c.rectified.empty())) {
+    // the colours and --rectified: the pair rectified here by remap_cpu, which gives the device's
+    // pixels bit for bit (tests/stereo/rectify_checks.hpp), rather than a download of the device's
+    rectify_image(*maps, 0, pr.left);
+    if (!c.rectified.empty()) rectify_image(*maps, 1, pr.right);
+  }
   if (!c.points.empty()) write_points_ply(c.points, rig, d.left, pr.left);
+  if (!c.rectified.empty()) {
+    write_gray_pgm(c.rectified[0], pr.left);
+    write_gray_pgm(c.rectified[1], pr.right);
+  }
   t.write = ms_since(t1);
   evk::verbose_line(c.o.common, "write: " + pct(t.write) + " ms");
   print_summary(c, d, m.info(), t);

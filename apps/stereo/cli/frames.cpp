@@ -65,14 +65,18 @@ void run_frames(FramesCmd& c, const FrameSource& src, const char* unit) {
     const Pair16 first = read_pair(src.left.front().string(), src.right.front().string());
     return std::pair<int, int>{first.left.width, first.left.height};
   };
-  if ((c.depth || c.points) && c.rig.empty()) evk::input_error(c.depth ? "--depth" : "--points", "needs --rig");
+  if ((c.depth || c.points || c.rectified) && c.rig.empty())
+    evk::input_error(c.depth ? "--depth" : c.points ? "--points" : "--rectified", "needs --rig");
   Rig rig;
   std::unique_ptr<Rectifier> rectify;
   if (!c.rig.empty()) {
     rig = read_rig(c.rig);
     rectify = std::make_unique<Rectifier>(rig);
   }
-  std::unique_ptr<FrameMatcher> fm = frame_matcher(c.o, c.streams, first_size, info, c.o.note());
+  // sgm on the GPU rectifies on the device: the readers then pass the raw frames on
+  std::unique_ptr<FrameMatcher> fm =
+      frame_matcher(c.o, c.streams, first_size, info, c.o.note(), rectify ? rectify->maps() : nullptr);
+  const bool host_rectify = rectify && !info.rectifies;
   StreamOptions so;
   so.readers = src.video ? 1 : c.readers;  // a video decodes in order
   so.writers = c.writers;
@@ -83,17 +87,29 @@ void run_frames(FramesCmd& c, const FrameSource& src, const char* unit) {
     if (!src.right[k].empty()) inputs.push_back(src.right[k]);
     evk::check_not_an_input(outdir / (src.names[i] + "." + c.format), inputs);
     if (c.color) evk::check_not_an_input(outdir / (src.names[i] + "_color.png"), inputs);
+    if (c.rectified)
+      for (const char* side : {"_rect_left.pgm", "_rect_right.pgm"}) evk::check_not_an_input(outdir / (src.names[i] + side), inputs);
   }
-  std::mutex lefts_mu;  // --points: each frame's rectified left image, from its reader to its writer
-  std::map<int, Image16> lefts;
+  // --points, --rectified: each frame's rectified images (the left, or both), from its reader to its
+  // writer. Where the device rectifies, the reader rectifies them too with remap_cpu, which gives the
+  // device's pixels bit for bit (tests/stereo/rectify_checks.hpp), rather than downloading them.
+  std::mutex rect_mu;
+  std::map<int, Pair16> rectified;
   auto load = [&](int i) {
     Pair16 p;
     if (src.video) src.video->read(src.first + i, p.left, p.right);
     else p = read_pair(src.left[static_cast<std::size_t>(i)].string(), src.right[static_cast<std::size_t>(i)].string());
-    if (rectify) rectify->apply(p.left, p.right);
-    if (c.points) {
-      std::lock_guard<std::mutex> lk(lefts_mu);
-      lefts[i] = p.left;
+    if (host_rectify) rectify->apply(p.left, p.right);
+    if (c.points || c.rectified) {
+      Pair16 r;
+      r.left = p.left;
+      if (c.rectified) r.right = p.right;
+      if (rectify && !host_rectify) {
+        rectify->apply_one(0, r.left);
+        if (c.rectified) rectify->apply_one(1, r.right);
+      }
+      std::lock_guard<std::mutex> lk(rect_mu);
+      rectified[i] = std::move(r);
     }
     Frame f;
     f.left = std::move(p.left);
@@ -112,15 +128,23 @@ void run_frames(FramesCmd& c, const FrameSource& src, const char* unit) {
       written.add(outdir / (name + "_depth.pfm"));
       write_depth_pfm(outdir / (name + "_depth.pfm"), rig, r.left);
     }
-    if (c.points) {
-      Image16 left;
+    if (c.points || c.rectified) {
+      Pair16 rp;
       {
-        std::lock_guard<std::mutex> lk(lefts_mu);
-        left = std::move(lefts.at(i));
-        lefts.erase(i);
+        std::lock_guard<std::mutex> lk(rect_mu);
+        rp = std::move(rectified.at(i));
+        rectified.erase(i);
       }
-      written.add(outdir / (name + ".ply"));
-      write_points_ply(outdir / (name + ".ply"), rig, r.left, left);
+      if (c.points) {
+        written.add(outdir / (name + ".ply"));
+        write_points_ply(outdir / (name + ".ply"), rig, r.left, rp.left);
+      }
+      if (c.rectified) {
+        written.add(outdir / (name + "_rect_left.pgm"));
+        write_gray_pgm(outdir / (name + "_rect_left.pgm"), rp.left);
+        written.add(outdir / (name + "_rect_right.pgm"));
+        write_gray_pgm(outdir / (name + "_rect_right.pgm"), rp.right);
+      }
     }
   };
   const StreamStats st = run_stream(n, load, *fm, store, so);

@@ -73,6 +73,8 @@ void add_frames_options(CLI::App* c, FramesCmd& f) {
   c->add_option("--rig", f.rig, "Rig file from `stereo calibrate`: the frames are raw and are rectified first");
   c->add_flag("--depth", f.depth, "Also write <name>_depth.pfm, metric depth (needs --rig)");
   c->add_flag("--points", f.points, "Also write <name>.ply, the coloured 3-D points (needs --rig)");
+  c->add_flag("--rectified", f.rectified, "Also write <name>_rect_left.pgm and <name>_rect_right.pgm, the rectified "
+                                          "pair at the raw frames' depth (needs --rig)");
   c->add_option("--streams", f.streams, "GPU sgm: frames in flight, each on its own CUDA stream")->capture_default_str();
   c->add_option("--readers", f.readers, "Decoding threads")->capture_default_str();
   c->add_option("--writers", f.writers, "Encoding threads")->capture_default_str();

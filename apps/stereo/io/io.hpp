@@ -46,6 +46,8 @@ void write_color_png(const std::filesystem::path& path, const DisparityQ& d, int
 
 // Low-level writers (also used by tests and tools).
 void write_pgm8(const std::filesystem::path& path, const Image8& im);
+// A grey image as binary PGM at its own depth (maxval kept: read back, the same Image16), atomically.
+void write_gray_pgm(const std::filesystem::path& path, const Image16& im);
 using evk::write_png;  // common/include/evk/png.hpp
 
 }  // namespace evk::stereo

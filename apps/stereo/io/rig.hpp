@@ -51,7 +51,6 @@ class Rectifier {
  private:
   std::shared_ptr<const RectifyMaps> maps_;
 };
-void rectify_pair(const Rig& rig, Image16& left, Image16& right);  // Rectifier(rig).apply
 
 void write_rig(const Rig& rig, const std::string& path);  // atomically; InputError when unwritable
 Rig read_rig(const std::string& path);                    // InputError naming the file and the field

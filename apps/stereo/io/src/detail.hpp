@@ -21,6 +21,8 @@ Gray read_opencv(const std::filesystem::path& p, bool any_depth);
 std::vector<float> read_pfm(const std::filesystem::path& p, int& width, int& height);
 void write_pfm(const std::filesystem::path& p, int width, int height, const std::vector<float>& v);
 void write_pgm16(const std::filesystem::path& p, int width, int height, const std::vector<std::uint16_t>& v);
+// Binary PGM of that maxval (one byte a sample up to 255, else two).
+void write_pgm(const std::filesystem::path& p, int width, int height, int maxval, const std::vector<std::uint16_t>& v);
 std::uint8_t rgb_to_gray(int r, int g, int b);
 
 }  // namespace evk::stereo::detail

@@ -142,6 +142,12 @@ void write_disparity(const fs::path& p, const DisparityQ& d, const WriteOptions&
   out.commit();
 }
 
+void write_gray_pgm(const fs::path& p, const Image16& im) {
+  AtomicOutput out(p);
+  detail::write_pgm(out.temp_path(), im.width, im.height, im.maxval, im.pixels);
+  out.commit();
+}
+
 void write_color_png(const fs::path& p, const DisparityQ& d, int mind, int maxd) {
   // Colours of whole pixels: the map scaled so that min..max spans the colour map.
   DisparityMap m{d.width, d.height, std::vector<int>(d.q.size())};

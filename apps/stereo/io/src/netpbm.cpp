@@ -125,18 +125,26 @@ Gray read_netpbm(const fs::path& p) {
   return g;
 }
 
-void write_pgm16(const fs::path& p, int w, int h, const std::vector<std::uint16_t>& v) {
+void write_pgm(const fs::path& p, int w, int h, int maxval, const std::vector<std::uint16_t>& v) {
   std::ofstream out(p, std::ios::binary);
-  out << "P5\n" << w << " " << h << "\n65535\n";
-  std::vector<unsigned char> raw(v.size() * 2);
+  if (!out) input_error(p.string(), "cannot open for writing");
+  out << "P5\n" << w << " " << h << "\n" << maxval << "\n";
+  const bool wide = maxval > 255;  // Netpbm: two bytes a sample, most significant first, above 255
+  std::vector<unsigned char> raw(v.size() * (wide ? 2 : 1));
   for (std::size_t i = 0; i < v.size(); ++i) {
-    raw[2 * i] = static_cast<unsigned char>(v[i] >> 8);
-    raw[2 * i + 1] = static_cast<unsigned char>(v[i] & 255);
+    if (wide) {
+      raw[2 * i] = static_cast<unsigned char>(v[i] >> 8);
+      raw[2 * i + 1] = static_cast<unsigned char>(v[i] & 255);
+    } else {
+      raw[i] = static_cast<unsigned char>(v[i]);
+    }
   }
   out.write(reinterpret_cast<const char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
   out.close();  // the last buffer is written here: check it too
   if (!out) input_error(p.string(), "write failed (disk full?)");
 }
+
+void write_pgm16(const fs::path& p, int w, int h, const std::vector<std::uint16_t>& v) { write_pgm(p, w, h, 65535, v); }
 
 }  // namespace evk::stereo::detail
 

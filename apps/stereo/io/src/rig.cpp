@@ -22,7 +22,6 @@ Calibration calibrate_rig(const std::vector<std::string>&, const std::vector<std
 Rectifier::Rectifier(const Rig&) { input_error("--rig", "this build has no OpenCV to rectify with"); }
 void Rectifier::apply(Image16&, Image16&) const {}
 void Rectifier::apply_one(int, Image16&) const {}
-void rectify_pair(const Rig&, Image16&, Image16&) { input_error("--rig", "this build has no OpenCV to rectify with"); }
 void write_rig(const Rig&, const std::string& path) { input_error(path, "this build has no OpenCV to write a rig file"); }
 Rig read_rig(const std::string& path) { input_error(path, "this build has no OpenCV to read a rig file"); }
 #else
@@ -167,8 +166,6 @@ void Rectifier::apply(Image16& left, Image16& right) const {
   apply_one(0, left);
   apply_one(1, right);
 }
-
-void rectify_pair(const Rig& rig, Image16& left, Image16& right) { Rectifier(rig).apply(left, right); }
 
 void write_rig(const Rig& rig, const std::string& path) {
   AtomicOutput out(path, ".yml");
