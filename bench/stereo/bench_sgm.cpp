@@ -15,7 +15,8 @@
 // settings --sgm-bands=N, --sgm-copy-threads=N, --sgm-copy-chunk=KiB. The label names what ran
 // ("agg2 K16 wta2").
 // Every GPU configuration's output is checked once against the CPU reference at 640x360
-// (SkipWithError when it differs).
+// (SkipWithError when it differs). BM_sgm_gpu_rectify times the rectification stage (raw frames
+// and a rig-like map at 1920x1080 and 3840x2160) before SGM.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -25,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "core/rectify.hpp"
 #include "core/sgm.hpp"
 #include "core/sgm_gpu.hpp"
 #include "core/stream.hpp"
@@ -340,6 +342,50 @@ void BM_sgm_gpu_stream(benchmark::State& st) {
   st.counters["slots"] = slots;
   st.SetLabel(std::string(kSetting[st.range(2)]) + ", bound: " + s.bound);
 }
+
+// Rectification on the device before SGM (--rig on the GPU backend): a synthetic pair of
+// range(0) x range(1) as the raw frames, a rig-like map (a 0.6 degree rotation, barrel distortion
+// k1 -0.06: synthetic_rectify_maps), device-resident. rectify_ms: both images through the maps
+// (sgm_rectify_u8); sgm_ms: every SGM stage after it; total_ms: the two together. The rectified
+// images are checked once against remap_cpu (SkipWithError when they differ).
+void BM_sgm_gpu_rectify(benchmark::State& st) {
+  if (!gpu_ok(st)) return;
+  const int w = static_cast<int>(st.range(0)), h = static_cast<int>(st.range(1)), D = static_cast<int>(st.range(2));
+  const SgmParams p = make_params(D, 8, 1);
+  const SyntheticPair s = make_synthetic_pair(w, h, D - 1, 5);
+  const RectifyMaps maps = synthetic_rectify_maps(w, h, 0.01, -0.06);
+  auto dev = cuda_sgm_device(0);
+  SgmPipeline pl(*dev, p, w, h, 8, g_tuning);
+  pl.set_rectify(maps);
+  pl.upload(s.left.pixels.data(), s.right.pixels.data());  // raw: rectified on the device
+  for (int k = 0; k < 2; ++k) {
+    std::vector<std::uint8_t> got(s.left.pixels.size()), want(got.size());
+    pl.download_image(k, got.data());
+    dev->synchronize();
+    remap_cpu((k ? s.right : s.left).pixels.data(), w, h, maps.x[k].data(), maps.y[k].data(), want.data());
+    if (got != want) {
+      st.SkipWithError("rectified image differs from remap_cpu");
+      return;
+    }
+  }
+  auto stream = static_cast<cudaStream_t>(cuda_sgm_stream(*dev));
+  evk::TimingStats r, g, t;
+  for (auto _ : st) {
+    r = evk::time_gpu([&](cudaStream_t) { pl.enqueue_rectify(); }, stream);
+    g = evk::time_gpu([&](cudaStream_t) { pl.compute(); }, stream);
+    t = evk::time_gpu([&](cudaStream_t) { pl.enqueue_rectify(), pl.compute(); }, stream);
+    st.SetIterationTime(t.median_ms / 1000.0);
+  }
+  rate_counters(st, w, h, D, t.median_ms / 1000.0);
+  timing_counters(st, t);
+  st.counters["rectify_ms"] = r.median_ms;
+  st.counters["sgm_ms"] = g.median_ms;
+  st.counters["total_ms"] = t.median_ms;
+  // bytes moved by the rectification: the two maps (8 bytes a pixel) and the rectified image per
+  // camera, the raw pixels at least once
+  st.counters["rectify_GBps"] = 2.0 * w * h * (8 + 1 + 1) / (r.median_ms / 1000.0) / 1e9;
+  st.SetLabel(std::string(kSetting[1]) + " " + choice_label(pl) + " " + evk::gpu_environment().devices[0].name);
+}
 #endif
 
 }  // namespace
@@ -359,6 +405,8 @@ BENCHMARK(BM_sgm_gpu_host)
     ->UseManualTime()
     ->Iterations(1);
 BENCHMARK(BM_sgm_gpu_stream)->ArgsProduct({{128}, {8}, {1}, {1, 2, 3, 4}})->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(1);
+// args: width, height, disparities
+BENCHMARK(BM_sgm_gpu_rectify)->Args({1920, 1080, 128})->Args({3840, 2160, 128})->Unit(benchmark::kMicrosecond)->UseManualTime()->Iterations(1);
 #endif
 
 int main(int argc, char** argv) {

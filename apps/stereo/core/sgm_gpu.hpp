@@ -199,6 +199,9 @@ class SgmPipeline {
   // 8-bit pixels: 16-bit pipelines take them through run()). With set_rectify, a raw pair is
   // rectified on the device; raw = false: the pair is already rectified.
   void upload(const void* left, const void* right, bool raw = true);
+  // Enqueues the rectification of the uploaded raw pair (set_rectify; upload() does it): the first
+  // stage, kept apart for timing.
+  void enqueue_rectify();
   // Enqueues every device stage on the uploaded pair: the four below in order.
   void compute();
   void enqueue_cost();       // census codes (or the sad/ssd volume)

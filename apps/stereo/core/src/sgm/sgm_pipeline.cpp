@@ -110,7 +110,13 @@ void SgmPipeline::upload(const void* left, const void* right, bool raw) {
   const bool remap = raw && raw_[0];
   dev_.to_device(remap ? raw_[0] : img_[0], left, n);
   dev_.to_device(remap ? raw_[1] : img_[1], right, n);
-  if (remap) rectify(0), rectify(1);
+  if (remap) enqueue_rectify();
+}
+
+void SgmPipeline::enqueue_rectify() {
+  if (!raw_[0]) throw std::logic_error("SgmPipeline::enqueue_rectify: no maps (set_rectify)");
+  rectify(0);
+  rectify(1);
 }
 
 void SgmPipeline::compute() {
