@@ -11,6 +11,7 @@
 #include "evk/atomic_file.hpp"
 #include "evk/cuda_check.hpp"
 #include "evk/embedded.hpp"
+#include "evk/energy.hpp"
 #include "evk/error.hpp"
 #include "evk/install_dirs.hpp"
 #include "evk/strings.hpp"
@@ -167,6 +168,8 @@ void add_devices_command(CLI::App& app, const std::string& tool, const std::func
     for (const auto& d : env.devices) {
       nlohmann::json dj = device_json(d);
       dj["code"] = code_for_device(d);
+      std::string no_meter;
+      dj["energy_counter"] = {{"available", open_energy_meter(d.index, no_meter) != nullptr}, {"reason", no_meter}};
       for (const auto& k : reg.kernels()) {
         Selection s = reg.select(k, DeviceKey{d.cc(), d.name}, *kernel);
         dj["kernels"][k] = {{"variant", s.variant.id}, {"source", to_string(s.variant.source)}, {"rule", s.rule}};
@@ -209,6 +212,9 @@ void add_devices_command(CLI::App& app, const std::string& tool, const std::func
                   d.cc_major, d.cc_minor, d.sm_count, static_cast<double>(d.total_mem) / (1ull << 30),
                   static_cast<double>(d.l2_bytes) / (1 << 20));
       std::printf("  code: %s\n", code_for_device(d).c_str());
+      std::string no_meter;
+      const bool meter = open_energy_meter(d.index, no_meter) != nullptr;
+      std::printf("  energy counter: %s\n", meter ? "available (NVML)" : ("none: " + no_meter).c_str());
       for (const auto& k : reg.kernels()) {
         Selection s = reg.select(k, DeviceKey{d.cc(), d.name}, *kernel);
         std::printf("  kernel %-16s %s [%s] (%s)\n", k.c_str(), s.variant.id.c_str(), to_string(s.variant.source),
