@@ -214,6 +214,10 @@ RunResult Worker::run(const std::vector<char>& cubin, const std::string& entry, 
            {"warmup", t.warmup},    {"repeats", t.repeats},     {"flush_l2", t.flush_l2},
            {"min_repeats", t.min_repeats}, {"stop_spread", t.stop_spread}, {"give_up_ms", t.give_up_ms},
            {"budget_ms", t.budget_ms}, {"race_checks", t.race_checks}};
+  if (t.energy) {
+    req["energy"] = true;
+    req["energy_window_ms"] = t.energy_window_ms;
+  }
   reap(false);
   try {
     if (cur_.pid <= 0) start();
@@ -237,6 +241,11 @@ RunResult Worker::run(const std::vector<char>& cubin, const std::string& entry, 
     res.check.max_error = r.value("max_error", 0.0);
     res.check.bad_fraction = r.value("bad_fraction", 0.0);
     res.check.summary = r.value("summary", "");
+    res.joules = r.value("joules", 0.0);
+    res.watts = r.value("watts", 0.0);
+    res.energy_launches = r.value("energy_launches", 0LL);
+    res.energy_s = r.value("energy_s", 0.0);
+    res.energy_note = r.value("energy_note", "");
     if (r.value("fatal", false)) end(cur_);  // the context is gone; the standby takes over
   } catch (const Timeout&) {
     end(cur_, true);

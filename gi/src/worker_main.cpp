@@ -17,6 +17,7 @@
 
 #include "evk/cuda_check.hpp"
 #include "evk/cuda_library.hpp"
+#include "evk/energy.hpp"
 #include "evk/gi/evaluate.hpp"
 #include "evk/gpu_timer.hpp"
 #include "evk/stats.hpp"
@@ -83,6 +84,10 @@ struct WorkerState {
   cudaStream_t stream = nullptr;
   std::unique_ptr<L2Flusher> flusher;
   cudaEvent_t ev_a = nullptr, ev_b = nullptr;
+  // the GPU's energy counter, opened at the first request that measures energy
+  bool meter_tried = false;
+  std::unique_ptr<EnergyMeter> meter;
+  std::string meter_why;
 };
 
 // One loaded candidate on the current case: its kernel, launch config and the prelude's deadline.
@@ -265,6 +270,41 @@ void worker_recheck(WorkerState& w, Candidate& cand, const json& req, Check& c) 
   }
 }
 
+// The energy burst (TimingSpec::energy): back-to-back launches, each from a poisoned output (no L2
+// flush: its traffic would count as the kernel's energy), in steps of ~2 ms so that a change of the
+// counter is seen at most one step late; joules per launch and watts go into `out`, or a note why not.
+void worker_energy(WorkerState& w, Candidate& cand, const json& req, double median_ms, json& out) {
+  if (!w.meter_tried) {
+    w.meter_tried = true;
+    w.meter = open_energy_meter(w.device, w.meter_why);
+  }
+  if (!w.meter) {
+    out["energy_note"] = w.meter_why;
+    return;
+  }
+  const int per_step = std::clamp(static_cast<int>(2.0 / std::max(median_ms, 1e-3)), 1, 256);
+  BurstOptions bo;
+  bo.window_s = std::max(1.0, req.value("energy_window_ms", 200.0)) / 1000.0;
+  const auto step = [&]() -> long long {
+    for (int i = 0; i < per_step; ++i) {
+      w.eval->poison(w.stream);
+      cand.run_once();
+    }
+    EVK_CUDA_LAST();
+    EVK_CUDA(cudaStreamSynchronize(w.stream));
+    return per_step;
+  };
+  const BurstEnergy e = measure_burst(*w.meter, step, bo);
+  if (!e.ok) {
+    out["energy_note"] = e.why;
+    return;
+  }
+  out["joules"] = e.joules_per_launch;
+  out["watts"] = e.watts;
+  out["energy_launches"] = e.launches;
+  out["energy_s"] = e.seconds;
+}
+
 // Reads the prelude's per-SM clock ticks (start, end, warps per SM) of the last timed run.
 Ticks worker_ticks(void* ticks_ptr, std::size_t ticks_bytes) {
   Ticks r;
@@ -306,10 +346,17 @@ json worker_measure(WorkerState& w, const json& req, const std::string& cubin, R
   worker_recheck(w, cand, req, c);
   const Ticks tk = worker_ticks(ticks_ptr, ticks_bytes);
   TimingStats ts = summarize(ms);
-  return {{"status", "ok"}, {"median_ms", ts.median_ms}, {"stdev_ms", ts.stdev_ms}, {"min_ms", ts.min_ms},
-          {"max_ms", ts.max_ms}, {"repeats", ts.repeats}, {"penalty", c.penalty}, {"max_error", c.max_error},
-          {"bad_fraction", c.bad_fraction}, {"summary", c.summary}, {"ticks", tk.ticks}, {"sms", tk.sms},
-          {"warps", tk.warps}};
+  json out{{"status", "ok"}, {"median_ms", ts.median_ms}, {"stdev_ms", ts.stdev_ms}, {"min_ms", ts.min_ms},
+           {"max_ms", ts.max_ms}, {"repeats", ts.repeats}, {"penalty", c.penalty}, {"max_error", c.max_error},
+           {"bad_fraction", c.bad_fraction}, {"summary", c.summary}, {"ticks", tk.ticks}, {"sms", tk.sms},
+           {"warps", tk.warps}};
+  if (req.value("energy", false)) {  // after the timed runs and every check, which it does not change
+    const double give_up_ms = req.value("give_up_ms", 0.0);
+    if (c.penalty > 0) out["energy_note"] = "not measured: wrong answer";
+    else if (give_up_ms > 0 && ts.min_ms > give_up_ms) out["energy_note"] = "not measured: too slow to be a parent";
+    else worker_energy(w, cand, req, ts.median_ms, out);
+  }
+  return out;
 }
 
 // The "run" op: measures one candidate; a CUDA error answers launch_error, or crash when it is sticky.

@@ -32,6 +32,15 @@ struct TimingSpec {
   // (one pixel in a million, one launch in dozens) shows on more launches than the first and the
   // last. gi validate sets it; the search keeps the two checks.
   int race_checks = 0;
+  // Energy (`gi run --objective energy|edp`, `gi validate` where the GPU has an energy counter):
+  // after the timed runs and the checks, the candidate runs in a burst of back-to-back launches
+  // (each from a poisoned output, no L2 flush, in steps of ~2 ms) from one change of the GPU's
+  // energy counter until at least energy_window_ms and 2 more changes have passed (evk/energy.hpp);
+  // RunResult::joules is per launch. Not for a wrong candidate or one that gave up.
+  bool energy = false;
+  double energy_window_ms = 200;
+  // The most a burst may take (s), for watchdogs: it gives up with a note after this long.
+  double energy_limit_s() const { return energy ? 2.0 + 10.0 * energy_window_ms / 1000.0 : 0.0; }
 };
 
 struct Compiled {
@@ -52,6 +61,12 @@ struct RunResult {
   int sms = 0;       // SMs that ran the kernel in that run
   Check check;
   std::string message;
+  // Energy (TimingSpec::energy): joules per launch and the average power of the burst; 0 when not
+  // measured, and then energy_note says why (no counter, a wrong candidate, the counter stuck).
+  double joules = 0, watts = 0;
+  long long energy_launches = 0;
+  double energy_s = 0;  // between the burst's first and last counter change
+  std::string energy_note;
   bool ok() const { return status == Status::ok; }
 };
 const char* status_name(RunResult::Status s);
