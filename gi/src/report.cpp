@@ -17,9 +17,12 @@ std::string fitness_svg(const std::vector<GenerationStats>& h) {
   const double W = 640, H = 360, L = 60, R = 20, T = 30, B = 45;
   std::vector<double> best, med;
   double ymax = 1.1, ymin = 0.9;
+  // time: speed-ups; energy, edp: the best's gain in the objective (the median is of times only)
+  const std::string objective = h.empty() ? "time" : h.front().objective;
+  const bool time = objective == "time";
   for (const auto& s : h) {
-    double b = s.best_ms > 0 ? s.ref_ms / s.best_ms : 0;
-    double m = s.median_ms > 0 ? s.ref_ms / s.median_ms : 0;
+    double b = time ? (s.best_ms > 0 ? s.ref_ms / s.best_ms : 0) : s.best_gain;
+    double m = time && s.median_ms > 0 ? s.ref_ms / s.median_ms : 0;
     best.push_back(b);
     med.push_back(m);
     if (b > 0) ymax = std::max(ymax, b), ymin = std::min(ymin, b);
@@ -35,7 +38,8 @@ std::string fitness_svg(const std::vector<GenerationStats>& h) {
   o.precision(1);
   o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-    << "<text x=\"" << W / 2 << "\" y=\"18\" text-anchor=\"middle\">speed-up over the original per generation (same case)</text>\n";
+    << "<text x=\"" << W / 2 << "\" y=\"18\" text-anchor=\"middle\">"
+    << (time ? "speed-up" : objective + " gain (original / best)") << " over the original per generation (same case)</text>\n";
   for (int k = 0; k <= 4; ++k) {
     double v = ymin + (ymax - ymin) * k / 4;
     o << "<line x1=\"" << L << "\" x2=\"" << W - R << "\" y1=\"" << Y(v) << "\" y2=\"" << Y(v) << "\" stroke=\"#ddd\"/>\n"
@@ -56,7 +60,7 @@ std::string fitness_svg(const std::vector<GenerationStats>& h) {
     o << "<text x=\"" << L + 10 << "\" y=\"" << T + 14 * row << "\" fill=\"" << colour << "\">" << label << "</text>\n";
   };
   line(best, "#c0392b", "best correct candidate", 1);
-  line(med, "#2e86c1", "median correct candidate", 2);
+  if (time) line(med, "#2e86c1", "median correct candidate", 2);
   o << "</svg>\n";
   return o.str();
 }
@@ -85,6 +89,14 @@ void write_report(const std::string& dir) {
   o << "- device: " << shown("device") << " (sm_" << shown("cc") << ")\n"
     << "- population " << shown("population") << ", generations " << shown("generations") << ", seed "
     << shown("seed") << ", tolerance " << shown("tolerance") << "\n";
+  // the objective (config.json; runs from before objectives: time)
+  const std::string objective = cfg.contains("objective") ? shown("objective") : "time";
+  const bool time = objective == "time";
+  if (time)
+    o << "- objective: time (median kernel ms)\n";
+  else
+    o << "- objective: " << objective << (objective == "edp" ? " (joules x ms" : " (joules")
+      << " per launch; joules from the GPU's energy counter over a burst of launches; parents within the time tolerance)\n";
   if (cfg.contains("classes") && cfg["classes"].is_array() && !cfg["classes"].empty()) {
     o << "- size classes (cycled by generation):";
     for (const auto& c : cfg["classes"]) o << " " << (c.is_string() ? c.get<std::string>() : c.dump());
@@ -105,8 +117,13 @@ void write_report(const std::string& dir) {
   }
   if (!h.empty()) {
     o.precision(3);
-    o << "## Summary\n\n"
-      << "- best speed-up over the original (same training case): " << h.back().best_so_far_speedup << "\n"
+    o << "## Summary\n\n";
+    if (!time)
+      o << "- best " << objective << " gain over the original (same training case): " << h.back().best_so_far_gain
+        << " (its speed-up " << h.back().best_so_far_speedup << ")\n";
+    else
+      o << "- best speed-up over the original (same training case): " << h.back().best_so_far_speedup << "\n";
+    o
       << "- best genome: `" << h.back().best_so_far_genome << "`\n"
       << "- candidates evaluated: " << evaluated << ", compiled " << compiled << " ("
       << (evaluated ? 100.0 * compiled / evaluated : 0) << "%), correct " << correct << "\n";
@@ -115,14 +132,22 @@ void write_report(const std::string& dir) {
       << (wall > 0 ? evaluated / wall : 0) << " candidates/s\n\n";
   }
   o << "![fitness per generation](fitness.svg)\n\n## Generations\n\n"
-    << "| gen | class | ref ms | best ms | speed-up | median ms | compiled | correct | faster | parents | tabu g/p/c | crash/hang | compile s | run s |\n"
-    << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    << "| gen | class | ref ms | best ms | speed-up | "
+    << (time ? "" : "ref J | best J | " + objective + " gain | ")
+    << "median ms | compiled | correct | faster | parents | tabu g/p/c | crash/hang | compile s | run s |\n"
+    << "|---|---|---|---|---|" << (time ? "" : "---|---|---|") << "---|---|---|---|---|---|---|---|---|\n";
   for (const auto& s : h) {
     o.precision(4);
     o << "| " << s.generation << " | " << (s.size_class.empty() ? "-" : s.size_class) << " | " << s.ref_ms << " | "
       << s.best_ms << " | ";
     o.precision(3);
     o << s.best_speedup << " | ";
+    if (!time) {  // joules per launch of the reference and the best, and the best's gain in the objective
+      o.precision(5);
+      o << s.ref_j << " | " << s.best_j << " | ";
+      o.precision(3);
+      o << s.best_gain << " | ";
+    }
     o.precision(4);
     o << s.median_ms << " | " << s.compiled << "/" << s.evaluated << " | " << s.correct << " | " << s.faster << " | "
       << s.parents << " | " << s.tabu_genotype << "/" << s.tabu_phenotype << "/" << s.tabu_code << " | " << s.crashes

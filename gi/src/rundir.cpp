@@ -98,7 +98,8 @@ json stats_json(const GenerationStats& s) {
           {"compile_wait_s", s.compile_wait_s}, {"breed_s", s.breed_s}, {"reference_s", s.reference_s}, {"ref_ticks", s.ref_ticks},
           {"best_ticks", s.best_ticks}, {"ref_sms", s.ref_sms},
           {"best_genome", s.best_genome}, {"best_so_far_speedup", s.best_so_far_speedup},
-          {"best_so_far_genome", s.best_so_far_genome}};
+          {"best_so_far_genome", s.best_so_far_genome}, {"objective", s.objective}, {"lane_ref_j", s.lane_ref_j},
+          {"ref_j", s.ref_j}, {"best_j", s.best_j}, {"best_gain", s.best_gain}, {"best_so_far_gain", s.best_so_far_gain}};
 }
 GenerationStats stats_of(const json& j) {
   GenerationStats s;
@@ -135,6 +136,13 @@ GenerationStats stats_of(const json& j) {
   s.best_genome = j.value("best_genome", "");
   s.best_so_far_speedup = j.value("best_so_far_speedup", 0.0);
   s.best_so_far_genome = j.value("best_so_far_genome", "");
+  // objectives and energy (absent in logs from before them: a time run)
+  s.objective = j.value("objective", "time");
+  s.lane_ref_j = j.value("lane_ref_j", std::vector<double>{});
+  s.ref_j = j.value("ref_j", 0.0);
+  s.best_j = j.value("best_j", 0.0);
+  s.best_gain = j.value("best_gain", s.best_speedup);
+  s.best_so_far_gain = j.value("best_so_far_gain", s.best_so_far_speedup);
   return s;
 }
 json hashes(const std::set<std::uint64_t>& s) {
@@ -164,10 +172,12 @@ void save_checkpoint(const std::string& dir, const SearchState& s) {
   for (const auto& ind : s.population)
     j["population"].push_back({{"genome", ind.text}, {"status", ind.status}, {"fitness", num(ind.fitness)},
                                {"time_ms", ind.time_ms}, {"raw_ms", ind.raw_ms}, {"lane", ind.lane},
-                               {"ticks", ind.ticks}, {"sms", ind.sms},
+                               {"ticks", ind.ticks}, {"sms", ind.sms}, {"joules", ind.joules},
+                               {"raw_j", ind.raw_j}, {"watts", ind.watts},
                                {"penalty", ind.penalty}, {"summary", ind.summary}});
   j["tabu"] = {{"genotype", hashes(s.tabu_genotype)}, {"phenotype", hashes(s.tabu_phenotype)}, {"code", hashes(s.tabu_code)}};
-  j["best"] = {{"genome", s.best_genome}, {"speedup", s.best_speedup}, {"ms", s.best_ms}, {"ref_ms", s.best_ref_ms}};
+  j["best"] = {{"genome", s.best_genome}, {"speedup", s.best_speedup}, {"ms", s.best_ms}, {"ref_ms", s.best_ref_ms},
+               {"gain", s.best_gain}, {"j", s.best_j}, {"ref_j", s.best_ref_j}};
   j["history"] = json::array();
   for (const auto& h : s.history) j["history"].push_back(stats_json(h));
   write_text_atomic((fs::path(dir) / "checkpoint.json").string(), j.dump(1) + "\n");
@@ -221,6 +231,9 @@ SearchState checkpoint_of(json& j, const Grammar& g, const std::string& path) {
     ind.lane = json_int<int>(p, "lane", 0);
     ind.ticks = p.value("ticks", 0.0);
     ind.sms = json_int<int>(p, "sms", 0);
+    ind.joules = p.value("joules", 0.0);
+    ind.raw_j = p.value("raw_j", ind.joules);
+    ind.watts = p.value("watts", 0.0);
     ind.penalty = p.value("penalty", 0.0);
     ind.summary = p.value("summary", "");
     s.population.push_back(ind);
@@ -234,6 +247,9 @@ SearchState checkpoint_of(json& j, const Grammar& g, const std::string& path) {
   s.best_speedup = j["best"].value("speedup", 0.0);
   s.best_ms = j["best"].value("ms", 0.0);
   s.best_ref_ms = j["best"].value("ref_ms", 0.0);
+  s.best_gain = j["best"].value("gain", s.best_speedup);  // a checkpoint from before objectives: time
+  s.best_j = j["best"].value("j", 0.0);
+  s.best_ref_j = j["best"].value("ref_j", 0.0);
   for (const auto& h : j["history"]) s.history.push_back(stats_of(h));
   {  // checked last, so that the parts above are read (and fuzzed) even with a bad RNG state
     Rng r;
@@ -251,7 +267,7 @@ void write_generation_logs(const std::string& dir, const std::vector<GenerationS
   std::string jl, csv =
       "generation,case_seed,ref_ms,best_ms,best_speedup,median_ms,evaluated,compiled,correct,faster,parents,"
       "tabu_genotype,tabu_phenotype,tabu_code,crashes,hangs,restarts,compile_s,run_s,wall_s,breed_s,reference_s,"
-      "ref_ticks,best_ticks,size_class\n";
+      "ref_ticks,best_ticks,size_class,objective,ref_j,best_j,best_gain\n";
   for (const auto& s : h) {
     jl += stats_json(s).dump() + "\n";
     std::ostringstream o;
@@ -259,7 +275,8 @@ void write_generation_logs(const std::string& dir, const std::vector<GenerationS
       << s.median_ms << "," << s.evaluated << "," << s.compiled << "," << s.correct << "," << s.faster << ","
       << s.parents << "," << s.tabu_genotype << "," << s.tabu_phenotype << "," << s.tabu_code << "," << s.crashes
       << "," << s.hangs << "," << s.restarts << "," << s.compile_s << "," << s.run_s << "," << s.wall_s << ","
-      << s.breed_s << "," << s.reference_s << "," << s.ref_ticks << "," << s.best_ticks << "," << s.size_class << "\n";
+      << s.breed_s << "," << s.reference_s << "," << s.ref_ticks << "," << s.best_ticks << "," << s.size_class << ","
+      << s.objective << "," << s.ref_j << "," << s.best_j << "," << s.best_gain << "\n";
     csv += o.str();
   }
   write_text_atomic((fs::path(dir) / "generations.jsonl").string(), jl);
@@ -378,6 +395,20 @@ RunConfig read_run_config(const std::string& dir, const Problem& p, int repeats)
       }
       c.classes.push_back(k.get<std::string>());
     }
+  }
+  if (cfg.contains("objective")) {
+    if (!cfg["objective"].is_string()) bad("objective is not a string");
+    try {
+      c.objective = parse_objective(cfg["objective"].get<std::string>(), "objective");
+    } catch (const InputError&) {
+      bad("objective '" + cfg["objective"].get<std::string>() + "' is not time, energy or edp");
+    }
+  }
+  if (cfg.contains("energy_window_ms")) {
+    if (!cfg["energy_window_ms"].is_number()) bad("energy_window_ms is not a number");
+    c.energy_window_ms = cfg["energy_window_ms"].get<double>();
+    if (!(c.energy_window_ms >= 1 && c.energy_window_ms <= 60000))
+      bad("energy_window_ms " + cfg["energy_window_ms"].dump() + " outside 1..60000");
   }
   return c;
 }

@@ -73,6 +73,7 @@ std::uint64_t config_hash(const Config& c) {
 
 void Search::start() {
   namespace fs = std::filesystem;
+  if (needs_energy(o_.objective)) o_.timing.energy = true;
   if (!o_.run_dir.empty()) fs::create_directories(o_.run_dir);
   if (o_.resume) {
     s_ = load_checkpoint(o_.run_dir, g_);
@@ -138,6 +139,7 @@ GenerationStats Search::generation(int gen) {
   st.restarts = ev_.restarts() - restarts0;
   st.wall_s = since(t0);
   st.best_so_far_speedup = s_.best_speedup;
+  st.best_so_far_gain = s_.best_gain;
   st.best_so_far_genome = s_.best_genome;
   s_.population = std::move(pop);
   s_.next_generation = gen + 1;
@@ -170,6 +172,18 @@ void Search::time_reference(GenerationStats& st) {
     st.lane_ref_ms.push_back(r.median_ms);
   }
   st.ref_ms = rr[0].median_ms;
+  st.objective = objective_name(o_.objective);
+  if (rt.energy) {  // the reference's joules on every lane: the scale of the candidates' (and needed)
+    for (int l = 0; l < lanes; ++l) {
+      const RunResult& r = rr[static_cast<std::size_t>(l)];
+      if (!(r.joules > 0))
+        throw std::runtime_error("the original kernel's energy could not be measured on training case " +
+                                 std::to_string(st.case_seed) +
+                                 (lanes > 1 ? " on lane " + std::to_string(l) : std::string()) + ": " + r.energy_note);
+      st.lane_ref_j.push_back(r.joules);
+    }
+    st.ref_j = rr[0].joules;
+  }
   st.ref_ticks = rr[0].ticks;
   st.ref_sms = rr[0].sms;
   st.reference_s = since(tref);
@@ -178,6 +192,7 @@ void Search::time_reference(GenerationStats& st) {
 void Search::score(GenerationStats& st, const std::vector<Individual>& pop) {
   std::vector<double> times;
   st.evaluated = static_cast<int>(pop.size());
+  double best_fitness = 0;  // the best is the correct candidate of the lowest fitness (time: time_ms)
   for (const auto& ind : pop) {
     if (ind.status != "compile_error" && ind.status != "illegal_config") ++st.compiled;
     if (ind.status == "crash") ++st.crashes;
@@ -186,8 +201,11 @@ void Search::score(GenerationStats& st, const std::vector<Individual>& pop) {
     ++st.correct;
     times.push_back(ind.time_ms);
     if (ind.time_ms < st.ref_ms) ++st.faster;
-    if (st.best_ms == 0 || ind.time_ms < st.best_ms) {
+    if (!std::isfinite(ind.fitness)) continue;  // energy not measured (a candidate too slow to be a parent)
+    if (st.best_ms == 0 || ind.fitness < best_fitness) {
+      best_fitness = ind.fitness;
       st.best_ms = ind.time_ms;
+      st.best_j = ind.joules;
       st.best_ticks = ind.ticks;
       st.best_genome = ind.text;
     }
@@ -195,12 +213,19 @@ void Search::score(GenerationStats& st, const std::vector<Individual>& pop) {
   if (times.empty()) return;
   std::sort(times.begin(), times.end());
   st.median_ms = times[times.size() / 2];
+  if (st.best_ms == 0) return;
   st.best_speedup = st.ref_ms / st.best_ms;
-  if (st.best_speedup > s_.best_speedup) {
+  st.best_gain = o_.objective == Objective::time
+                     ? st.best_speedup
+                     : objective_value(o_.objective, st.ref_ms, st.ref_j) / best_fitness;
+  if (st.best_gain > s_.best_gain) {
+    s_.best_gain = st.best_gain;
     s_.best_speedup = st.best_speedup;
     s_.best_genome = st.best_genome;
     s_.best_ms = st.best_ms;
     s_.best_ref_ms = st.ref_ms;
+    s_.best_j = st.best_j;
+    s_.best_ref_j = st.ref_j;
   }
 }
 

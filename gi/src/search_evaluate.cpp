@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <deque>
 #include <future>
+#include <limits>
 #include <mutex>
 #include <numeric>
 #include <thread>
@@ -99,8 +100,8 @@ struct Search::Batch {
   std::vector<Individual> pop;
   std::vector<Variant> vars;
   std::vector<Compiled> comp;
-  // per lane: the reference's time, the watchdog limit (s), the timing of candidates
-  std::vector<double> lane_ref, limit;
+  // per lane: the reference's time and joules, the watchdog limit (s), the timing of candidates
+  std::vector<double> lane_ref, lane_ref_j, limit;
   std::vector<TimingSpec> lane_ts;
   LaneRunners* runners = nullptr;
 };
@@ -117,10 +118,13 @@ std::vector<Individual> Search::evaluate(std::vector<Genome>& kids, GenerationSt
   b.lane_ref.assign(static_cast<std::size_t>(lanes), st.ref_ms);
   b.limit.resize(b.lane_ref.size());
   b.lane_ts.assign(b.lane_ref.size(), o_.timing);
+  b.lane_ref_j.assign(b.lane_ref.size(), st.ref_j);
   for (std::size_t l = 0; l < b.lane_ref.size(); ++l) {
     if (l < st.lane_ref_ms.size() && st.lane_ref_ms[l] > 0) b.lane_ref[l] = st.lane_ref_ms[l];
+    if (l < st.lane_ref_j.size() && st.lane_ref_j[l] > 0) b.lane_ref_j[l] = st.lane_ref_j[l];
     const double ref = b.lane_ref[l];
     b.limit[l] = o_.watchdog_min_s + o_.watchdog_factor * (1 + o_.timing.warmup + o_.timing.repeats) * ref / 1000.0;
+    if (o_.timing.energy) b.limit[l] += 1.5 * o_.timing.energy_limit_s();  // the energy burst gives up by then
     TimingSpec& ts = b.lane_ts[l];
     ts.min_repeats = std::max(1, std::min(o_.min_repeats, ts.repeats));
     ts.stop_spread = o_.stop_spread;
@@ -163,8 +167,26 @@ void Search::run_candidate(Batch& b, std::size_t i, int lane, double ref_ms) {
   ind.ticks = r.ticks;
   ind.sms = r.sms;
   ind.penalty = r.check.penalty;
-  ind.fitness = ind.time_ms + r.check.penalty;
   ind.summary = r.check.summary;
+  if (o_.objective == Objective::time) {
+    ind.fitness = ind.time_ms + r.check.penalty;
+    return;
+  }
+  // energy and edp: joules on lane 0's scale too (through the reference's joules on each lane)
+  ind.raw_j = r.joules;
+  ind.joules = lane_scale(r.joules, lane == 0 || !(b.lane_ref_j[l] > 0) ? 1.0 : b.lane_ref_j[0] / b.lane_ref_j[l]);
+  ind.watts = r.watts;
+  if (r.check.penalty > 0) {
+    ind.fitness = objective_value(o_.objective, ind.time_ms, ind.joules) + r.check.penalty;
+  } else if (ind.joules > 0) {
+    ind.fitness = objective_value(o_.objective, ind.time_ms, ind.joules);
+  } else if (b.lane_ts[l].give_up_ms > 0 && r.min_ms > b.lane_ts[l].give_up_ms) {
+    ind.fitness = std::numeric_limits<double>::infinity();  // correct, too slow to be a parent: not measured
+  } else {  // a candidate that may be a parent has no energy: it cannot be ranked
+    ind.status = "no_energy";
+    ind.fitness = std::numeric_limits<double>::infinity();
+    ind.summary = r.energy_note;
+  }
 }
 
 // Tier 1 (preprocessed source + options + config): a child whose phenotype was seen is replaced by

@@ -44,12 +44,17 @@ void Search::drop_logs_from(int gen) {
 void Search::write_failures(const GenerationStats& st) {
   {  // every candidate: CUDA-event time next to its per-SM clock ticks
     std::ofstream c(std::filesystem::path(o_.run_dir) / "candidates.jsonl", std::ios::app);
-    for (const auto& ind : s_.population)
-      c << nlohmann::json{{"generation", st.generation}, {"genome", ind.text}, {"status", ind.status},
-                          {"time_ms", ind.time_ms}, {"raw_ms", ind.raw_ms}, {"lane", ind.lane}, {"ticks", ind.ticks},
-                          {"sms", ind.sms}, {"penalty", ind.penalty}, {"size_class", st.size_class}}
-               .dump()
-        << "\n";
+    for (const auto& ind : s_.population) {
+      nlohmann::json j{{"generation", st.generation}, {"genome", ind.text}, {"status", ind.status},
+                       {"time_ms", ind.time_ms}, {"raw_ms", ind.raw_ms}, {"lane", ind.lane}, {"ticks", ind.ticks},
+                       {"sms", ind.sms}, {"penalty", ind.penalty}, {"size_class", st.size_class}};
+      if (o_.objective != Objective::time) {  // joules per launch (lane 0's scale and as measured), watts
+        j["joules"] = ind.joules;
+        j["raw_j"] = ind.raw_j;
+        j["watts"] = ind.watts;
+      }
+      c << j.dump() << "\n";
+    }
   }
   std::ofstream f(std::filesystem::path(o_.run_dir) / "failures.log", std::ios::app);
   for (const auto& ind : s_.population)

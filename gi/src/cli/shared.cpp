@@ -9,6 +9,7 @@
 #include "evk/atomic_file.hpp"
 #include "evk/cli.hpp"
 #include "evk/cuda_library.hpp"
+#include "evk/energy.hpp"
 #include "evk/error.hpp"
 #include "evk/gi/evolve.hpp"
 #include "evk/gi/search.hpp"
@@ -109,6 +110,18 @@ Evaluators make_evaluators(const Context& ctx, const Problem& p, const std::stri
     r.ev->device();  // refuses mixed kinds of GPU before any work
   }
   return r;
+}
+
+void require_energy_counter(Objective o, const std::string& devices_spec, int device) {
+  if (!needs_energy(o)) return;
+  std::vector<int> ds = devices_spec.empty() ? std::vector<int>{device} : parse_devices(devices_spec);
+  if (ds.empty()) ds = {0};
+  for (int d : ds) {
+    std::string why;
+    if (!open_energy_meter(d, why))
+      input_error("--objective", std::string(objective_name(o)) + " needs the GPU's energy counter, and device " +
+                                     std::to_string(d) + " has none: " + why);
+  }
 }
 
 std::vector<std::string> classes_of(const Problem& p, const std::string& cls) {

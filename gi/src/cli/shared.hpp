@@ -12,6 +12,7 @@
 
 #include "evk/gi/cli.hpp"
 #include "evk/gi/evaluate.hpp"
+#include "evk/gi/objective.hpp"
 #include "evk/gi/post.hpp"
 
 namespace evk::gi::cli {
@@ -71,6 +72,11 @@ struct Evaluators {
 };
 Evaluators make_evaluators(const Context& ctx, const Problem& p, const std::string& devices_spec, int device,
                            const std::string& log, const GpuEvaluatorOptions& eo, int keep_cases = 1);
+
+// energy and edp read the energy counter of every GPU of `devices` (the indices of --device or
+// --devices; "all" on a host without GPUs: device 0): one InputError naming --objective when one has
+// none, before any worker starts or anything is written. time: nothing to check.
+void require_energy_counter(Objective o, const std::string& devices_spec, int device);
 
 // --class NAME (checked) or every size class.
 std::vector<std::string> classes_of(const Problem& p, const std::string& cls);

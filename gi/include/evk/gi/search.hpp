@@ -13,6 +13,7 @@
 #include "evk/gi/evaluate.hpp"
 #include "evk/gi/genome.hpp"
 #include "evk/gi/grammar.hpp"
+#include "evk/gi/objective.hpp"
 
 namespace evk::gi {
 
@@ -44,6 +45,9 @@ struct SearchOptions {
   // Wall-time budget of this call in seconds (0: none): no generation starts that the mean
   // generation time so far says would end after it (generation 0 always runs).
   double budget_s = 0;
+  // What fitness minimises (objective.hpp): energy and edp also measure joules per launch
+  // (timing.energy is set for them); parents must still be within the tolerance in time.
+  Objective objective = Objective::time;
 };
 
 struct Individual {
@@ -56,6 +60,9 @@ struct Individual {
   int lane = 0;                     // the device (lane) that ran it
   double ticks = 0;  // per-SM clock ticks (RunResult::ticks) of its last timed run
   int sms = 0;
+  double joules = 0;  // per launch, on lane 0's scale (0: not measured)
+  double raw_j = 0;   // as measured on its lane
+  double watts = 0;
   std::string summary;
   bool correct() const { return status == "ok" && penalty == 0; }
 };
@@ -78,6 +85,13 @@ struct GenerationStats {
   std::string best_genome;
   double best_so_far_speedup = 0;
   std::string best_so_far_genome;
+  // The objective (SearchOptions::objective) and energy: the best is the candidate of the lowest
+  // fitness, best_speedup its speed-up; best_gain = the reference's objective value / the best's
+  // (= best_speedup for time). Joules per launch (0: not measured).
+  std::string objective = "time";
+  std::vector<double> lane_ref_j;
+  double ref_j = 0, best_j = 0;
+  double best_gain = 0, best_so_far_gain = 0;
 };
 
 struct SearchState {
@@ -87,6 +101,7 @@ struct SearchState {
   std::set<std::uint64_t> tabu_genotype, tabu_phenotype, tabu_code;
   std::string best_genome;
   double best_speedup = 0, best_ms = 0, best_ref_ms = 0;
+  double best_gain = 0, best_j = 0, best_ref_j = 0;  // GenerationStats::best_gain of the best so far
   std::vector<GenerationStats> history;
   DeviceSummary device;
 };
@@ -119,9 +134,12 @@ struct RunConfig {
   std::uint64_t seed = 1;
   double tolerance = 0.10;
   std::vector<std::string> classes;
+  Objective objective = Objective::time;  // absent in runs from before objectives: time
+  double energy_window_ms = 200;          // TimingSpec::energy_window_ms of an energy or edp run
 };
 // config.json of a run of problem `p`: a JSON object naming `p`, population 2..100000, generations
-// 1..100000, a seed, tolerance 0..10, repeats 1..1000 (default `repeats`), size classes of `p`.
+// 1..100000, a seed, tolerance 0..10, repeats 1..1000 (default `repeats`), size classes of `p`, an
+// objective (time, energy or edp; default time), energy_window_ms 1..60000 (default 200).
 RunConfig read_run_config(const std::string& dir, const Problem& p, int repeats);
 SearchState load_run(const std::string& dir, const Grammar& g);
 void write_text_atomic(const std::string& path, const std::string& text);
