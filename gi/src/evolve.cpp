@@ -78,7 +78,9 @@ void evolve_write_config(const Problem& p, Evaluator& ev, const SearchOptions& s
                                    {"generations", gens}, {"seed", seed}, {"tolerance", so.tolerance},
                                    {"repeats", so.timing.repeats}, {"device", d.name}, {"cc", d.cc},
                                    {"lanes", ev.lanes()}, {"classes", classes}, {"budget_s", so.budget_s},
-                                   {"nvrtc", nvrtc_version()}, {"started", utc_now()}}
+                                   {"nvrtc", nvrtc_version()}, {"started", utc_now()},
+                                   {"objective", objective_name(so.objective)},
+                                   {"energy_window_ms", so.timing.energy_window_ms}}
                             .dump(2) +
                         "\n");
 }
@@ -100,6 +102,7 @@ void evolve_variants(const Problem& p, const Grammar& g, EvolveResult& r) {
     }
     EvolveVariant& v = all[it->second];
     if (ec.validation.applicable && ec.validation.run > 0) v.validated.push_back(validated_line(ec.validation));
+    if (ec.validation.energy) v.energy.push_back(energy_line(ec.validation));
     if (ec.wins) v.classes.push_back(ec.size_class);
   }
   for (auto& v : all)
@@ -110,9 +113,13 @@ void evolve_variants(const Problem& p, const Grammar& g, EvolveResult& r) {
       why += (why.empty() ? "" : "; ") + ec.size_class + ": ";
       if (!ec.validation.blessed) why += ec.validation.reason.empty() ? "not validated" : ec.validation.reason;
       else if (ec.evolved == ec.pretuned) why += "the tuned variant is the pre-tuned original";
+      else if (r.objective != Objective::time) why += ec.why;
       else why += fixed(ec.validation.speedup_pretuned_median, 3) + "x vs the pre-tuned original";
     }
-    r.refusal = "the evolved variant beats the pre-tuned original in no size class (" + why + ")";
+    r.refusal = r.objective == Objective::time
+                    ? "the evolved variant beats the pre-tuned original in no size class (" + why + ")"
+                    : std::string("no energy variant ships: it saves at least 10% energy for at most 5% more time "
+                                  "than the pre-tuned original in no size class (") + why + ")";
   }
 }
 }  // namespace
@@ -121,6 +128,7 @@ EvolveResult evolve(const Problem& p, const Grammar& g, const EvaluatorFactory& 
                     const std::function<void(const EvolveProgress&)>& progress) {
   const auto t0 = Clock::now();
   EvolveResult r;
+  r.objective = o.objective;
   std::vector<std::string> classes = o.classes.empty() ? p.class_names() : o.classes;
   for (const auto& c : classes) p.check_class(c);
   double best_shown = 0;
@@ -154,6 +162,7 @@ EvolveResult evolve(const Problem& p, const Grammar& g, const EvaluatorFactory& 
     so.budget_s = o.budget_s > 0 ? o.budget_s * o.search_share : 0;
     so.problem = p.name();
     so.resume = false;
+    so.objective = o.objective;
     so.run_dir = o.work_dir.empty() ? "" : (fs::path(o.work_dir) / "run").string();
     if (!so.run_dir.empty()) evolve_write_config(p, *ev, so, classes, pop, gens, o.seed);
     report("search", 0, gens);
@@ -184,6 +193,7 @@ EvolveResult evolve(const Problem& p, const Grammar& g, const EvaluatorFactory& 
   {
     MinimizeOptions mo = o.minimize;
     mo.cases = min_cases;
+    mo.objective = o.objective;
     report("minimize", 0, 0);
     auto m = minimize(g, *ev, r.best, mo, [&](int d, int t) { report("minimize", d, t); });
     r.minimized = m.output;
@@ -194,6 +204,7 @@ EvolveResult evolve(const Problem& p, const Grammar& g, const EvaluatorFactory& 
     ec.size_class = c;
     TuneOptions to = o.tune;
     to.cases = probe_cases({c}, {p.probe_cases(c)}, o.tune.case_seed);
+    to.objective = o.objective;
     ec.pretuned = tune(g, *ev, empty_genome(g), to, [&](int d, int t) { report("tune original (" + c + ")", d, t); }).output;
     save("pretuned-" + c + ".genome", ec.pretuned);
     ec.evolved = tune(g, *ev, r.minimized, to, [&](int d, int t) { report("tune evolved (" + c + ")", d, t); }).output;
@@ -202,10 +213,13 @@ EvolveResult evolve(const Problem& p, const Grammar& g, const EvaluatorFactory& 
     vo.cases = o.cases;
     vo.size_class = c;
     vo.constraints = p.constraints(ec.evolved.config);
+    vo.timing.energy = vo.timing.energy || o.measure_energy || needs_energy(o.objective);
     ec.validation = validate(g, *ev, ec.evolved, &ec.pretuned, vo, [&](int d, int t) { report("validate (" + c + ")", d, t); });
-    ec.wins = ec.validation.blessed && ec.validation.has_pretuned && !(ec.evolved == ec.pretuned) &&
-              ec.validation.speedup_pretuned_median > 1 + o.min_gain;
-    if (ec.validation.blessed) best_shown = std::max(best_shown, ec.validation.speedup_pretuned_median);
+    ec.wins = class_wins(ec, o.objective, o.min_gain);
+    if (ec.validation.blessed)
+      best_shown = std::max(best_shown, o.objective == Objective::time || !(ec.validation.energy_ratio_pretuned_median > 0)
+                                            ? ec.validation.speedup_pretuned_median
+                                            : 1 / ec.validation.energy_ratio_pretuned_median);
     r.classes.push_back(ec);
   }
 
@@ -214,6 +228,16 @@ EvolveResult evolve(const Problem& p, const Grammar& g, const EvaluatorFactory& 
   r.elapsed_s = since(t0);
   report("done", 1, 1);
   return r;
+}
+
+bool class_wins(EvolveClass& ec, Objective o, double min_gain) {
+  const ValidateResult& v = ec.validation;
+  const bool candidate = v.blessed && v.has_pretuned && !(ec.evolved == ec.pretuned);
+  if (o == Objective::time) return candidate && v.speedup_pretuned_median > 1 + min_gain;
+  const ShipDecision d = v.energy ? energy_ship_rule(v.energy_ratio_pretuned_median, v.time_ratio_pretuned_median)
+                                  : ShipDecision{false, "energy not measured on the hold-out cases: " + v.energy_note};
+  ec.why = d.why;
+  return candidate && d.ships;
 }
 
 std::string variant_file(const Problem& p, const DeviceSummary& d, const EvolveResult& r, const EvolveVariant& v,
@@ -237,6 +261,10 @@ std::string variant_file(const Problem& p, const DeviceSummary& d, const EvolveR
   h.emplace_back("classes", cls);
   for (const auto& c : v.constraints) h.emplace_back("requires", c);
   for (const auto& l : v.validated) h.emplace_back("validated", l);
+  if (r.objective != Objective::time) {
+    h.emplace_back("objective", objective_name(r.objective));
+    for (const auto& l : v.energy) h.emplace_back("energy", l);
+  }
   h.emplace_back("source", "gi evolve");
   return genome_file(h, v.text);
 }

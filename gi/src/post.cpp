@@ -7,6 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "post_util.hpp"
+
 namespace evk::gi {
 
 Variant original_variant(const Grammar& g) {
@@ -37,26 +39,11 @@ std::vector<CaseRef> probe_cases(const std::vector<std::string>& classes, const 
   return out;
 }
 
+using post_detail::fmt;
+using post_detail::good;
+using post_detail::spread;
+
 namespace {
-bool good(const RunResult& r) { return r.ok() && r.check.penalty == 0; }
-std::string fmt(double v, int prec = 4) {
-  std::ostringstream o;
-  o.precision(prec);
-  o << v;
-  return o.str();
-}
-struct Spread {
-  double median = 0, min = 0, max = 0;
-};
-Spread spread(std::vector<double> v) {
-  Spread s;
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  s.min = v.front();
-  s.max = v.back();
-  s.median = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-  return s;
-}
 std::string case_name(const CaseRef& c) {
   return (c.size_class.empty() ? std::string() : c.size_class + ":") + std::to_string(c.seed);
 }
@@ -93,6 +80,12 @@ MinimizeResult minimize(const Grammar& g, Evaluator& ev, const Genome& x, const 
     }
   }
   const std::size_t nc = cases.size();
+  TimingSpec timing = o.timing;
+  timing.energy = timing.energy || needs_energy(o.objective);
+  const char* unit = objective_unit(o.objective);
+  // correct (and with joules where the objective needs them), and the objective's value
+  const auto fine = [&](const RunResult& r) { return good(r) && (!needs_energy(o.objective) || r.joules > 0); };
+  const auto value = [&](const RunResult& r) { return objective_value(o.objective, r.median_ms, r.joules); };
   auto compile_one = [&](const Genome& y) {
     Variant v = apply(g, y);
     auto c = ev.compile({v});
@@ -108,7 +101,7 @@ MinimizeResult minimize(const Grammar& g, Evaluator& ev, const Genome& x, const 
       r.message = "does not compile: " + c.log.substr(0, 500);
       return r;
     }
-    return ev.run(c, v.config, o.timing, 60);
+    return ev.run(c, v.config, timing, 60 + timing.energy_limit_s());
   };
   // the input genome's time and noise on every case
   std::vector<double> limit(nc);
@@ -120,10 +113,10 @@ MinimizeResult minimize(const Grammar& g, Evaluator& ev, const Genome& x, const 
       std::vector<double> samples;
       for (int i = 0; i < o.noise_samples; ++i) {
         RunResult r = run_on_case(k, v, c);
-        if (!good(r))
+        if (!fine(r))
           throw std::runtime_error("minimize: the input genome fails on case " + case_name(cases[k]) + ": " +
-                                   (r.ok() ? r.check.summary : r.message));
-        samples.push_back(r.median_ms);
+                                   (!r.ok() ? r.message : good(r) ? "no energy measured: " + r.energy_note : r.check.summary));
+        samples.push_back(value(r));
       }
       res.case_noise_ms[k] = stdev(samples);
       res.case_base_ms[k] = spread(samples).median;
@@ -139,18 +132,19 @@ MinimizeResult minimize(const Grammar& g, Evaluator& ev, const Genome& x, const 
     std::string times;
     for (std::size_t k = 0; k < nc; ++k) {
       RunResult r = run_on_case(k, v, c);
-      if (!good(r)) {
-        res.log.push_back("kept " + gene + ": fails without it" + (nc > 1 ? " on case " + case_name(cases[k]) : ""));
-        return false;
-      }
-      if (r.median_ms > limit[k]) {
-        res.log.push_back("kept " + gene + ": " + fmt(r.median_ms) + " ms without it (limit " + fmt(limit[k]) + ")" +
+      if (!fine(r)) {
+        res.log.push_back("kept " + gene + (good(r) ? ": no energy measured without it" : ": fails without it") +
                           (nc > 1 ? " on case " + case_name(cases[k]) : ""));
         return false;
       }
-      times += (times.empty() ? "" : ", ") + fmt(r.median_ms);
+      if (value(r) > limit[k]) {
+        res.log.push_back("kept " + gene + ": " + fmt(value(r)) + " " + unit + " without it (limit " + fmt(limit[k]) + ")" +
+                          (nc > 1 ? " on case " + case_name(cases[k]) : ""));
+        return false;
+      }
+      times += (times.empty() ? "" : ", ") + fmt(value(r));
     }
-    res.log.push_back("removed " + gene + ": " + times + " ms without it (limit " + fmt(limit[0]) +
+    res.log.push_back("removed " + gene + ": " + times + " " + unit + " without it (limit " + fmt(limit[0]) +
                       (nc > 1 ? " on the first of " + std::to_string(nc) + " cases" : "") + ")");
     return true;
   };
@@ -182,7 +176,7 @@ MinimizeResult minimize(const Grammar& g, Evaluator& ev, const Genome& x, const 
   }
   res.output = cur;
   auto [v, c] = compile_one(cur);
-  for (std::size_t k = 0; k < nc; ++k) res.case_output_ms.push_back(run_on_case(k, v, c).median_ms);
+  for (std::size_t k = 0; k < nc; ++k) res.case_output_ms.push_back(value(run_on_case(k, v, c)));
   res.output_ms = res.case_output_ms[0];
   return res;
 }
@@ -202,7 +196,14 @@ struct Tuner {
   Genome best;
   double best_score = INFINITY, best_ms = 0;
 
-  // Measures genomes on every case (one case switch per case per batch): times[i][k], or < 0 failed.
+  // The timing of every run: energy too where the objective needs it.
+  TimingSpec spec() const {
+    TimingSpec t = o.timing;
+    t.energy = t.energy || needs_energy(o.objective);
+    return t;
+  }
+  // Measures genomes on every case (one case switch per case per batch): the objective's value
+  // (time: ms) t[i][k], or < 0 failed.
   std::vector<std::vector<double>> measure_all(const std::vector<Genome>& cands, std::vector<std::string>& status) {
     std::vector<Variant> vs;
     for (const auto& c : cands) vs.push_back(apply(g, c));
@@ -216,11 +217,13 @@ struct Tuner {
       current = k;
       for (std::size_t i = 0; i < cands.size(); ++i) {
         if (status[i] != "ok") continue;
-        RunResult r = ev.run(comp[i], vs[i].config, o.timing, 60);
+        RunResult r = ev.run(comp[i], vs[i].config, spec(), 60 + spec().energy_limit_s());
+        const double v = objective_value(o.objective, r.median_ms, r.joules);  // time: the median ms
         if (!r.ok()) status[i] = status_name(r.status);
         else if (r.check.penalty > 0) status[i] = "wrong";
-        else t[i][k] = r.median_ms;
-        if (k == 0 && r.ok()) t[i][0] = r.check.penalty > 0 ? -r.median_ms : r.median_ms;
+        else if (needs_energy(o.objective) && !(r.joules > 0)) status[i] = "no_energy";
+        else t[i][k] = v;
+        if (k == 0 && r.ok()) t[i][0] = r.check.penalty > 0 ? -v : v;
       }
     }
     return t;
@@ -359,88 +362,6 @@ TuneResult tune(const Grammar& g, Evaluator& ev, const Genome& x, const TuneOpti
   res.output_ms = std::isfinite(tu.best_score) ? tu.best_ms : 0;
   res.output_score = std::isfinite(tu.best_score) && tu.base_ok ? tu.best_score : 0;
   return res;
-}
-
-ValidateResult validate(const Grammar& g, Evaluator& ev, const Genome& evolved, const Genome* pretuned,
-                        const ValidateOptions& o, const StepCallback& cb) {
-  ValidateResult res;
-  res.size_class = o.size_class;
-  res.has_pretuned = pretuned != nullptr;
-  Variant orig = original_variant(g);
-  Variant evo = apply(g, evolved);
-  Variant pre = pretuned ? apply(g, *pretuned) : Variant{};
-  std::vector<Variant> vs{orig, evo};
-  if (pretuned) vs.push_back(pre);
-  auto comp = ev.compile(vs);
-  if (!comp[0].ok) throw std::runtime_error("validate: the original kernel does not compile: " + comp[0].log);
-  if (!comp[1].ok) {
-    res.reason = "the evolved kernel does not compile";
-    return res;
-  }
-  if (pretuned && !comp[2].ok) throw std::runtime_error("validate: the pre-tuned genome does not compile: " + comp[2].log);
-  std::vector<double> sp, spp;
-  TimingSpec timing = o.timing;
-  timing.race_checks = 24;  // 26 checked launches per kernel and case, not 2: rare races show
-  for (int i = 0; i < o.cases; ++i) {
-    ValidateCase c;
-    c.seed = o.first_seed + static_cast<std::uint64_t>(i);
-    const CaseInfo info = ev.set_case(c.seed, true, o.size_class);
-    c.describe = info.describe;
-    if (res.size_class.empty()) res.size_class = info.size_class;
-    c.skipped = violated_constraint(o.constraints, info.properties);
-    if (!c.skipped.empty()) {  // the dispatch never runs the variant on such a request
-      ++res.skipped;
-      res.cases.push_back(c);
-      if (cb) cb(i + 1, o.cases);
-      continue;
-    }
-    ++res.run;
-    RunResult ro = ev.run(comp[0], orig.config, timing, 120);
-    if (!good(ro)) throw std::runtime_error("validate: the original kernel fails on hold-out case " + c.describe);
-    c.original_ms = ro.median_ms;
-    if (pretuned) {
-      RunResult rp = ev.run(comp[2], pre.config, timing, 120);
-      c.pretuned_ms = good(rp) ? rp.median_ms : 0;
-    }
-    RunResult re = ev.run(comp[1], evo.config, timing, 120);
-    c.evolved_status = status_name(re.status);
-    c.evolved_ms = re.median_ms;
-    c.evolved_max_error = re.check.max_error;
-    c.evolved_penalty = re.check.penalty;
-    c.summary = re.ok() ? re.check.summary : re.message;
-    res.max_error = std::max(res.max_error, c.evolved_max_error);
-    res.max_penalty = std::max(res.max_penalty, c.evolved_penalty);
-    if (!re.ok() && res.reason.empty()) res.reason = "evolved kernel " + c.evolved_status + " on hold-out case " + c.describe;
-    if (re.ok() && re.check.penalty > 0 && res.reason.empty())
-      res.reason = "evolved kernel has penalty " + fmt(re.check.penalty) + " on hold-out case " + c.describe + " (" + c.summary + ")";
-    if (re.ok() && re.median_ms > 0) {
-      sp.push_back(c.original_ms / re.median_ms);
-      if (c.pretuned_ms > 0) spp.push_back(c.pretuned_ms / re.median_ms);
-    }
-    res.cases.push_back(c);
-    if (cb) cb(i + 1, o.cases);
-  }
-  Spread s = spread(sp), sq = spread(spp);
-  res.speedup_median = s.median;
-  res.speedup_min = s.min;
-  res.speedup_max = s.max;
-  res.speedup_pretuned_median = sq.median;
-  res.speedup_pretuned_min = sq.min;
-  res.speedup_pretuned_max = sq.max;
-  res.applicable = res.run > 0 || res.cases.empty();
-  if (res.run == 0 && !res.cases.empty() && res.reason.empty())
-    res.reason = "every hold-out case of class " + res.size_class + " is outside the variant's constraints";
-  res.blessed = res.reason.empty() && res.run > 0;
-  res.beats_pretuned = res.blessed && res.has_pretuned && !spp.empty() && res.speedup_pretuned_median > 1.0;
-  return res;
-}
-
-std::string validated_line(const ValidateResult& r) {
-  char buf[320];
-  std::snprintf(buf, sizeof buf, "%s cases=%d speedup=%.3f (%.3f..%.3f) pretuned=%.3f (%.3f..%.3f) max_error=%.3g",
-                r.size_class.empty() ? "default" : r.size_class.c_str(), r.run, r.speedup_median, r.speedup_min,
-                r.speedup_max, r.speedup_pretuned_median, r.speedup_pretuned_min, r.speedup_pretuned_max, r.max_error);
-  return buf;
 }
 
 }  // namespace evk::gi

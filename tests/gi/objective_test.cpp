@@ -12,41 +12,15 @@
 #include "evk/gi/objective.hpp"
 #include "evk/gi/search.hpp"
 #include "evk_testing.hpp"
-#include "fake_evaluator.hpp"
+#include "energy_fake.hpp"
 #include "toy_problem.hpp"
 
 namespace evk::gi {
 namespace {
 
+using testing::EnergyFake;
 using testing::FakeEvaluator;
-
-// The fake GPU's power: 100 W, 200 W with BLOCK_W=256.
-double fake_watts(const Config& cfg) { return cfg.at("BLOCK_W") == "256" ? 200.0 : 100.0; }
-
-// FakeEvaluator with joules = ms x watts (always returned, asked or not, like a GPU that always has a
-// counter), and which records whether energy was asked for. `no_energy_block`: candidates with that
-// BLOCK_W get no joules (a counter that failed during their burst); `no_energy_ref`: neither does
-// the original.
-class EnergyFake : public FakeEvaluator {
- public:
-  using FakeEvaluator::FakeEvaluator;
-  RunResult run(const Compiled& c, const Config& cfg, const TimingSpec& t, double s) override {
-    RunResult r = FakeEvaluator::run(c, cfg, t, s);
-    r.min_ms = r.median_ms;
-    (t.energy ? asked : not_asked)++;
-    const bool original = cfg == p_.default_config() && std::string(c.cubin.begin(), c.cubin.end()).find("\n;\n") == std::string::npos;
-    if ((!no_energy_block.empty() && cfg.at("BLOCK_W") == no_energy_block) || (no_energy_ref && original)) {
-      r.energy_note = "the energy counter changed 0 time(s) in 4.0 s of launches";
-      return r;
-    }
-    r.joules = r.median_ms * 1e-3 * fake_watts(cfg);
-    r.watts = fake_watts(cfg);
-    return r;
-  }
-  int asked = 0, not_asked = 0;
-  std::string no_energy_block;
-  bool no_energy_ref = false;
-};
+using testing::fake_watts;
 
 SearchOptions small(Objective o, const std::string& dir = "") {
   SearchOptions so;

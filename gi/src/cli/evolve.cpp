@@ -8,6 +8,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "evk/energy.hpp"
 #include "evk/error.hpp"
 #include "evk/gi/evolve.hpp"
 #include "evk/gi/search.hpp"
@@ -27,6 +28,8 @@ struct EvolveOpts {
   std::uint64_t seed = 1;
   double min_gain = 0.01;
   bool json = false;
+  std::string objective = "time";
+  double energy_window = 200;
 };
 
 // One line per stage (every 10 s at most off a TTY), redrawn on a TTY.
@@ -90,11 +93,22 @@ json summary_json(const Grammar& g, const EvolveResult& r, const std::string& di
                   {"speedup_vs_pretuned", {{"median", k.validation.speedup_pretuned_median},
                                            {"min", k.validation.speedup_pretuned_min},
                                            {"max", k.validation.speedup_pretuned_max}}},
-                  {"validated", validated_line(k.validation)}});
+                  {"validated", validated_line(k.validation)},
+                  {"energy", k.validation.energy
+                                 ? json{{"ratio", {{"median", k.validation.energy_ratio_median},
+                                                   {"min", k.validation.energy_ratio_min},
+                                                   {"max", k.validation.energy_ratio_max}}},
+                                        {"ratio_vs_pretuned", {{"median", k.validation.energy_ratio_pretuned_median},
+                                                               {"min", k.validation.energy_ratio_pretuned_min},
+                                                               {"max", k.validation.energy_ratio_pretuned_max}}},
+                                        {"time_ratio_vs_pretuned", k.validation.time_ratio_pretuned_median}}
+                                 : json{{"note", k.validation.energy_note}}},
+                  {"why", k.why}});
   return json{{"work_dir", dir}, {"device", dev.name}, {"lanes", lanes}, {"population", r.population},
               {"generations", r.generations}, {"search_wall_s", r.search_wall_s},
               {"best_genome", format_genome(g, r.best)}, {"minimized", format_genome(g, r.minimized)},
-              {"classes", jc}, {"installed", installed}, {"refusal", r.refusal}, {"elapsed_s", r.elapsed_s}};
+              {"classes", jc}, {"installed", installed}, {"refusal", r.refusal}, {"elapsed_s", r.elapsed_s},
+              {"objective", objective_name(r.objective)}};
 }
 
 void print_summary(const EvolveResult& r, const DeviceSummary& dev, int lanes, const std::vector<std::string>& installed) {
@@ -106,6 +120,17 @@ void print_summary(const EvolveResult& r, const DeviceSummary& dev, int lanes, c
                 k.validation.speedup_pretuned_median, k.validation.speedup_pretuned_min,
                 k.validation.speedup_pretuned_max, k.validation.max_error,
                 k.validation.blessed ? "" : ("  (" + k.validation.reason + ")").c_str());
+  for (const auto& k : r.classes) {  // joules per launch, where the GPU's counter measured them
+    if (k.validation.energy)
+      std::printf("%-12s energy vs original %.3fx, vs pre-tuned %.3fx (%.3f..%.3f), time vs pre-tuned %.3fx%s%s\n",
+                  k.size_class.c_str(), k.validation.energy_ratio_median, k.validation.energy_ratio_pretuned_median,
+                  k.validation.energy_ratio_pretuned_min, k.validation.energy_ratio_pretuned_max,
+                  k.validation.time_ratio_pretuned_median, k.why.empty() ? "" : ": ", k.why.c_str());
+    else if (r.objective != Objective::time || !k.validation.energy_note.empty())
+      std::printf("%-12s energy not measured: %s\n", k.size_class.c_str(),
+                  k.validation.energy_note.empty() ? "no energy counter" : k.validation.energy_note.c_str());
+  }
+  if (r.objective != Objective::time && installed.empty()) std::printf("%s\n", r.refusal.c_str());
   for (const auto& f : installed) std::printf("installed %s\n", f.c_str());
 }
 
@@ -121,9 +146,19 @@ void evolve_command(const Context& ctx, const EvolveOpts& o, bool device_given) 
   eo.seed = o.seed;
   eo.cases = o.cases;
   eo.min_gain = o.min_gain;
+  eo.objective = parse_objective(o.objective);
+  eo.search.timing.energy_window_ms = o.energy_window;
+  eo.validate.timing.energy_window_ms = o.energy_window;
+  eo.minimize.timing.energy_window_ms = o.energy_window;
+  eo.tune.timing.energy_window_ms = o.energy_window;
   const std::string dir = o.out.empty() ? default_dir("gi-evolve", *p) : o.out;
   eo.work_dir = dir;
   const fs::path overlay = overlay_of(o.overlay);
+  require_energy_counter(eo.objective, o.devices, o.device);  // before the work directory exists
+  {  // joules in validation whenever the GPU has a counter (reported; the time objective ignores them)
+    std::string why;
+    eo.measure_energy = open_energy_meter(o.device, why) != nullptr;
+  }
   GpuEvaluatorOptions go;
   go.compile_threads = o.threads;
   DeviceSummary dev;
@@ -169,6 +204,14 @@ void add_evolve(CLI::App& gi, const Ctx& ctx) {
   c->add_option("--overlay", o->overlay, "Overlay directory to install into (default: the tools' overlay directory)");
   c->add_option("--id", o->id, "Variant id (default: evolved-<device>-<date>)");
   c->add_option("--threads", o->threads, "NVRTC compile threads (default: all cores)");
+  c->add_option("--objective", o->objective,
+                "What to evolve for: time, energy (joules per launch) or edp (joules x ms); an energy or edp "
+                "variant is installed only where it saves >= 10% energy for <= 5% more time than the pre-tuned "
+                "original on the hold-out cases (needs the GPU's energy counter)")
+      ->capture_default_str();
+  c->add_option("--energy-window", o->energy_window,
+                "energy, edp: milliseconds of back-to-back launches per measurement for the energy counter")
+      ->capture_default_str()->check(CLI::Range(1.0, 60000.0));
   c->add_flag("--json", o->json, "Print the result as JSON");
   c->callback([=] { evolve_command(*ctx, *o, c->count("--device") > 0); });
 }

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "evk/atomic_file.hpp"
+#include "evk/energy.hpp"
 #include "evk/error.hpp"
 #include "evk/gi/search.hpp"
 #include "evk/gi/genome.hpp"
@@ -69,7 +70,9 @@ json result_json(const std::vector<ValidateResult>& rs, const Grammar& g, const 
     json cs = json::array();
     for (const auto& k : r.cases)
       cs.push_back({{"seed", k.seed}, {"case", k.describe}, {"original_ms", k.original_ms},
-                    {"pretuned_ms", k.pretuned_ms}, {"evolved_ms", k.evolved_ms}, {"max_error", k.evolved_max_error},
+                    {"pretuned_ms", k.pretuned_ms}, {"evolved_ms", k.evolved_ms}, {"original_j", k.original_j},
+                    {"pretuned_j", k.pretuned_j}, {"evolved_j", k.evolved_j}, {"energy_note", k.energy_note},
+                    {"max_error", k.evolved_max_error},
                     {"penalty", k.evolved_penalty}, {"status", k.evolved_status}, {"summary", k.summary},
                     {"skipped", k.skipped}});
     jc.push_back({{"class", r.size_class}, {"cases", cs}, {"run", r.run}, {"skipped", r.skipped},
@@ -78,10 +81,22 @@ json result_json(const std::vector<ValidateResult>& rs, const Grammar& g, const 
                   {"speedup_vs_pretuned",
                    {{"median", r.speedup_pretuned_median}, {"min", r.speedup_pretuned_min}, {"max", r.speedup_pretuned_max}}},
                   {"has_pretuned", r.has_pretuned}, {"blessed", r.blessed}, {"applicable", r.applicable},
-                  {"beats_pretuned", r.beats_pretuned}, {"reason", r.reason}, {"validated", validated_line(r)}});
+                  {"beats_pretuned", r.beats_pretuned}, {"reason", r.reason}, {"validated", validated_line(r)},
+                  {"energy", r.energy}, {"energy_note", r.energy_note},
+                  {"energy_ratio", {{"median", r.energy_ratio_median}, {"min", r.energy_ratio_min}, {"max", r.energy_ratio_max}}},
+                  {"energy_ratio_vs_pretuned",
+                   {{"median", r.energy_ratio_pretuned_median}, {"min", r.energy_ratio_pretuned_min},
+                    {"max", r.energy_ratio_pretuned_max}}},
+                  {"time_ratio_vs_pretuned", r.time_ratio_pretuned_median}});
   }
   return json{{"genome", format_genome(g, x)}, {"device", device}, {"requires", constraints},
               {"classes", jc}, {"max_error", max_error}, {"blessed", blessed}, {"reason", reason}};
+}
+
+std::string fmt_j(double j) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.4g", j);
+  return b;
 }
 
 void print_result(const std::vector<ValidateResult>& rs, bool blessed, const std::string& reason) {
@@ -96,6 +111,10 @@ void print_result(const std::vector<ValidateResult>& rs, bool blessed, const std
       std::printf("%-48s original %.4f ms  %s evolved %.4f ms  max err %g  %s\n", k.describe.c_str(), k.original_ms,
                   r.has_pretuned ? ("pre-tuned " + std::to_string(k.pretuned_ms) + " ms ").c_str() : "",
                   k.evolved_ms, k.evolved_max_error, k.evolved_status.c_str());
+      if (k.original_j > 0 || k.evolved_j > 0)  // joules per job (launch) beside the times
+        std::printf("%-48s original %.4g J  %s evolved %.4g J%s%s\n", "", k.original_j,
+                    r.has_pretuned ? ("pre-tuned " + fmt_j(k.pretuned_j) + " J ").c_str() : "", k.evolved_j,
+                    k.energy_note.empty() ? "" : "  ", k.energy_note.c_str());
     }
     if (r.run == 0) continue;
     std::printf("%s: speed-up vs original: median %.3fx (min %.3f, max %.3f)\n", r.size_class.c_str(),
@@ -103,6 +122,16 @@ void print_result(const std::vector<ValidateResult>& rs, bool blessed, const std
     if (r.has_pretuned)
       std::printf("%s: speed-up vs pre-tuned original: median %.3fx (min %.3f, max %.3f)\n", r.size_class.c_str(),
                   r.speedup_pretuned_median, r.speedup_pretuned_min, r.speedup_pretuned_max);
+    if (r.energy) {
+      std::printf("%s: energy vs original: median %.3fx (min %.3f, max %.3f)\n", r.size_class.c_str(),
+                  r.energy_ratio_median, r.energy_ratio_min, r.energy_ratio_max);
+      if (r.has_pretuned)
+        std::printf("%s: energy vs pre-tuned original: median %.3fx (min %.3f, max %.3f), time %.3fx\n",
+                    r.size_class.c_str(), r.energy_ratio_pretuned_median, r.energy_ratio_pretuned_min,
+                    r.energy_ratio_pretuned_max, r.time_ratio_pretuned_median);
+    } else {
+      std::printf("%s: energy not measured: %s\n", r.size_class.c_str(), r.energy_note.c_str());
+    }
     std::printf("%s: max error %g, max penalty %g: %s\n", r.size_class.c_str(), r.max_error, r.max_penalty,
                 r.blessed ? "valid" : ("REFUSED: " + r.reason).c_str());
   }
@@ -116,6 +145,8 @@ void validate_command(const Context& ctx, const ValidateOpts& o) {
   const auto classes = classes_of(*p, o.cls);
   const std::map<std::string, Genome> pre = read_pretuned(*p, g, o.pretuned);
   const auto constraints = p->constraints(x.config);
+  std::string no_meter;  // joules per job beside the times wherever the GPU has an energy counter
+  const bool energy = open_energy_meter(o.device, no_meter) != nullptr;
   Evaluators es = make_evaluators(ctx, *p, "", o.device, "", {});
   auto& ev = *es.ev;
   bool tty = ::isatty(2);
@@ -125,6 +156,7 @@ void validate_command(const Context& ctx, const ValidateOpts& o) {
     vo.cases = o.cases;
     vo.size_class = k;
     vo.constraints = constraints;
+    vo.timing.energy = energy;
     const Genome* pg = pre.count(k) ? &pre.at(k) : pre.count("") ? &pre.at("") : nullptr;
     const std::string what = "gi validate (" + k + "): hold-out case";
     rs.push_back(validate(g, ev, x, pg, vo, [&](int d, int t) { step_progress(tty, what.c_str(), d, t); }));
@@ -132,7 +164,8 @@ void validate_command(const Context& ctx, const ValidateOpts& o) {
   // refused when any class has a penalty or a failure, or no class could run the variant
   std::string reason;
   bool any_run = false;
-  for (const auto& r : rs) {
+  for (auto& r : rs) {
+    if (!energy) r.energy_note = no_meter;
     any_run = any_run || r.run > 0;
     if (r.applicable && !r.blessed && reason.empty()) reason = r.size_class + ": " + r.reason;
   }

@@ -33,6 +33,10 @@ struct EvolveOptions {
   MinimizeOptions minimize;            // timing, noise: cases set here
   TuneOptions tune;                    // timing, limits: cases set here
   ValidateOptions validate;            // timing: cases, class, constraints set here
+  // What the search, minimize and tune minimise (objective.hpp). energy and edp also measure joules
+  // in validation and win a class by the energy ship rule (energy_ship_rule) instead of min_gain.
+  Objective objective = Objective::time;
+  bool measure_energy = false;         // joules in validation for time too (the GPU has a counter)
 };
 
 struct EvolveClass {
@@ -40,6 +44,8 @@ struct EvolveClass {
   Genome pretuned, evolved;    // the original tuned on this class; the minimized genome tuned on it
   ValidateResult validation;   // evolved vs the original and `pretuned`, on this class's hold-out cases
   bool wins = false;           // blessed, and median speed-up over the pre-tuned original > 1 + min_gain
+                               // (energy, edp: the energy ship rule holds)
+  std::string why;             // energy, edp: what it saves and costs, and why it does not ship
 };
 
 struct EvolveVariant {
@@ -48,6 +54,7 @@ struct EvolveVariant {
   std::vector<std::string> classes;     // where it won (the file's `classes`)
   std::vector<std::string> validated;   // `validated` lines: every class it was validated on
   std::vector<std::string> constraints; // Problem::constraints of its config (the file's `requires`)
+  std::vector<std::string> energy;      // `energy` lines (energy_line): every class with joules measured
 };
 
 struct EvolveResult {
@@ -59,6 +66,7 @@ struct EvolveResult {
   std::vector<EvolveVariant> variants;  // to install; empty: refused
   std::string refusal;                  // why nothing is installed
   double elapsed_s = 0;
+  Objective objective = Objective::time;
 };
 
 struct EvolveProgress {
@@ -79,9 +87,15 @@ EvolveResult evolve(const Problem& p, const Grammar& g, const EvaluatorFactory& 
 std::pair<int, int> evolve_size(const Problem& p, const EvolveOptions& o, int lanes);
 
 // The genome file of a variant (docs/FORMATS.md): kernel, id, device, cc, driver, cuda, nvrtc, date,
-// seed, population, generations, search_wall_s, classes, requires, validated, source.
+// seed, population, generations, search_wall_s, classes, requires, validated, source; for energy and
+// edp also objective and one energy line per class (docs/GI.md).
 std::string variant_file(const Problem& p, const DeviceSummary& d, const EvolveResult& r, const EvolveVariant& v,
                          const std::string& id, std::uint64_t seed);
+
+// Whether class `ec` is won (EvolveClass::wins; sets ec.why for energy and edp): blessed, compared
+// with a pre-tuned original it differs from, and then for time a median speed-up over it above
+// 1 + min_gain, for energy and edp the energy ship rule on the medians of the hold-out cases.
+bool class_wins(EvolveClass& ec, Objective o, double min_gain);
 
 // Header lines of a genome file ("# key: value"), in order, repeated keys kept.
 std::vector<std::pair<std::string, std::string>> genome_header(const std::string& text);

@@ -9,6 +9,7 @@
 
 #include "evk/gi/evaluate.hpp"
 #include "evk/gi/genome.hpp"
+#include "evk/gi/objective.hpp"
 
 namespace evk::gi {
 
@@ -41,6 +42,10 @@ struct MinimizeOptions {
   // The input genome's constraints (Problem::constraints): a case outside them is replaced by the next
   // seed of its class within them (up to 32 tries), as the dispatch would never run the variant there.
   std::vector<std::string> constraints;
+  // What a gene must help: time (ms), energy (joules per launch) or edp; energy and edp measure
+  // joules (timing.energy), and a knock-out without them keeps the gene. The *_ms fields below then
+  // hold the objective's value.
+  Objective objective = Objective::time;
 };
 struct MinimizeResult {
   Genome input, output;
@@ -59,6 +64,9 @@ struct TuneOptions {
   TimingSpec timing{2, 11, true};
   int max_combinations = 512;  // beyond: one parameter at a time
   bool options = true;         // then every combination of the NVRTC option genes (nvrtc_option_params)
+  // What the score is of: time, energy or edp (objective.hpp); energy and edp measure joules
+  // (timing.energy), and a configuration without them fails. The *ms fields then hold its value.
+  Objective objective = Objective::time;
 };
 struct TuneEntry {
   Config config;
@@ -79,7 +87,7 @@ TuneResult tune(const Grammar& g, Evaluator& ev, const Genome& x, const TuneOpti
 struct ValidateOptions {
   int cases = 5;
   std::uint64_t first_seed = 0;
-  TimingSpec timing{3, 21, true};
+  TimingSpec timing{3, 21, true};  // timing.energy: joules per launch of every kernel too
   std::string size_class;              // hold-out cases of this class ("": the problem's first class)
   std::vector<std::string> constraints;  // the evolved variant's constraints: cases outside them are skipped
 };
@@ -87,6 +95,8 @@ struct ValidateCase {
   std::uint64_t seed = 0;
   std::string describe;
   double original_ms = 0, pretuned_ms = 0, evolved_ms = 0;
+  double original_j = 0, pretuned_j = 0, evolved_j = 0;  // joules per launch (timing.energy; 0: not measured)
+  std::string energy_note;                               // why a kernel's joules are missing
   double evolved_max_error = 0, evolved_penalty = 0;
   std::string evolved_status, summary;
   std::string skipped;  // non-empty: not run, outside the variant's constraints (the violated one)
@@ -103,11 +113,22 @@ struct ValidateResult {
   bool applicable = true;    // false: every case was outside the variant's constraints
   bool beats_pretuned = false;  // blessed, compared with a pre-tuned original, median speed-up > 1
   std::string reason;  // why not blessed
+  // Per-case evolved / pre-tuned time (the energy ship rule's time), median.
+  double time_ratio_pretuned_median = 0;
+  // Energy (timing.energy): `energy` when joules were measured for every kernel on every case run;
+  // ratios evolved / original and evolved / pre-tuned (below 1: the evolved kernel uses less).
+  bool energy = false;
+  std::string energy_note;  // why not (no counter, a burst that failed)
+  double energy_ratio_median = 0, energy_ratio_min = 0, energy_ratio_max = 0;
+  double energy_ratio_pretuned_median = 0, energy_ratio_pretuned_min = 0, energy_ratio_pretuned_max = 0;
 };
 ValidateResult validate(const Grammar& g, Evaluator& ev, const Genome& evolved, const Genome* pretuned,
                         const ValidateOptions& o = {}, const StepCallback& cb = {});
 // The genome file's `validated` line (docs/FORMATS.md): "CLASS cases=N speedup=M (LO..HI)
 // pretuned=M (LO..HI) max_error=E".
 std::string validated_line(const ValidateResult& r);
+// The genome file's `energy` line of an energy variant: "CLASS cases=N energy=M (LO..HI)
+// pretuned=M (LO..HI) time_vs_pretuned=T" (ratios evolved / original, evolved / pre-tuned).
+std::string energy_line(const ValidateResult& r);
 
 }  // namespace evk::gi
