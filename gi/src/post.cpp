@@ -57,28 +57,32 @@ double stdev(const std::vector<double>& v) {
   for (double x : v) var += (x - mean) * (x - mean);
   return std::sqrt(var / static_cast<double>(v.size() - 1));
 }
+// Moves each case to the first seed of its class (from its own, up to 32 tries) within the genome's
+// constraints, as the dispatch would never run the variant elsewhere; a line in `log` per moved case.
+void cases_within(Evaluator& ev, const std::vector<std::string>& constraints, std::vector<CaseRef>& cases,
+                  std::vector<std::string>& log) {
+  for (auto& c : cases) {
+    std::string why;
+    int tries = 0;
+    for (; tries < 32; ++tries, ++c.seed) {
+      why = violated_constraint(constraints, ev.set_case(c.seed, false, c.size_class).properties);
+      if (why.empty()) break;
+    }
+    if (!why.empty())
+      throw std::runtime_error("minimize: no case of class " + (c.size_class.empty() ? "(default)" : c.size_class) +
+                               " within the genome's constraints (" + why + ")");
+    if (tries > 0)
+      log.push_back("case " + case_name(c) + " used: the " + std::to_string(tries) +
+                    " before it in its class are outside the genome's constraints");
+  }
+}
 }  // namespace
 
 MinimizeResult minimize(const Grammar& g, Evaluator& ev, const Genome& x, const MinimizeOptions& o, const StepCallback& cb) {
   MinimizeResult res;
   res.input = x;
   std::vector<CaseRef> cases = o.cases.empty() ? std::vector<CaseRef>{{"", o.case_seed}} : o.cases;
-  if (!o.constraints.empty()) {  // only cases the variant may run (the next seeds of the class otherwise)
-    for (auto& c : cases) {
-      std::string why;
-      int tries = 0;
-      for (; tries < 32; ++tries, ++c.seed) {
-        why = violated_constraint(o.constraints, ev.set_case(c.seed, false, c.size_class).properties);
-        if (why.empty()) break;
-      }
-      if (!why.empty())
-        throw std::runtime_error("minimize: no case of class " + (c.size_class.empty() ? "(default)" : c.size_class) +
-                                 " within the genome's constraints (" + why + ")");
-      if (tries > 0)
-        res.log.push_back("case " + case_name(c) + " used: the " + std::to_string(tries) +
-                          " before it in its class are outside the genome's constraints");
-    }
-  }
+  if (!o.constraints.empty()) cases_within(ev, o.constraints, cases, res.log);
   const std::size_t nc = cases.size();
   TimingSpec timing = o.timing;
   timing.energy = timing.energy || needs_energy(o.objective);
