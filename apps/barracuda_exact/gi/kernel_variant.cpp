@@ -9,57 +9,52 @@
 
 namespace evk::barracuda_exact {
 
-std::string KernelVariant::describe() const {
+namespace {
+// "original code, default config" / "3 code edits, BLOCK_W=128 ..." for either kernel, the changed
+// parameters in the problem's order.
+std::string describe_variant(int edits, const gi::Config& config, const gi::Problem& problem) {
   std::string s = edits == 0 ? "original code" : std::to_string(edits) + " code edit" + (edits == 1 ? "" : "s");
   std::string cfg;
-  const gi::Config d = default_kernel_config();
-  for (const auto& p : kernel_params())
-    if (config.at(p.name) != d.at(p.name)) cfg += (cfg.empty() ? "" : " ") + p.name + "=" + config.at(p.name);
+  for (const auto& p : problem.config_params())
+    if (config.at(p.name) != p.default_value) cfg += (cfg.empty() ? "" : " ") + p.name + "=" + config.at(p.name);
   return s + ", " + (cfg.empty() ? "default config" : cfg);
 }
+
+// A genome of `problem`'s grammar resolved: its configuration checked by `validate` (InputError
+// naming the file), its edit count and the source `gi run` compiled for it (loop guards included).
+// The original (or an empty genome): `validate({})`, no edits, no source.
+template <class Validate>
+void resolve_variant(const gi::Problem& problem, const Variant& v, Validate validate, gi::Config& config, int& edits,
+                     std::string& source) {
+  config = validate(gi::Config{});
+  if (v.is_original() || v.genome.find_first_not_of(" \t\r\n") == std::string::npos) return;
+  const std::string where = v.path.empty() ? "kernel variant " + v.id : v.path;
+  const gi::Grammar g = gi::make_grammar(problem);
+  const gi::Genome x = gi::parse_genome(g, v.genome, where);  // InputError "<where>: ..."
+  try {
+    config = validate(x.config);
+  } catch (const InputError& e) {
+    throw InputError(where + ": " + e.what());
+  }
+  edits = static_cast<int>(x.edits.size());
+  source = gi::apply(g, x).source;
+}
+}  // namespace
+
+std::string KernelVariant::describe() const { return describe_variant(edits, config, *make_gi_problem()); }
 
 KernelVariant resolve_kernel_variant(const Variant& v) {
   KernelVariant k;
-  k.config = default_kernel_config();
-  if (v.is_original() || v.genome.find_first_not_of(" \t\r\n") == std::string::npos) return k;
-  const std::string where = v.path.empty() ? "kernel variant " + v.id : v.path;
-  const auto problem = make_gi_problem();
-  const gi::Grammar g = gi::make_grammar(*problem);
-  const gi::Genome x = gi::parse_genome(g, v.genome, where);  // InputError "<where>: ..."
-  try {
-    k.config = validate_kernel_config(x.config);
-  } catch (const InputError& e) {
-    throw InputError(where + ": " + e.what());
-  }
-  k.edits = static_cast<int>(x.edits.size());
-  k.source = gi::apply(g, x).source;  // exactly what `gi run` compiled for this genome (loop guards included)
+  resolve_variant(*make_gi_problem(), v, [](const gi::Config& c) { return c.empty() ? default_kernel_config() : validate_kernel_config(c); },
+                  k.config, k.edits, k.source);
   return k;
 }
 
-std::string InexactVariant::describe() const {
-  std::string s = edits == 0 ? "original code" : std::to_string(edits) + " code edit" + (edits == 1 ? "" : "s");
-  std::string cfg;
-  const gi::Config d = validate_inexact_config({});
-  for (const auto& [k, v] : config)
-    if (d.at(k) != v) cfg += (cfg.empty() ? "" : " ") + k + "=" + v;
-  return s + ", " + (cfg.empty() ? "default config" : cfg);
-}
+std::string InexactVariant::describe() const { return describe_variant(edits, config, *make_inexact_gi_problem()); }
 
 InexactVariant resolve_inexact_variant(const Variant& v) {
   InexactVariant k;
-  k.config = validate_inexact_config({});
-  if (v.is_original() || v.genome.find_first_not_of(" \t\r\n") == std::string::npos) return k;
-  const std::string where = v.path.empty() ? "kernel variant " + v.id : v.path;
-  const auto problem = make_inexact_gi_problem();
-  const gi::Grammar g = gi::make_grammar(*problem);
-  const gi::Genome x = gi::parse_genome(g, v.genome, where);  // InputError "<where>: ..."
-  try {
-    k.config = validate_inexact_config(x.config);
-  } catch (const InputError& e) {
-    throw InputError(where + ": " + e.what());
-  }
-  k.edits = static_cast<int>(x.edits.size());
-  k.source = gi::apply(g, x).source;  // what `gi-inexact run` compiled for this genome
+  resolve_variant(*make_inexact_gi_problem(), v, validate_inexact_config, k.config, k.edits, k.source);
   return k;
 }
 
