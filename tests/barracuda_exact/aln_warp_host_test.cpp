@@ -124,3 +124,16 @@ TEST(BarracudaAlnWarpOnHost, ShortRandomReadsWithManyIntervals) {
     EXPECT_GT(c.with_hits, 150u);
   }
 }
+
+// A penalty of 0 (bwa takes -M/-O/-E 0) pushes into the bucket being replayed, whose next entry bwa
+// pops is the last pushed: the lanes then take one chain at a time (with 32, -M 0 gave other hits).
+TEST(BarracudaAlnWarpOnHost, ZeroPenaltyReplaysAlone) {
+  Fixture f(66, 600, 20, 60, 4);
+  bc::AlnOptions o = bct::adna_options();
+  for (int* pen : {&o.s_mm, &o.s_gape}) {
+    bc::AlnOptions z = o;
+    *(pen == &o.s_mm ? &z.s_mm : &z.s_gape) = 0;
+    const Check c = check_warp(f.idx, f.reads.codes, z, 40000, 64, 8);
+    EXPECT_GT(c.with_hits, 400u);
+  }
+}

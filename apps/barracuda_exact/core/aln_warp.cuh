@@ -14,12 +14,13 @@
 // differences and the widths), which changes only at a hit.
 //
 // So each lane takes the next chain of the bucket and walks it ahead, writing one record a step (the
-// entry; skip, hit or expand; the occurrence counts), up to WARP_STEPS records. Lane 0 then replays
-// the records in bwa's order: the stack counts and the queue limit (-m), the pushes into higher
-// buckets, the hits and the stopping rules, exactly as the one-thread search. A hit that changes the
-// state (the first hit, or a new interval that shadows the widths) makes the lanes after it start
-// their chains again. The stack lives in chunks of 32 entries, so a bucket's next 32 entries are
-// handed to the lanes by one look-up each.
+// entry; skip, hit or expand; the occurrence counts), up to WARP_STEPS records. The warp then replays
+// the records in bwa's order (core/aln_warp_replay.cuh): the stack counts and the queue limit (-m),
+// the pushes into higher buckets, the hits and the stopping rules, exactly as the one-thread search;
+// the runs of records between hits by all lanes at once (sums over the lanes), a hit by lane 0. A hit
+// that changes the state (the first hit, or a new interval that shadows the widths) makes the lanes
+// after it start their chains again. The stack lives in chunks of 32 entries, so a bucket's next 32
+// entries are handed to the lanes by one look-up each.
 //
 // Limits: a read answers exactly when the first pass's bookkeeping for it (stored entries, its
 // `dead_above` rule, ALN_CAP, MAX_BUCKETS) stays within stack_cap entries and aln_cap intervals
@@ -123,8 +124,12 @@ WHD inline int w_log2(wu32 v) {
   return c;
 }
 
-// An expanded entry popped in order: its pushes (gaps, mismatches; the exact one held by its lane).
-WHD inline int w_expand(wstate& w, const wmem& m, const wparams& p, const wbwt& bc, const wentry& e, const uint4* rec) {
+// What popping expanded entry e does, as far as it depends on e, its record and the search state
+// (constant between hits): bwa's pushes in bwa's order, each to f(i, k, l, n_mm, n_gapo, n_gape,
+// n_ins, state), the exact continuation (held by its lane) to f.held(). The serial replay stores
+// them (w_expand); the parallel one counts them, then writes them where its scan put them.
+template <class F>
+WHD inline void w_plan(const wstate& w, const wparams& p, const wbwt& bc, const wentry& e, const uint4* rec, F& f) {
   int mm = w.max_diff - static_cast<int>(e.n_mm + e.n_gapo);
   if (p.gape_counts) mm -= static_cast<int>(e.n_gape);
   int m_seed = 0;
@@ -148,25 +153,23 @@ WHD inline int w_expand(wstate& w, const wmem& m, const wparams& p, const wbwt& 
         allow_m = 0;
     }
   }
-  int over = 0;
   const int tmp = p.log_gap ? w_log2(e.n_gape + e.n_gapo) / 2 + 1 : static_cast<int>(e.n_gapo + e.n_gape);
   if (allow_diff && i >= p.indel_end_skip + tmp && w.len - i >= p.indel_end_skip + tmp) {
     if (e.state == 0) {
       if (static_cast<int>(e.n_gapo) < p.max_gapo) {
-        over |= w_push(w, m, p, i, e.k, e.l, e.n_mm, e.n_gapo + 1, e.n_gape, e.n_ins + 1, 1, 1);
+        f(i, e.k, e.l, e.n_mm, e.n_gapo + 1, e.n_gape, e.n_ins + 1, 1);
         for (wu32 c = 0; c < 4; c++) {
           const wu64 kk = bc.L2[c] + ck[c] + 1, ll = bc.L2[c] + cl[c];
-          if (kk <= ll) over |= w_push(w, m, p, i + 1, kk, ll, e.n_mm, e.n_gapo + 1, e.n_gape, e.n_ins, 2, 1);
+          if (kk <= ll) f(i + 1, kk, ll, e.n_mm, e.n_gapo + 1, e.n_gape, e.n_ins, 2);
         }
       }
     } else if (e.state == 1) {
-      if (static_cast<int>(e.n_gape) < p.max_gape)
-        over |= w_push(w, m, p, i, e.k, e.l, e.n_mm, e.n_gapo, e.n_gape + 1, e.n_ins + 1, 1, 1);
+      if (static_cast<int>(e.n_gape) < p.max_gape) f(i, e.k, e.l, e.n_mm, e.n_gapo, e.n_gape + 1, e.n_ins + 1, 1);
     } else if (static_cast<int>(e.n_gape) < p.max_gape &&
                (static_cast<int>(e.n_gape + e.n_gapo) < w.max_diff || occ < static_cast<wu64>(p.max_del_occ))) {
       for (wu32 c = 0; c < 4; c++) {
         const wu64 kk = bc.L2[c] + ck[c] + 1, ll = bc.L2[c] + cl[c];
-        if (kk <= ll) over |= w_push(w, m, p, i + 1, kk, ll, e.n_mm, e.n_gapo, e.n_gape + 1, e.n_ins, 2, 1);
+        if (kk <= ll) f(i + 1, kk, ll, e.n_mm, e.n_gapo, e.n_gape + 1, e.n_ins, 2);
       }
     }
   }
@@ -177,13 +180,31 @@ WHD inline int w_expand(wstate& w, const wmem& m, const wparams& p, const wbwt& 
       const int is_mm = j != 4 || s > 3;
       const wu64 kk = bc.L2[c] + ck[c] + 1, ll = bc.L2[c] + cl[c];
       if (kk > ll) continue;
-      over |= is_mm ? w_push(w, m, p, i, kk, ll, e.n_mm + 1, e.n_gapo, e.n_gape, e.n_ins, 0, 1) : w_push_held(w);
+      if (is_mm) f(i, kk, ll, e.n_mm + 1, e.n_gapo, e.n_gape, e.n_ins, 0);
+      else f.held();
     }
   } else if (s < 4) {
     const wu64 kk = bc.L2[s] + ck[s] + 1, ll = bc.L2[s] + cl[s];
-    if (kk <= ll) over |= w_push_held(w);
+    if (kk <= ll) f.held();
   }
-  return over ? w_finish(w, WHANDED_BACK) : 0;
+}
+
+struct wpush_serial {  // bwa's pushes one after another into the bucket lists
+  wstate& w;
+  const wmem& m;
+  const wparams& p;
+  int over;
+  WHD void operator()(int i, wu64 k, wu64 l, wu32 n_mm, wu32 n_gapo, wu32 n_gape, wu32 n_ins, wu32 state) {
+    over |= w_push(w, m, p, i, k, l, n_mm, n_gapo, n_gape, n_ins, state, 1);
+  }
+  WHD void held() { over |= w_push_held(w); }
+};
+
+// An expanded entry popped in order: its pushes (gaps, mismatches; the exact one held by its lane).
+WHD inline int w_expand(wstate& w, const wmem& m, const wparams& p, const wbwt& bc, const wentry& e, const uint4* rec) {
+  wpush_serial s{w, m, p, 0};
+  w_plan(w, p, bc, e, rec, s);
+  return s.over ? w_finish(w, WHANDED_BACK) : 0;
 }
 
 // One record popped in bwa's order: the loop's checks, then skip, hit or expand.
@@ -201,37 +222,11 @@ WHD inline int w_replay(wstate& w, const wmem& m, const wparams& p, const wbwt& 
   return w_expand(w, m, p, bc, e, rec);
 }
 
-// Lane 0: the records in order, as far as the lanes have written them.
-WHD inline void w_replay_all(wstate& w, const wmem& m, const wparams& p, const wbwt& bc, wu64* out, int aln_cap) {
-  while (w.n_active > 0) {
-    wlane& L = w.lane[w.cur];
-    if (L.n_used == L.n_buf) {
-      if (!L.fin) {  // the chain goes on: its lane writes more
-        L.n_buf = L.n_used = 0;
-        return;
-      }
-      L.st = WL_FREE;
-      w.cur = (w.cur + 1) & 31;
-      w.n_active--;
-      continue;
-    }
-    const int r = w_replay(w, m, p, bc, out, aln_cap, w_rec(m, w.cur, L.n_used));
-    L.n_used++;
-    if (r == 2) return;
-    if (r == 1) {  // the later chains were walked with the old state: again
-      for (int q = 1; q < w.n_active; ++q) {
-        wlane& M = w.lane[(w.cur + q) & 31];
-        M.cur = M.start;
-        M.n_buf = M.n_used = 0;
-        M.fin = 0;
-      }
-    }
-  }
-}
-
 // Lane 0: the bucket's next entries to the free lanes at the queue's end; the next bucket when
-// this one is done; the end of the search when no entry is stored.
-WHD inline void w_refill(wstate& w, const wmem& m) {
+// this one is done; the end of the search when no entry is stored. With a penalty of 0 a chain
+// pushes into its own bucket, whose next entry bwa pops is then the last pushed: one chain at a time.
+WHD inline void w_refill(wstate& w, const wmem& m, const wparams& p) {
+  const int most = p.s_mm > 0 && p.s_gapo > 0 && p.s_gape > 0 ? 32 : 1;
   if (w.n_active == 0 && w.size[w.best] == 0) {
     int b = w.best + 1;
     while (b < WMAX_BUCKETS && w.size[b] == 0) b++;
@@ -242,12 +237,12 @@ WHD inline void w_refill(wstate& w, const wmem& m) {
     w.best = b;
   }
   const int b = w.best;
-  while (w.n_active < 32 && w.size[b] > 0) {
+  while (w.n_active < most && w.size[b] > 0) {
     wlane& L = w.lane[(w.cur + w.n_active) & 31];
     const wu32 at = w.size[b] - 1, c = w.head[b];
     L.slot = c * 32 + (at & 31);
     L.st = WL_FRESH;
-    L.fin = L.n_buf = L.n_used = 0;
+    L.fin = L.hit = L.n_buf = L.n_used = 0;
     w.size[b] = at;
     if ((at & 31) == 0) {  // the chunk is empty: free (its entries are read before any push)
       w.head[b] = m.link[c];
@@ -270,8 +265,12 @@ WHD inline void w_walk(wstate& w, const wmem& m, const wu32* bwt, const wbwt& bc
     wentry next;
     const int more = w_step(bwt, bc, p, w, L.cur, w_rec(m, lane, L.n_buf), next);
     L.n_buf++;
-    if (more) L.cur = next;
-    else L.fin = 1;
+    if (more) {
+      L.cur = next;
+    } else {
+      L.fin = 1;
+      L.hit = w_rec(m, lane, L.n_buf - 1)[1].w == WK_HIT;
+    }
   }
 }
 
@@ -317,6 +316,8 @@ WHD inline void w_start(wstate& w, const wmem& m, const wparams& p, const wbwt& 
   if (w_push(w, m, p, w.len, 0, bc.seq_len, 0, 0, 0, 0, 0, 0)) w_finish(w, WHANDED_BACK);
 }
 
+#include "core/aln_warp_replay.cuh"
+
 // One read by the warp (every lane calls it; on the host, once); the answer in w.result.
 WHD inline void w_search(wstate& w, const wmem& m, const wu32* bwt, const wbwt& bc, const wparams& p, const int* max_diff,
                          const wu32* seqs, const wu32* seq_lens, wu32 stride, wu32 r, wu64 cap, wu64* out, int aln_cap) {
@@ -333,9 +334,9 @@ WHD inline void w_search(wstate& w, const wmem& m, const wu32* bwt, const wbwt& 
   });
   WLANE0(w_start(w, m, p, bc));
   while (!w.done) {
-    WLANE0(w_refill(w, m));
+    WLANE0(w_refill(w, m, p));
     if (w.done) break;
     WLANES(lane, w_walk(w, m, bwt, bc, p, lane));
-    WLANE0(w_replay_all(w, m, p, bc, out, aln_cap));
+    w_replay_warp(w, m, p, bc, out, aln_cap);
   }
 }

@@ -10,6 +10,7 @@
 #define WNIL 0xffffffffu
 #define WHANDED_BACK 0xffffffffu
 #define WREC_U4 6  // uint4 per record: the entry (its kind in [1].w), then the hit or the counts
+#define WSEG_CHUNKS (8 * WARP_STEPS + 1)  // new chunks of a target bucket in one segment: <= 8 pushes a record
 
 #if defined(__CUDACC__)
 #define WLANE0(body)                  \
@@ -70,7 +71,14 @@ enum { WK_SKIP = 0, WK_HIT = 1, WK_EXPAND = 2 };
 struct wlane {
   wentry start, cur;  // the chain's entry (to start again) and its next step
   wu32 slot;          // WL_FRESH: the start entry's place in the pool
-  int st, fin, n_buf, n_used;
+  int st, fin, hit, n_buf, n_used;  // hit: the chain ended at a hit (its last record)
+  // the parallel replay's segment (core/aln_warp_replay.cuh): its records [lo, hi), their sums
+  // (entries and stored: pushes less one pop a record; stored pushes per target bucket), the lane's
+  // place in the segment (0 out, 1 in, 2 in and last: its chain goes on or ends at a hit), the sums
+  // of the lanes before it and its first record that ends the search (-1: none; stop_back: handed back)
+  int lo, hi, seg, in, stop, stop_back;
+  int sn, ss;
+  wu32 cnt[3], pre[3];
 };
 
 
@@ -84,6 +92,15 @@ struct wstate {  // one warp's, in shared memory
   unsigned short wb[WMAX_LEN + 1], sb[WMAX_LEN + 1];
   unsigned char seq[WMAX_LEN];
   wlane lane[32];  // the queue: lanes cur, cur + 1, ... (mod 32), n_active of them, hold chains in order
+  // the parallel replay: what each record does (pushes, stored pushes, over the limits), the target
+  // buckets of the segment's pushes (best + s_mm, s_gapo, s_gape), their sizes and top chunks before
+  // it, the new chunks it takes, its totals and last lane
+  unsigned short rc[32][WARP_STEPS];
+  int tb[3];
+  wu32 tsize[3], thead[3], tfirst[3], tcnt[3];
+  wu32 tch[3][WSEG_CHUNKS];
+  long long tot_n, tot_s;
+  int q_end, seg_go;
 };
 
 struct wmem {  // one warp's global memory: lane records, chunk links, chunks of 32 entries of 2 uint4
