@@ -3,7 +3,8 @@
 // (aln_search, itself equal to bwa aln): every read it answers has the identical hit list (intervals,
 // counts, score, order), and it hands back exactly the reads the CPU search predicts for its limits
 // (kernel_answers: the first pass's bookkeeping against stack_cap and aln_cap). Outputs poisoned.
-// Lanes writing 8 records ahead and 1 (the replay then stops at every step) must give the same.
+// Lanes writing the kernel's WARP_STEPS records ahead and 1 (the replay then stops at every step)
+// must give the same.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -53,8 +54,8 @@ struct Fixture {
 TEST(BarracudaAlnWarpOnHost, EqualsCpuAtDefaultsAndAncientDnaSettings) {
   Fixture f(61, 1200, 20, 120, 10);
   for (const bc::AlnOptions& opt : {bc::AlnOptions{}, bct::adna_options()}) {
-    for (const int steps : {8, 1}) {
-      SCOPED_TRACE(std::string(opt.seed_len == 1024 ? "-l 1024 -n 0.01 -o 2" : "defaults") + ", steps " + std::to_string(steps));
+    for (const int steps : {bct::kKernelSteps, 1}) {
+      SCOPED_TRACE(std::string(opt.seed_len == 1024 ? "-l 1024 -n 0.01 -o 2" : "defaults") + (steps == 1 ? ", 1 step" : ", the kernel's steps"));
       const Check c = check_warp(f.idx, f.reads.codes, opt, 40000, 64, steps);
       EXPECT_GT(c.with_hits, 800u);
       EXPECT_LT(c.handed_back, 120u);  // at -l 1024 -n 0.01 -o 2 some need more than 40,000 entries
@@ -69,7 +70,7 @@ TEST(BarracudaAlnWarpOnHost, EqualsCpuAtDefaultsAndAncientDnaSettings) {
 TEST(BarracudaAlnWarpOnHost, EqualsCpuWithOptions) {
   Fixture f(62, 800, 25, 150, 10);
   const bc::AlnOptions o = bct::varied_aln_options();
-  const Check c = check_warp(f.idx, f.reads.codes, o, 20000, 24, 8);
+  const Check c = check_warp(f.idx, f.reads.codes, o, 20000, 24, bct::kKernelSteps);
   EXPECT_GT(c.answered, 700u);
   bc::AlnOptions n = bct::adna_options();  // -n 0.04 -i 2 -k 1 -e 2 -q 15 (eager-like), and a small queue limit (-m)
   n.fnr = 0.04f;
@@ -77,7 +78,7 @@ TEST(BarracudaAlnWarpOnHost, EqualsCpuWithOptions) {
   n.max_seed_diff = 1;
   n.max_gape = 2;
   n.max_entries = 3000;
-  const Check d = check_warp(f.idx, f.reads.codes, n, 20000, 24, 8);
+  const Check d = check_warp(f.idx, f.reads.codes, n, 20000, 24, bct::kKernelSteps);
   EXPECT_GT(d.answered, 700u);
 }
 
@@ -96,14 +97,14 @@ TEST(BarracudaAlnWarpOnHost, LanesWalkAgainAfterAHitChangesTheLimits) {
   o.max_gapo = 2;
   o.max_gape = 6;
   o.indel_end_skip = 2;
-  const Check c = check_warp(f.idx, f.reads.codes, o, 40000, 64, 8);
+  const Check c = check_warp(f.idx, f.reads.codes, o, 40000, 64, bct::kKernelSteps);
   EXPECT_GT(c.with_hits, 1200u);
 }
 
 TEST(BarracudaAlnWarpOnHost, HandsBackWhenTheStackOrHitListIsFull) {
   Fixture f(63, 800, 25, 150, 11);
-  for (const int steps : {8, 1}) {
-    SCOPED_TRACE("steps " + std::to_string(steps));
+  for (const int steps : {bct::kKernelSteps, 1}) {
+    SCOPED_TRACE(steps == 1 ? "1 step" : "the kernel's steps");
     const Check c = check_warp(f.idx, f.reads.codes, bct::adna_options(), 60, 2, steps);
     EXPECT_GT(c.handed_back, 150u);
     EXPECT_GT(c.answered, 20u);
@@ -120,7 +121,7 @@ TEST(BarracudaAlnWarpOnHost, ShortRandomReadsWithManyIntervals) {
     r.add(s.data(), s.size());
   }
   for (const bc::AlnOptions& opt : {bc::AlnOptions{}, bct::adna_options()}) {
-    const Check c = check_warp(f.idx, r, opt, 20000, 200, 8);
+    const Check c = check_warp(f.idx, r, opt, 20000, 200, bct::kKernelSteps);
     EXPECT_GT(c.with_hits, 150u);
   }
 }
@@ -133,7 +134,7 @@ TEST(BarracudaAlnWarpOnHost, ZeroPenaltyReplaysAlone) {
   for (int* pen : {&o.s_mm, &o.s_gape}) {
     bc::AlnOptions z = o;
     *(pen == &o.s_mm ? &z.s_mm : &z.s_gape) = 0;
-    const Check c = check_warp(f.idx, f.reads.codes, z, 40000, 64, 8);
+    const Check c = check_warp(f.idx, f.reads.codes, z, 40000, 64, bct::kKernelSteps);
     EXPECT_GT(c.with_hits, 400u);
   }
 }

@@ -25,9 +25,11 @@ KernelOutput run_inexact_kernel_on_host(const evk::barracuda_exact::BwtIndex& id
                                         const evk::barracuda_exact::AlnOptions& opt, bool small = false,
                                         unsigned tid = 3, unsigned n_threads = 5);
 // The later passes' warp-per-read search (inexact_host_warp.cpp) with stacks of stack_cap entries and
-// hit lists of aln_cap, its lanes writing `steps` records ahead (8: the kernel's; or 1).
+// hit lists of aln_cap, its lanes writing `steps` records ahead (1, or kKernelSteps: the kernel's
+// WARP_STEPS).
+constexpr int kKernelSteps = 0;
 KernelOutput run_warp_kernel_on_host(const evk::barracuda_exact::BwtIndex& idx, const evk::barracuda_exact::ReadCodes& reads,
                                      const evk::barracuda_exact::AlnOptions& opt, std::uint64_t stack_cap = 20000,
-                                     int aln_cap = 24, int steps = 8);
+                                     int aln_cap = 24, int steps = kKernelSteps);
 
 }  // namespace bct

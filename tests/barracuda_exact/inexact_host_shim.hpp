@@ -16,6 +16,11 @@ inline unsigned atomicAdd(unsigned* p, unsigned v) {
   *p += v;
   return o;
 }
+inline unsigned atomicMin(unsigned* p, unsigned v) {
+  const unsigned o = *p;
+  if (v < o) *p = v;
+  return o;
+}
 #define __device__
 #define __global__
 #define __forceinline__ inline

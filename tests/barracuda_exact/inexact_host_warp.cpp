@@ -1,7 +1,7 @@
 // The later passes' warp-per-read search (apps/barracuda_exact/core/aln_warp.cuh) compiled for the
 // host: the 32 lanes of each phase run one after another (its WLANES/WLANE0 host forms), CUDA's
 // built-ins as plain C++ (inexact_host_shim.hpp), so that the order of its replay is checked against
-// the CPU search without a GPU. Two builds: lanes writing 8 records ahead (the kernel's) and 1.
+// the CPU search without a GPU. Two builds: lanes writing the kernel's WARP_STEPS records ahead, and 1.
 #include <algorithm>
 #include <memory>
 
@@ -42,11 +42,11 @@
     return o;                                                                                                          \
   }
 
-namespace warp_steps8 {
+namespace warp_steps_kernel {
 #include "inexact_host_shim.hpp"
 #include "core/aln_warp.cuh"
 WARP_HOST_RUN
-}  // namespace warp_steps8
+}  // namespace warp_steps_kernel
 
 #undef WARP_STEPS
 #define WARP_STEPS 1
@@ -60,6 +60,6 @@ namespace bct {
 KernelOutput run_warp_kernel_on_host(const evk::barracuda_exact::BwtIndex& idx, const evk::barracuda_exact::ReadCodes& reads,
                                      const evk::barracuda_exact::AlnOptions& opt, std::uint64_t stack_cap, int aln_cap,
                                      int steps) {
-  return steps == 1 ? warp_steps1::run(idx, reads, opt, stack_cap, aln_cap) : warp_steps8::run(idx, reads, opt, stack_cap, aln_cap);
+  return steps == 1 ? warp_steps1::run(idx, reads, opt, stack_cap, aln_cap) : warp_steps_kernel::run(idx, reads, opt, stack_cap, aln_cap);
 }
 }  // namespace bct

@@ -48,7 +48,7 @@ struct wpush_write {  // the stored pushes at their places in the target buckets
     if (score > w.dead_above) return;
     const int t = score == w.tb[0] ? 0 : score == w.tb[1] ? 1 : 2;
     const wu32 at = pos[t]++;
-    const wu32 c = at < w.tfirst[t] ? w.thead[t] : w.tch[t][(at - w.tfirst[t]) >> 5];
+    const wu32 c = at < w.tfirst[t] ? w.thead[t] : m.seg[t * WSEG_CHUNKS + ((at - w.tfirst[t]) >> 5)];
     wentry e;
     e.k = k;
     e.l = l;
@@ -102,23 +102,24 @@ WHD inline void w_seg_head(wstate& w, const wmem& m, const wparams& p, const wbw
   w.tb[0] = w.best + p.s_mm;
   w.tb[1] = w.best + p.s_gapo;
   w.tb[2] = w.best + p.s_gape;
+  w.stop_key = WNIL;
   w.seg_go = 1;
 }
 
-// Each lane: what its records of the segment push.
+// Each lane: what its records of the segment push (noted in each record's [1].z above its state).
 WHD inline void w_seg_count(wstate& w, const wmem& m, const wparams& p, const wbwt& bc, int lane) {
   wlane& L = w.lane[lane];
-  L.seg = 0;
+  L.seg = L.in = 0;
   if (((lane - w.cur) & 31) >= w.n_active) return;
   L.lo = L.n_used;
   L.hi = L.n_buf - (L.hit ? 1 : 0);
   L.sn = L.ss = 0;
   L.cnt[0] = L.cnt[1] = L.cnt[2] = 0;
   for (int r = L.lo; r < L.hi; ++r) {
-    const uint4* rec = w_rec(m, lane, r);
+    uint4* rec = w_rec(m, lane, r);
     wpush_count c{w, p, 0, 0, 0, {0, 0, 0}};
     if (rec[1].w == WK_EXPAND) w_plan(w, p, bc, w_get(rec), rec, c);
-    w.rc[lane][r] = static_cast<unsigned short>(c.n_push | c.n_store << 5 | c.over << 10);
+    rec[1].z = (rec[1].z & 255u) | static_cast<wu32>(c.n_push | c.n_store << 5 | c.over << 10) << 8;
     L.sn += c.n_push - 1;
     L.ss += c.n_store - 1;
     for (int t = 0; t < 3; ++t) L.cnt[t] += c.cnt[t];
@@ -126,11 +127,71 @@ WHD inline void w_seg_count(wstate& w, const wmem& m, const wparams& p, const wb
   L.seg = !L.fin || L.hit ? 2 : 1;
 }
 
-// Each lane: in the segment when no lane before it ends it; the sums before it; its first record
-// that ends the search. The segment's last lane writes the totals.
-WHD inline void w_seg_scan(wstate& w, const wparams& p, int lane) {
+// A lane in the segment, given the sums of the lanes before it: its first record that ends the
+// search (bwa's queue limit -m, then the stack's), into w.stop_key.
+WHD inline void w_seg_stop(wstate& w, const wmem& m, const wparams& p, int lane, int q, long long n, long long s) {
+  const wlane& L = w.lane[lane];
+  long long ne = static_cast<long long>(w.n_entries) + n, st = static_cast<long long>(w.stored) + s;
+  for (int r = L.lo; r < L.hi; ++r) {
+    const wu32 c = w_rec(m, lane, r)[1].z >> 8;
+    const int n_push = static_cast<int>(c & 31), n_store = static_cast<int>(c >> 5 & 31);
+    int stop = -1;
+    if (ne > static_cast<long long>(p.max_entries)) stop = 0;
+    else if ((c >> 10) || (n_store > 0 && st + n_store - 2 >= static_cast<long long>(w.cap))) stop = 1;
+    if (stop >= 0) {
+      atomicMin(&w.stop_key, static_cast<wu32>((q * 64 + r) * 2 + stop));
+      return;
+    }
+    ne += n_push - 1;
+    st += n_store - 1;
+  }
+}
+
+#if defined(__CUDA_ARCH__)
+// Each lane: in the segment when no lane before it ends it; the sums of the lanes before it (a scan
+// over the queue's places by shuffles: place q - d is lane - d); its first record that ends the
+// search. The segment's last lane writes the totals.
+WHD inline void w_seg_scan(wstate& w, const wmem& m, const wparams& p, int lane) {
   wlane& L = w.lane[lane];
-  L.in = 0;
+  const int q = (lane - w.cur) & 31, act = q < w.n_active;
+  const unsigned bar = __ballot_sync(0xffffffffu, act && L.seg == 2);
+  const unsigned rot = w.cur ? (bar >> w.cur) | (bar << (32 - w.cur)) : bar;  // bit q: place q
+  const int q_end = rot ? __ffs(static_cast<int>(rot)) - 1 : w.n_active - 1;
+  const int in = act && q <= q_end;
+  int n = in ? L.sn : 0, s = in ? L.ss : 0;
+  wu32 c0 = in ? L.cnt[0] : 0, c1 = in ? L.cnt[1] : 0, c2 = in ? L.cnt[2] : 0;
+  for (int d = 1; d < 32; d <<= 1) {
+    const int src = (lane - d) & 31;
+    const int n2 = __shfl_sync(0xffffffffu, n, src), s2 = __shfl_sync(0xffffffffu, s, src);
+    const wu32 a0 = __shfl_sync(0xffffffffu, c0, src), a1 = __shfl_sync(0xffffffffu, c1, src),
+               a2 = __shfl_sync(0xffffffffu, c2, src);
+    if (q >= d) {
+      n += n2;
+      s += s2;
+      c0 += a0;
+      c1 += a1;
+      c2 += a2;
+    }
+  }
+  if (!in) return;
+  L.in = 1;
+  L.pre[0] = c0 - L.cnt[0];
+  L.pre[1] = c1 - L.cnt[1];
+  L.pre[2] = c2 - L.cnt[2];
+  if (q == q_end) {
+    w.q_end = q;
+    w.tot_n = n;
+    w.tot_s = s;
+    w.tcnt[0] = c0;
+    w.tcnt[1] = c1;
+    w.tcnt[2] = c2;
+  }
+  w_seg_stop(w, m, p, lane, q, n - L.sn, s - L.ss);
+}
+#else
+// The same on the host (lanes in turn): the sums of the lanes before it by a loop.
+WHD inline void w_seg_scan(wstate& w, const wmem& m, const wparams& p, int lane) {
+  wlane& L = w.lane[lane];
   const int q = (lane - w.cur) & 31;
   if (q >= w.n_active) return;
   long long n = 0, s = 0;
@@ -144,40 +205,22 @@ WHD inline void w_seg_scan(wstate& w, const wparams& p, int lane) {
   }
   L.in = 1;
   for (int t = 0; t < 3; ++t) L.pre[t] = pre[t];
-  L.stop = -1;
-  long long ne = static_cast<long long>(w.n_entries) + n, st = static_cast<long long>(w.stored) + s;
-  for (int r = L.lo; r < L.hi; ++r) {
-    const int c = w.rc[lane][r], n_push = c & 31, n_store = c >> 5 & 31;
-    if (ne > static_cast<long long>(p.max_entries)) {  // bwa's queue limit: the search ends
-      L.stop = r;
-      L.stop_back = 0;
-      break;
-    }
-    if ((c >> 10) || (n_store > 0 && st + n_store - 2 >= static_cast<long long>(w.cap))) {  // the stack's
-      L.stop = r;
-      L.stop_back = 1;
-      break;
-    }
-    ne += n_push - 1;
-    st += n_store - 1;
-  }
   if (L.seg == 2 || q == w.n_active - 1) {
     w.q_end = q;
     w.tot_n = n + L.sn;
     w.tot_s = s + L.ss;
     for (int t = 0; t < 3; ++t) w.tcnt[t] = pre[t] + L.cnt[t];
   }
+  w_seg_stop(w, m, p, lane, q, n, s);
 }
+#endif
 
 // Lane 0: the search ends at the segment's first record that ends it; else the counts move on, the
-// target buckets take their new chunks and the lanes their records.
+// target buckets take their new chunks (their ids in m.seg) and the finished lanes leave the queue.
 WHD inline void w_seg_commit(wstate& w, const wmem& m) {
-  for (int q = 0; q <= w.q_end; ++q) {
-    const wlane& L = w.lane[(w.cur + q) & 31];
-    if (L.stop >= 0) {
-      w_finish(w, L.stop_back ? WHANDED_BACK : w.n_aln);
-      return;
-    }
+  if (w.stop_key != WNIL) {
+    w_finish(w, (w.stop_key & 1) ? WHANDED_BACK : w.n_aln);
+    return;
   }
   w.n_entries = static_cast<wu64>(static_cast<long long>(w.n_entries) + w.tot_n);
   w.stored = static_cast<wu64>(static_cast<long long>(w.stored) + w.tot_s);
@@ -188,7 +231,7 @@ WHD inline void w_seg_commit(wstate& w, const wmem& m) {
     w.tsize[t] = s;
     w.thead[t] = w.head[b];
     w.tfirst[t] = (s + 31) & ~31u;
-    int j = 0;
+    wu32* ids = m.seg + t * WSEG_CHUNKS;
     for (wu32 at = w.tfirst[t]; at < end; at += 32) {  // a new chunk on top of the bucket
       wu32 c;
       if (w.free_head != WNIL) {
@@ -199,25 +242,27 @@ WHD inline void w_seg_commit(wstate& w, const wmem& m) {
       }
       m.link[c] = w.head[b];
       w.head[b] = c;
-      w.tch[t][j++] = c;
+      *ids++ = c;
     }
     w.size[b] = end;
   }
-  for (int q = 0; q <= w.q_end; ++q) {
-    wlane& L = w.lane[(w.cur + q) & 31];
-    L.n_used = L.hi;
-  }
+  // the lanes before the last are finished; the last too unless its chain goes on or ends at a hit
+  const int gone = w.q_end + (w.lane[(w.cur + w.q_end) & 31].seg == 1 ? 1 : 0);
+  w.cur = (w.cur + gone) & 31;
+  w.n_active -= gone;
 }
 
-// Each lane in the segment: its records' stored pushes where the sums put them.
-WHD inline void w_seg_write(const wstate& w, const wmem& m, const wparams& p, const wbwt& bc, int lane) {
-  const wlane& L = w.lane[lane];
+// Each lane in the segment: its records' stored pushes where the sums put them; its records used.
+WHD inline void w_seg_write(wstate& w, const wmem& m, const wparams& p, const wbwt& bc, int lane) {
+  wlane& L = w.lane[lane];
   if (!L.in) return;
   wpush_write f{w, m, p, {w.tsize[0] + L.pre[0], w.tsize[1] + L.pre[1], w.tsize[2] + L.pre[2]}};
   for (int r = L.lo; r < L.hi; ++r) {
     const uint4* rec = w_rec(m, lane, r);
     if (rec[1].w == WK_EXPAND) w_plan(w, p, bc, w_get(rec), rec, f);
   }
+  L.n_used = L.hi;
+  if (L.seg == 1) L.st = WL_FREE;
 }
 
 // The records the lanes have written, in bwa's order, as far as they go (every lane calls it).
@@ -226,7 +271,7 @@ WHD inline void w_replay_warp(wstate& w, const wmem& m, const wparams& p, const 
     WLANE0(w_seg_head(w, m, p, bc, out, aln_cap));
     if (!w.seg_go) return;
     WLANES(lane, w_seg_count(w, m, p, bc, lane));
-    WLANES(lane, w_seg_scan(w, p, lane));
+    WLANES(lane, w_seg_scan(w, m, p, lane));
     WLANE0(w_seg_commit(w, m));
     if (w.done) return;
     WLANES(lane, w_seg_write(w, m, p, bc, lane));

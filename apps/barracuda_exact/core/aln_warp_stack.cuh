@@ -3,7 +3,7 @@
 // look-ups (bwa's occ and widths). No include guard: tests include it (through aln_warp.cuh) inside
 // two namespaces, once per WARP_STEPS.
 #ifndef WARP_STEPS
-#define WARP_STEPS 8  // records a lane writes ahead of the replay
+#define WARP_STEPS 32  // records a lane writes ahead of the replay (at most 64: w.stop_key)
 #endif
 #define WMAX_LEN 256      // longest read (core/aln_kernel.hpp kAlnKernelMaxLen)
 #define WMAX_BUCKETS 128  // score buckets (the first pass's MAX_BUCKETS)
@@ -92,19 +92,18 @@ struct wstate {  // one warp's, in shared memory
   unsigned short wb[WMAX_LEN + 1], sb[WMAX_LEN + 1];
   unsigned char seq[WMAX_LEN];
   wlane lane[32];  // the queue: lanes cur, cur + 1, ... (mod 32), n_active of them, hold chains in order
-  // the parallel replay: what each record does (pushes, stored pushes, over the limits), the target
-  // buckets of the segment's pushes (best + s_mm, s_gapo, s_gape), their sizes and top chunks before
-  // it, the new chunks it takes, its totals and last lane
-  unsigned short rc[32][WARP_STEPS];
+  // the parallel replay: the target buckets of the segment's pushes (best + s_mm, s_gapo, s_gape),
+  // their sizes and top chunks before it and what it adds to them, its totals and last lane
   int tb[3];
   wu32 tsize[3], thead[3], tfirst[3], tcnt[3];
-  wu32 tch[3][WSEG_CHUNKS];
   long long tot_n, tot_s;
   int q_end, seg_go;
+  wu32 stop_key;  // the segment's first record that ends the search: (q * 64 + record) * 2 + handed back
 };
 
-struct wmem {  // one warp's global memory: lane records, chunk links, chunks of 32 entries of 2 uint4
-  uint4* rec;
+struct wmem {  // one warp's global memory: lane records, the new chunks of a segment's target buckets
+  uint4* rec;   // (3 x WSEG_CHUNKS), chunk links, chunks of 32 entries of 2 uint4
+  wu32* seg;
   wu32* link;
   uint4* pool;
 };
@@ -112,12 +111,14 @@ struct wmem {  // one warp's global memory: lane records, chunk links, chunks of
 // Chunks for cap stored entries: full chunks, one part-filled chunk per bucket, one spare.
 WHOSTDEV inline wu64 w_chunks(wu64 cap) { return (cap + 31) / 32 + WMAX_BUCKETS + 1; }
 WHOSTDEV inline wu64 w_rec_u4() { return 32ull * WARP_STEPS * WREC_U4; }
-WHOSTDEV inline wu64 w_warp_u4(wu64 cap) { return w_rec_u4() + (w_chunks(cap) + 3) / 4 + w_chunks(cap) * 64; }
+WHOSTDEV inline wu64 w_seg_u4() { return (3ull * WSEG_CHUNKS + 3) / 4; }
+WHOSTDEV inline wu64 w_warp_u4(wu64 cap) { return w_rec_u4() + w_seg_u4() + (w_chunks(cap) + 3) / 4 + w_chunks(cap) * 64; }
 WHOSTDEV inline wmem w_mem(uint4* base, wu64 cap) {
   wmem m;
   m.rec = base;
-  m.link = reinterpret_cast<wu32*>(base + w_rec_u4());
-  m.pool = base + w_rec_u4() + (w_chunks(cap) + 3) / 4;
+  m.seg = reinterpret_cast<wu32*>(base + w_rec_u4());
+  m.link = reinterpret_cast<wu32*>(base + w_rec_u4() + w_seg_u4());
+  m.pool = base + w_rec_u4() + w_seg_u4() + (w_chunks(cap) + 3) / 4;
   return m;
 }
 
@@ -156,7 +157,7 @@ WHD inline wentry w_get(const uint4* at) {
   e.n_gapo = b.y >> 8 & 255;
   e.n_gape = b.y >> 16 & 255;
   e.n_ins = b.y >> 24;
-  e.state = b.z;
+  e.state = b.z & 255;  // above: the parallel replay's note of what the record pushes
   return e;
 }
 
