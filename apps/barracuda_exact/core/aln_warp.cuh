@@ -28,6 +28,9 @@
 // No include guard: tests include it inside two namespaces, once per WARP_STEPS.
 #include "core/aln_warp_stack.cuh"
 
+// v[c] for a c known only at run time, by selects: an array indexed so would live in local memory.
+WHD inline wu64 w_sel4(const wu64 v[4], wu32 c) { return c == 0 ? v[0] : c == 1 ? v[1] : c == 2 ? v[2] : v[3]; }
+
 // One step of a lane's chain: entry e's record (what the one-thread search does with it, as far as
 // that depends on e and the state); 1 and its exact continuation in `next` when the chain goes on.
 WHD inline int w_step(const wu32* bwt, const wbwt& bc, const wparams& p, const wstate& w, const wentry& e, uint4* rec,
@@ -65,7 +68,7 @@ WHD inline int w_step(const wu32* bwt, const wbwt& bc, const wparams& p, const w
   const int i = e.i - 1;
   const wu32 c = w.seq[i];
   if (c > 3) return 0;
-  const wu64 kk = bc.L2[c] + ck[c] + 1, ll = bc.L2[c] + cl[c];
+  const wu64 kk = bc.L2[c] + w_sel4(ck, c) + 1, ll = bc.L2[c] + w_sel4(cl, c);
   if (kk > ll) return 0;
   next = e;
   next.k = kk;
@@ -125,9 +128,11 @@ WHD inline int w_log2(wu32 v) {
 }
 
 // What popping expanded entry e does, as far as it depends on e, its record and the search state
-// (constant between hits): bwa's pushes in bwa's order, each to f(i, k, l, n_mm, n_gapo, n_gape,
-// n_ins, state), the exact continuation (held by its lane) to f.held(). The serial replay stores
-// them (w_expand); the parallel one counts them, then writes them where its scan put them.
+// (constant between hits): bwa's candidate pushes in bwa's order, each to f(valid, i, k, l, n_mm,
+// n_gapo, n_gape, n_ins, state), the exact continuation (held by its lane) to f.held(). Every
+// candidate is offered, valid or not, so that the lanes of a warp stay together (no divergent
+// branches, no arrays indexed at run time). The serial replay stores the valid ones (w_expand); the
+// parallel one counts them, then writes them where its scan put them.
 template <class F>
 WHD inline void w_plan(const wstate& w, const wparams& p, const wbwt& bc, const wentry& e, const uint4* rec, F& f) {
   int mm = w.max_diff - static_cast<int>(e.n_mm + e.n_gapo);
@@ -137,8 +142,6 @@ WHD inline void w_plan(const wstate& w, const wparams& p, const wbwt& bc, const 
     m_seed = p.max_seed_diff - static_cast<int>(e.n_mm + e.n_gapo);
     if (p.gape_counts) m_seed -= static_cast<int>(e.n_gape);
   }
-  const wu64 ck[4] = {w_lo(rec[2]), w_hi(rec[2]), w_lo(rec[3]), w_hi(rec[3])};
-  const wu64 cl[4] = {w_lo(rec[4]), w_hi(rec[4]), w_lo(rec[5]), w_hi(rec[5])};
   const int i = e.i - 1;
   const wu64 occ = e.l - e.k + 1;
   int allow_diff = 1, allow_m = 1;
@@ -153,40 +156,40 @@ WHD inline void w_plan(const wstate& w, const wparams& p, const wbwt& bc, const 
         allow_m = 0;
     }
   }
+  wu64 kk[4], ll[4];  // the interval after each base
+  {
+    const uint4 r2 = rec[2], r3 = rec[3], r4 = rec[4], r5 = rec[5];
+    kk[0] = bc.L2[0] + w_lo(r2) + 1;
+    kk[1] = bc.L2[1] + w_hi(r2) + 1;
+    kk[2] = bc.L2[2] + w_lo(r3) + 1;
+    kk[3] = bc.L2[3] + w_hi(r3) + 1;
+    ll[0] = bc.L2[0] + w_lo(r4);
+    ll[1] = bc.L2[1] + w_hi(r4);
+    ll[2] = bc.L2[2] + w_lo(r5);
+    ll[3] = bc.L2[3] + w_hi(r5);
+  }
   const int tmp = p.log_gap ? w_log2(e.n_gape + e.n_gapo) / 2 + 1 : static_cast<int>(e.n_gapo + e.n_gape);
-  if (allow_diff && i >= p.indel_end_skip + tmp && w.len - i >= p.indel_end_skip + tmp) {
-    if (e.state == 0) {
-      if (static_cast<int>(e.n_gapo) < p.max_gapo) {
-        f(i, e.k, e.l, e.n_mm, e.n_gapo + 1, e.n_gape, e.n_ins + 1, 1);
-        for (wu32 c = 0; c < 4; c++) {
-          const wu64 kk = bc.L2[c] + ck[c] + 1, ll = bc.L2[c] + cl[c];
-          if (kk <= ll) f(i + 1, kk, ll, e.n_mm, e.n_gapo + 1, e.n_gape, e.n_ins, 2);
-        }
-      }
-    } else if (e.state == 1) {
-      if (static_cast<int>(e.n_gape) < p.max_gape) f(i, e.k, e.l, e.n_mm, e.n_gapo, e.n_gape + 1, e.n_ins + 1, 1);
-    } else if (static_cast<int>(e.n_gape) < p.max_gape &&
-               (static_cast<int>(e.n_gape + e.n_gapo) < w.max_diff || occ < static_cast<wu64>(p.max_del_occ))) {
-      for (wu32 c = 0; c < 4; c++) {
-        const wu64 kk = bc.L2[c] + ck[c] + 1, ll = bc.L2[c] + cl[c];
-        if (kk <= ll) f(i + 1, kk, ll, e.n_mm, e.n_gapo, e.n_gape + 1, e.n_ins, 2);
-      }
-    }
-  }
+  const bool gap_ok = allow_diff && i >= p.indel_end_skip + tmp && w.len - i >= p.indel_end_skip + tmp;
+  const bool open = e.state == 0 && static_cast<int>(e.n_gapo) < p.max_gapo;  // state 0: a gap opens
+  const bool ext = static_cast<int>(e.n_gape) < p.max_gape;                   // else it extends
+  const wu32 go = e.state == 0 ? 1u : 0u, ge = 1u - go;
+  // an insertion (opened in state 0, extended in state 1), then the deletions (opened in state 0,
+  // extended in state 2 while few or narrow)
+  f(gap_ok && (open || (e.state == 1 && ext)), i, e.k, e.l, e.n_mm, e.n_gapo + go, e.n_gape + ge, e.n_ins + 1, 1u);
+  const bool del = gap_ok && (open || (e.state == 2 && ext &&
+                                       (static_cast<int>(e.n_gape + e.n_gapo) < w.max_diff || occ < static_cast<wu64>(p.max_del_occ))));
+WUNROLL
+  for (int c = 0; c < 4; c++) f(del && kk[c] <= ll[c], i + 1, kk[c], ll[c], e.n_mm, e.n_gapo + go, e.n_gape + ge, e.n_ins, 2u);
+  // the mismatches: the bases after the read's, then (when the read has N there) base 0
   const wu32 s = w.seq[i];
-  if (allow_diff && allow_m) {
-    for (wu32 j = 1; j <= 4; j++) {
-      const wu32 c = (s + j) & 3;
-      const int is_mm = j != 4 || s > 3;
-      const wu64 kk = bc.L2[c] + ck[c] + 1, ll = bc.L2[c] + cl[c];
-      if (kk > ll) continue;
-      if (is_mm) f(i, kk, ll, e.n_mm + 1, e.n_gapo, e.n_gape, e.n_ins, 0);
-      else f.held();
-    }
-  } else if (s < 4) {
-    const wu64 kk = bc.L2[s] + ck[s] + 1, ll = bc.L2[s] + cl[s];
-    if (kk <= ll) f.held();
+  const bool mm_ok = allow_diff && allow_m;
+WUNROLL
+  for (wu32 j = 1; j <= 4; j++) {
+    const wu32 c = (s + j) & 3;
+    const wu64 a = w_sel4(kk, c), b = w_sel4(ll, c);
+    f(mm_ok && (j != 4 || s > 3) && a <= b, i, a, b, e.n_mm + 1, e.n_gapo, e.n_gape, e.n_ins, 0u);
   }
+  if (s < 4 && w_sel4(kk, s) <= w_sel4(ll, s)) f.held();  // the exact continuation
 }
 
 struct wpush_serial {  // bwa's pushes one after another into the bucket lists
@@ -194,8 +197,8 @@ struct wpush_serial {  // bwa's pushes one after another into the bucket lists
   const wmem& m;
   const wparams& p;
   int over;
-  WHD void operator()(int i, wu64 k, wu64 l, wu32 n_mm, wu32 n_gapo, wu32 n_gape, wu32 n_ins, wu32 state) {
-    over |= w_push(w, m, p, i, k, l, n_mm, n_gapo, n_gape, n_ins, state, 1);
+  WHD void operator()(bool v, int i, wu64 k, wu64 l, wu32 n_mm, wu32 n_gapo, wu32 n_gape, wu32 n_ins, wu32 state) {
+    if (v) over |= w_push(w, m, p, i, k, l, n_mm, n_gapo, n_gape, n_ins, state, 1);
   }
   WHD void held() { over |= w_push_held(w); }
 };
@@ -222,11 +225,15 @@ WHD inline int w_replay(wstate& w, const wmem& m, const wparams& p, const wbwt& 
   return w_expand(w, m, p, bc, e, rec);
 }
 
-// Lane 0: the bucket's next entries to the free lanes at the queue's end; the next bucket when
-// this one is done; the end of the search when no entry is stored. With a penalty of 0 a chain
-// pushes into its own bucket, whose next entry bwa pops is then the last pushed: one chain at a time.
+// Lane 0: how many of the bucket's top entries go to the free lanes at the queue's end (w.r_take,
+// from queue place w.r_first; the lanes take them in w_walk), the chunks they lie in (at most two:
+// the top one, w.r_h0, and the one below, w.r_h1), the top chunk freed when they empty it (its
+// entries are read before any push); the next bucket when this one is done; the end of the search
+// when no entry is stored. With a penalty of 0 a chain pushes into its own bucket, whose next entry
+// bwa pops is then the last pushed: one chain at a time.
 WHD inline void w_refill(wstate& w, const wmem& m, const wparams& p) {
   const int most = p.s_mm > 0 && p.s_gapo > 0 && p.s_gape > 0 ? 32 : 1;
+  w.r_take = 0;
   if (w.n_active == 0 && w.size[w.best] == 0) {
     int b = w.best + 1;
     while (b < WMAX_BUCKETS && w.size[b] == 0) b++;
@@ -237,24 +244,38 @@ WHD inline void w_refill(wstate& w, const wmem& m, const wparams& p) {
     w.best = b;
   }
   const int b = w.best;
-  while (w.n_active < most && w.size[b] > 0) {
-    wlane& L = w.lane[(w.cur + w.n_active) & 31];
-    const wu32 at = w.size[b] - 1, c = w.head[b];
-    L.slot = c * 32 + (at & 31);
-    L.st = WL_FRESH;
-    L.fin = L.hit = L.n_buf = L.n_used = 0;
-    w.size[b] = at;
-    if ((at & 31) == 0) {  // the chunk is empty: free (its entries are read before any push)
-      w.head[b] = m.link[c];
-      m.link[c] = w.free_head;
-      w.free_head = c;
-    }
-    w.n_active++;
+  const wu32 size = w.size[b], room = static_cast<wu32>(most - w.n_active);
+  const wu32 take = size < room ? size : room;
+  if (take == 0) return;
+  const wu32 h0 = w.head[b], top_lo = (size - 1) & ~31u, left = size - take;
+  w.r_first = w.n_active;
+  w.r_take = static_cast<int>(take);
+  w.r_top = size;
+  w.r_h0 = h0;
+  w.r_h1 = left < top_lo ? m.link[h0] : WNIL;
+  if (left <= top_lo) {  // the top chunk is empty: free
+    w.head[b] = m.link[h0];
+    m.link[h0] = w.free_head;
+    w.free_head = h0;
   }
+  w.size[b] = left;
+  w.n_active += static_cast<int>(take);
+}
+
+// A lane given an entry by w_refill: its place in the pool, a fresh chain.
+WHD inline void w_take(wstate& w, int lane) {
+  const int q = ((lane - w.cur) & 31) - w.r_first;
+  if (q < 0 || q >= w.r_take) return;
+  wlane& L = w.lane[lane];
+  const wu32 at = w.r_top - 1 - static_cast<wu32>(q);
+  L.slot = (at >= ((w.r_top - 1) & ~31u) ? w.r_h0 : w.r_h1) * 32 + (at & 31);
+  L.st = WL_FRESH;
+  L.fin = L.hit = L.n_buf = L.n_used = 0;
 }
 
 // Each lane: its chain's next steps, up to WARP_STEPS records.
 WHD inline void w_walk(wstate& w, const wmem& m, const wu32* bwt, const wbwt& bc, const wparams& p, int lane) {
+  w_take(w, lane);
   wlane& L = w.lane[lane];
   if (L.st == WL_FRESH) {
     L.start = w_get(m.pool + static_cast<wu64>(L.slot) * 2);

@@ -15,22 +15,27 @@
 // writes its records' pushes where the sums put them (w_seg_write). A hit is replayed by lane 0
 // alone, as before (w_seg_head), and makes the later chains walk again when it changes the state.
 
+// A candidate push's target bucket: 0, 1, 2 (w.tb), or 3 when none (a penalty of 0 aside, never).
+WHD inline int w_target(const wstate& w, int score) {
+  return score == w.tb[0] ? 0 : score == w.tb[1] ? 1 : score == w.tb[2] ? 2 : 3;
+}
+
 struct wpush_count {  // what a record pushes: entries counted, stored, over the limits, per target
   const wstate& w;
   const wparams& p;
   int n_push, n_store, over;
-  wu32 cnt[3];
-  WHD void operator()(int, wu64, wu64, wu32 n_mm, wu32 n_gapo, wu32 n_gape, wu32, wu32) {
-    n_push++;
-    const int score = w_score(p, n_mm, n_gapo, n_gape);
-    if (score > w.dead_above) return;  // counted, not stored
-    const int t = score == w.tb[0] ? 0 : score == w.tb[1] ? 1 : score == w.tb[2] ? 2 : -1;
-    if (score >= WMAX_BUCKETS || t < 0) {
-      over = 1;
-      return;
-    }
-    n_store++;
-    cnt[t]++;
+  wu32 c0, c1, c2;
+  WHD void operator()(bool v, int, wu64, wu64, wu32 n_mm, wu32 n_gapo, wu32 n_gape, wu32, wu32) {
+    const int score = w_score(p, n_mm, n_gapo, n_gape), t = w_target(w, score);
+    const bool kept = v && score <= w.dead_above;  // else counted, not stored
+    const bool bad = kept && (score >= WMAX_BUCKETS || t == 3);
+    const bool put = kept && !bad;
+    n_push += v;
+    over |= bad;
+    n_store += put;
+    c0 += put && t == 0;
+    c1 += put && t == 1;
+    c2 += put && t == 2;
   }
   WHD void held() {
     n_push++;
@@ -42,13 +47,13 @@ struct wpush_write {  // the stored pushes at their places in the target buckets
   const wstate& w;
   const wmem& m;
   const wparams& p;
-  wu32 pos[3];
-  WHD void operator()(int i, wu64 k, wu64 l, wu32 n_mm, wu32 n_gapo, wu32 n_gape, wu32 n_ins, wu32 state) {
-    const int score = w_score(p, n_mm, n_gapo, n_gape);
-    if (score > w.dead_above) return;
-    const int t = score == w.tb[0] ? 0 : score == w.tb[1] ? 1 : 2;
-    const wu32 at = pos[t]++;
-    const wu32 c = at < w.tfirst[t] ? w.thead[t] : m.seg[t * WSEG_CHUNKS + ((at - w.tfirst[t]) >> 5)];
+  wu32 p0, p1, p2;  // the next place in each target bucket
+  WHD void operator()(bool v, int i, wu64 k, wu64 l, wu32 n_mm, wu32 n_gapo, wu32 n_gape, wu32 n_ins, wu32 state) {
+    const int score = w_score(p, n_mm, n_gapo, n_gape), t = w_target(w, score);
+    if (!v || score > w.dead_above) return;
+    const wu32 at = t == 0 ? p0++ : t == 1 ? p1++ : p2++;
+    const wu32 first = w.tfirst[t];
+    const wu32 c = at < first ? w.thead[t] : m.seg[t * WSEG_CHUNKS + ((at - first) >> 5)];
     wentry e;
     e.k = k;
     e.l = l;
@@ -114,16 +119,21 @@ WHD inline void w_seg_count(wstate& w, const wmem& m, const wparams& p, const wb
   L.lo = L.n_used;
   L.hi = L.n_buf - (L.hit ? 1 : 0);
   L.sn = L.ss = 0;
-  L.cnt[0] = L.cnt[1] = L.cnt[2] = 0;
+  wu32 c0 = 0, c1 = 0, c2 = 0;
   for (int r = L.lo; r < L.hi; ++r) {
     uint4* rec = w_rec(m, lane, r);
-    wpush_count c{w, p, 0, 0, 0, {0, 0, 0}};
+    wpush_count c{w, p, 0, 0, 0, 0, 0, 0};
     if (rec[1].w == WK_EXPAND) w_plan(w, p, bc, w_get(rec), rec, c);
     rec[1].z = (rec[1].z & 255u) | static_cast<wu32>(c.n_push | c.n_store << 5 | c.over << 10) << 8;
     L.sn += c.n_push - 1;
     L.ss += c.n_store - 1;
-    for (int t = 0; t < 3; ++t) L.cnt[t] += c.cnt[t];
+    c0 += c.c0;
+    c1 += c.c1;
+    c2 += c.c2;
   }
+  L.cnt[0] = c0;
+  L.cnt[1] = c1;
+  L.cnt[2] = c2;
   L.seg = !L.fin || L.hit ? 2 : 1;
 }
 
@@ -256,7 +266,7 @@ WHD inline void w_seg_commit(wstate& w, const wmem& m) {
 WHD inline void w_seg_write(wstate& w, const wmem& m, const wparams& p, const wbwt& bc, int lane) {
   wlane& L = w.lane[lane];
   if (!L.in) return;
-  wpush_write f{w, m, p, {w.tsize[0] + L.pre[0], w.tsize[1] + L.pre[1], w.tsize[2] + L.pre[2]}};
+  wpush_write f{w, m, p, w.tsize[0] + L.pre[0], w.tsize[1] + L.pre[1], w.tsize[2] + L.pre[2]};
   for (int r = L.lo; r < L.hi; ++r) {
     const uint4* rec = w_rec(m, lane, r);
     if (rec[1].w == WK_EXPAND) w_plan(w, p, bc, w_get(rec), rec, f);

@@ -28,6 +28,7 @@
   } while (0)
 #define WHD __device__
 #define WHOSTDEV __host__ __device__
+#define WUNROLL _Pragma("unroll")
 #else
 #define WLANE0(body) \
   do {               \
@@ -41,6 +42,7 @@
   } while (0)
 #define WHD
 #define WHOSTDEV
+#define WUNROLL
 #endif
 
 typedef unsigned int wu32;
@@ -98,6 +100,8 @@ struct wstate {  // one warp's, in shared memory
   wu32 tsize[3], thead[3], tfirst[3], tcnt[3];
   long long tot_n, tot_s;
   int q_end, seg_go;
+  int r_first, r_take;  // w_refill: the new chains' first queue place and count, where they lie
+  wu32 r_top, r_h0, r_h1;
   wu32 stop_key;  // the segment's first record that ends the search: (q * 64 + record) * 2 + handed back
 };
 
