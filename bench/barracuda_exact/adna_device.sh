@@ -16,6 +16,8 @@
 # `samse` on the same reads, and its records against bwa's (BarraCUDA's .sai is its own format);
 # BARRACUDA_ARGS (default "-g -R 30", the peers README's closest to bwa 0.7.17) go to its aln;
 # BARRACUDA_INDEX=PREFIX: its index of the same genome built before (`barracuda index`), else built here.
+# BWA_READS=N: ours on all READS reads writes BAM (the time to compare), and bwa, ours again (SAM) and
+# the agreement run on the first N reads only (a full bwa run at 10 M reads on 3.09 Gbp takes ~30 min).
 # Run from the repository root. Usage: adna_device.sh BUNDLE OUTDIR [SIZE=200M|full|GENOME.fa] [READS=200000] [BUNDLE_A]
 # (full: GRCh38's 3.09 Gbp)
 # (GENOME.fa: a genome made before, indexed beside it or indexed here)
@@ -102,14 +104,25 @@ for setting in "adna:r:--seed-len 1024 --max-diff 0.01 --max-gap-open 2:-l 1024 
   for who in B A; do
     dir=$b
     if [ "$who" = A ]; then [ -n "$a" ] || continue; dir=$a; fi
+    o=$W/$name.$who.sam
+    [ -n "${BWA_READS:-}" ] && o=$W/$name.$who.bam  # all reads to BAM; records compared on the subset
     t=$(now)
     # shellcheck disable=SC2086
-    "$dir/bin/barracuda_exact" map --json -t "$T" $ours "$W/g.fa" "$reads" -o "$W/$name.$who.sam" \
+    "$dir/bin/barracuda_exact" map --json -t "$T" $ours "$W/g.fa" "$reads" -o "$o" \
       > "$out/$name-$who.json" 2> "$out/$name-$who.log"
     rc=$?
     el=$(secs "$t")
     echo "$name ours $who: exit $rc, $el s, $(awk -v s="$el" -v n="$n" 'BEGIN { printf "%.0f", n / s }') reads/s; $(json_line "$out/$name-$who.json")" >> "$S"
   done
+  if [ -n "${BWA_READS:-}" ]; then  # bwa (and ours again) on the first BWA_READS reads only
+    zcat "$reads" | head -n $((4 * BWA_READS)) | gzip -1 > "$W/$name.sub.fq.gz"
+    reads=$W/$name.sub.fq.gz
+    t=$(now)
+    # shellcheck disable=SC2086
+    "$b/bin/barracuda_exact" map --json -t "$T" $ours "$W/g.fa" "$reads" -o "$W/$name.B.sam" \
+      > "$out/$name-B-sub.json" 2> "$out/$name-B-sub.log"
+    echo "$name ours B on the first $BWA_READS reads: exit $?, $(secs "$t") s" >> "$S"
+  fi
   t=$(now)
   # shellcheck disable=SC2086
   bwa aln -t "$T" $bwa_opt "$W/g.fa" "$reads" > "$W/$name.sai" 2> "$out/$name-bwa-aln.log"
