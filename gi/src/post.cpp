@@ -76,7 +76,47 @@ void cases_within(Evaluator& ev, const std::vector<std::string>& constraints, st
                     " before it in its class are outside the genome's constraints");
   }
 }
+// The non-default configuration and option values of x: its configuration genes.
+std::vector<std::string> config_genes(const Grammar& g, const Genome& x) {
+  std::vector<std::string> genes;
+  for (const auto& p : g.params)
+    if (auto it = x.config.find(p.name); it != x.config.end() && it->second != p.default_value) genes.push_back(p.name);
+  for (const auto& p : g.option_params)
+    if (auto it = x.options.find(p.name); it != x.options.end() && it->second != p.default_value) genes.push_back(p.name);
+  return genes;
+}
+
+// The input genome's value and noise on every case (o.noise_samples runs of run(case) each) into
+// res, and per case the limit a knock-out must keep within: the median + o.sigmas x the noise.
+std::vector<double> noise_limits(const MinimizeOptions& o, const std::vector<CaseRef>& cases,
+                                 const std::function<RunResult(std::size_t)>& run, MinimizeResult& res) {
+  const std::size_t nc = cases.size();
+  std::vector<double> limit(nc);
+  res.case_base_ms.resize(nc);
+  res.case_noise_ms.resize(nc);
+  for (std::size_t k = 0; k < nc; ++k) {
+    std::vector<double> samples;
+    for (int i = 0; i < o.noise_samples; ++i) {
+      RunResult r = run(k);
+      if (!good(r) || (needs_energy(o.objective) && !(r.joules > 0)))
+        throw std::runtime_error("minimize: the input genome fails on case " + case_name(cases[k]) + ": " +
+                                 (!r.ok() ? r.message : good(r) ? "no energy measured: " + r.energy_note : r.check.summary));
+      samples.push_back(objective_value(o.objective, r.median_ms, r.joules));
+    }
+    res.case_noise_ms[k] = stdev(samples);
+    res.case_base_ms[k] = spread(samples).median;
+    const double noise = std::max(res.case_noise_ms[k], o.min_noise_fraction * res.case_base_ms[k]);
+    limit[k] = res.case_base_ms[k] + o.sigmas * noise;
+  }
+  res.base_ms = res.case_base_ms[0];
+  res.noise_ms = res.case_noise_ms[0];
+  return limit;
+}
 }  // namespace
+
+int minimize_genes(const Grammar& g, const Genome& x) {
+  return static_cast<int>(config_genes(g, x).size() + x.edits.size());
+}
 
 MinimizeResult minimize(const Grammar& g, Evaluator& ev, const Genome& x, const MinimizeOptions& o, const StepCallback& cb) {
   MinimizeResult res;
@@ -108,28 +148,15 @@ MinimizeResult minimize(const Grammar& g, Evaluator& ev, const Genome& x, const 
     return ev.run(c, v.config, timing, 60 + timing.energy_limit_s());
   };
   // the input genome's time and noise on every case
-  std::vector<double> limit(nc);
-  res.case_base_ms.resize(nc);
-  res.case_noise_ms.resize(nc);
+  const StageBudget budget(o.budget_s, o.clock);
+  std::vector<double> limit;
   {
     auto [v, c] = compile_one(x);
-    for (std::size_t k = 0; k < nc; ++k) {
-      std::vector<double> samples;
-      for (int i = 0; i < o.noise_samples; ++i) {
-        RunResult r = run_on_case(k, v, c);
-        if (!fine(r))
-          throw std::runtime_error("minimize: the input genome fails on case " + case_name(cases[k]) + ": " +
-                                   (!r.ok() ? r.message : good(r) ? "no energy measured: " + r.energy_note : r.check.summary));
-        samples.push_back(value(r));
-      }
-      res.case_noise_ms[k] = stdev(samples);
-      res.case_base_ms[k] = spread(samples).median;
-      const double noise = std::max(res.case_noise_ms[k], o.min_noise_fraction * res.case_base_ms[k]);
-      limit[k] = res.case_base_ms[k] + o.sigmas * noise;
-    }
+    limit = noise_limits(o, cases, [&](std::size_t k) { return run_on_case(k, v, c); }, res);
   }
-  res.base_ms = res.case_base_ms[0];
-  res.noise_ms = res.case_noise_ms[0];
+  // a knock-out measures every case once, as one noise sample did
+  const double first_step_s = budget.elapsed_s() / std::max(1, o.noise_samples);
+  double knock_s = 0;
   // One knock-out: removed when correct and within the limit on every case.
   auto try_without = [&](const Genome& cand, const std::string& gene) {
     auto [v, c] = compile_one(cand);
@@ -155,19 +182,31 @@ MinimizeResult minimize(const Grammar& g, Evaluator& ev, const Genome& x, const 
   // genes: non-default config values, then the edits, left to right
   Genome cur = x;
   Genome dflt = empty_genome(g);
-  std::vector<std::string> cfg_genes;
-  for (const auto& p : g.params)
-    if (cur.config[p.name] != p.default_value) cfg_genes.push_back(p.name);
-  for (const auto& p : g.option_params)
-    if (cur.options[p.name] != p.default_value) cfg_genes.push_back(p.name);
+  const std::vector<std::string> cfg_genes = config_genes(g, x);
   auto slot = [](Genome& y, const std::string& name) -> std::string& {
     return y.config.count(name) ? y.config[name] : y.options[name];
   };
-  int total = static_cast<int>(cfg_genes.size() + x.edits.size()), done = 0;
+  const int total = minimize_genes(g, x);
+  int done = 0;
+  res.genes = total;
+  // a knock-out, unless it and the output's final measurement would end after the budget
+  auto knock = [&](const Genome& cand, const std::string& gene) {
+    if (!res.budget_stopped && budget.overruns(res.tried > 0 ? knock_s / res.tried : first_step_s, 2))
+      res.budget_stopped = true;
+    if (res.budget_stopped) {
+      res.log.push_back("kept " + gene + ": not tried (the budget ran out)");
+      return false;
+    }
+    const double t = budget.elapsed_s();
+    const bool removed = try_without(cand, gene);
+    knock_s += budget.elapsed_s() - t;
+    ++res.tried;
+    return removed;
+  };
   for (const auto& name : cfg_genes) {
     Genome cand = cur;
     slot(cand, name) = slot(dflt, name);
-    if (try_without(cand, name + "=" + slot(cur, name))) cur = cand;
+    if (knock(cand, name + "=" + slot(cur, name))) cur = cand;
     if (cb) cb(++done, total);
   }
   for (const auto& e : x.edits) {
@@ -175,9 +214,13 @@ MinimizeResult minimize(const Grammar& g, Evaluator& ev, const Genome& x, const 
     auto it = std::find(cand.edits.begin(), cand.edits.end(), e);
     if (it == cand.edits.end()) continue;
     cand.edits.erase(it);
-    if (try_without(cand, e.text())) cur = cand;
+    if (knock(cand, e.text())) cur = cand;
     if (cb) cb(++done, total);
   }
+  if (res.budget_stopped)
+    res.log.push_back("the budget stopped minimize after " + std::to_string(res.tried) + " of " + std::to_string(total) +
+                      " genes (" + fmt(budget.elapsed_s(), 3) + " s of " + fmt(o.budget_s, 3) +
+                      " s): the genes not tried stay");
   res.output = cur;
   auto [v, c] = compile_one(cur);
   for (std::size_t k = 0; k < nc; ++k) res.case_output_ms.push_back(value(run_on_case(k, v, c)));
@@ -199,6 +242,10 @@ struct Tuner {
   bool base_ok = false;
   Genome best;
   double best_score = INFINITY, best_ms = 0;
+  StageBudget budget;         // TuneOptions::budget_s
+  double spent_s = 0;         // measuring configurations (the input's measurement included)
+  int measured = 0;
+  bool stopped = false;       // the budget ended the tune
 
   // The timing of every run: energy too where the objective needs it.
   TimingSpec spec() const {
@@ -244,7 +291,10 @@ struct Tuner {
   // Measures a set of candidates: each goes into the table, the best scoring one is kept.
   void try_set(const std::vector<Genome>& cands) {
     std::vector<std::string> status;
+    const double t0 = budget.elapsed_s();
     auto t = measure_all(cands, status);
+    spent_s += budget.elapsed_s() - t0;
+    measured += static_cast<int>(cands.size());
     for (std::size_t i = 0; i < cands.size(); ++i) {
       TuneEntry e;
       e.config = cands[i].config;
@@ -263,13 +313,23 @@ struct Tuner {
       res.table.push_back(e);
     }
   }
-  // Measures candidates in sets of 32, reporting progress after each.
-  void try_batches(const std::vector<Genome>& cands, const StepCallback& cb) {
-    int total = static_cast<int>(cands.size());
-    for (int i = 0; i < total; i += 32) {
-      try_set(std::vector<Genome>(cands.begin() + i, cands.begin() + std::min(total, i + 32)));
-      if (cb) cb(std::min(total, i + 32), total);
+  // Measures candidates in sets of 32, or of as many as the budget has room for at the mean time
+  // per configuration so far, reporting done0 + those measured of `total` after each; false when
+  // the budget stopped it (then `stopped`).
+  bool try_batches(const std::vector<Genome>& cands, const StepCallback& cb, int done0 = 0, int total = -1) {
+    const int n = static_cast<int>(cands.size());
+    if (total < 0) total = n;
+    for (int i = 0; i < n;) {
+      const int k = budget.fits(spent_s / std::max(1, measured), std::min(32, n - i));
+      if (k == 0) {
+        stopped = true;
+        return false;
+      }
+      try_set(std::vector<Genome>(cands.begin() + i, cands.begin() + i + k));
+      i += k;
+      if (cb) cb(done0 + i, total);
     }
+    return true;
   }
 };
 
@@ -311,14 +371,14 @@ void tune_descent(Tuner& tu, const std::vector<const ConfigParam*>& ps, const St
         n.config[p->name] = v;
         cands.push_back(n);
       }
-      tu.try_set(cands);
+      if (!tu.try_batches(cands, cb, done, total)) return;
       done += static_cast<int>(p->values.size());
-      if (cb) cb(done, total);
     }
 }
 
 // The NVRTC option genes, exhaustively, on the best launch configuration.
 void tune_options(Tuner& tu, const StepCallback& cb) {
+  if (tu.stopped) return;  // the budget ended the launch parameters' tuning
   const Genome start = tu.best;
   std::vector<Genome> cands{start};
   for (const auto& p : tu.g.option_params) {  // every combination of the option values
@@ -340,7 +400,9 @@ void tune_options(Tuner& tu, const StepCallback& cb) {
 TuneResult tune(const Grammar& g, Evaluator& ev, const Genome& x, const TuneOptions& o, const StepCallback& cb) {
   TuneResult res;
   res.input = x;
+  res.planned = tune_planned(g, o);
   Tuner tu{g, ev, o, res};
+  tu.budget = StageBudget(o.budget_s, o.clock);
   tu.cases = o.cases.empty() ? std::vector<CaseRef>{{"", o.case_seed}} : o.cases;
   const std::size_t nc = tu.cases.size();
   tu.nc = nc;
@@ -349,6 +411,8 @@ TuneResult tune(const Grammar& g, Evaluator& ev, const Genome& x, const TuneOpti
   for (auto* p : ps) res.tuned.push_back(p->name);
   std::vector<std::string> st0;
   const auto base = tu.measure_all({x}, st0)[0];
+  tu.spent_s = tu.budget.elapsed_s();  // the first estimate of a configuration's time
+  tu.measured = 1;
   tu.base_ms.assign(nc, 0);
   tu.base_ok = st0[0] == "ok";
   for (std::size_t k = 0; k < nc; ++k) tu.base_ms[k] = base[k] > 0 ? base[k] : 0;
@@ -365,7 +429,28 @@ TuneResult tune(const Grammar& g, Evaluator& ev, const Genome& x, const TuneOpti
   res.output = tu.best;
   res.output_ms = std::isfinite(tu.best_score) ? tu.best_ms : 0;
   res.output_score = std::isfinite(tu.best_score) && tu.base_ok ? tu.best_score : 0;
+  res.budget_stopped = tu.stopped;
+  if (tu.stopped)
+    res.note = "the budget stopped tuning after " + std::to_string(res.table.size()) + " of " +
+               std::to_string(res.planned) + " configurations (" + fmt(tu.budget.elapsed_s(), 3) + " s of " +
+               fmt(o.budget_s, 3) + " s); the best so far is kept";
   return res;
+}
+
+int tune_planned(const Grammar& g, const TuneOptions& o) {
+  const std::vector<const ConfigParam*> ps = tune_params(g);
+  double combos = 1, values = 0;
+  for (auto* p : ps) {
+    combos *= static_cast<double>(p->values.size());
+    values += static_cast<double>(p->values.size());
+  }
+  double n = combos <= o.max_combinations ? combos : 2 * values;
+  if (o.options && !g.option_params.empty()) {
+    double opt = 1;
+    for (const auto& p : g.option_params) opt *= static_cast<double>(p.values.size());
+    n += opt - 1;
+  }
+  return static_cast<int>(n);
 }
 
 }  // namespace evk::gi

@@ -103,12 +103,13 @@ void Search::start() {
 
 SearchState Search::run(const GenerationCallback& cb) {
   start();
-  const auto t_start = Clock::now();
+  const double t_start = now_s(o_.clock);
   const int first_gen = s_.next_generation;
   for (int gen = s_.next_generation; gen < o_.generations; ++gen) {
-    if (o_.budget_s > 0 && gen > first_gen) {  // stop before a generation that would overrun the budget
-      const double el = since(t_start), mean = el / (gen - first_gen);
-      if (el + mean > o_.budget_s) break;
+    if (gen > first_gen) {  // stop before a generation that would overrun the budget
+      const double el = now_s(o_.clock) - t_start, mean = el / (gen - first_gen);
+      if (o_.budget_s > 0 && el + mean > o_.budget_s) break;
+      if (o_.stop_before && o_.stop_before(mean)) break;
     }
     const GenerationStats st = generation(gen);
     if (!o_.run_dir.empty()) {

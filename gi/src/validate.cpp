@@ -102,7 +102,7 @@ ValidateResult validate(const Grammar& g, Evaluator& ev, const Genome& evolved, 
   if (pretuned && !k.comp[2].ok) throw std::runtime_error("validate: the pre-tuned genome does not compile: " + k.comp[2].log);
   Ratios q;
   TimingSpec timing = o.timing;
-  timing.race_checks = 24;  // 26 checked launches per kernel and case, not 2: rare races show
+  timing.race_checks = kValidateRaceChecks;  // 26 checked launches per kernel and case, not 2: rare races show
   for (int i = 0; i < o.cases; ++i) {
     ValidateCase c;
     c.seed = o.first_seed + static_cast<std::uint64_t>(i);

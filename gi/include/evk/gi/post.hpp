@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "evk/gi/budget.hpp"
 #include "evk/gi/evaluate.hpp"
 #include "evk/gi/genome.hpp"
 #include "evk/gi/objective.hpp"
@@ -46,15 +47,24 @@ struct MinimizeOptions {
   // joules (timing.energy), and a knock-out without them keeps the gene. The *_ms fields below then
   // hold the objective's value.
   Objective objective = Objective::time;
+  // A share of gi evolve's budget, seconds on `clock` (0: none): no knock-out starts that, at the
+  // mean length of those so far (first: of the noise measurements), would end after it together
+  // with the output's final measurement; the genes not tried stay (the log says so).
+  double budget_s = 0;
+  SecondsClock clock;
 };
 struct MinimizeResult {
   Genome input, output;
   double base_ms = 0, noise_ms = 0, output_ms = 0;  // on the first case
   std::vector<double> case_base_ms, case_noise_ms, case_output_ms;  // per case
   std::vector<std::string> log;  // one line per gene: kept/removed and why
+  int genes = 0, tried = 0;      // genes of the input, knocked out and measured
+  bool budget_stopped = false;   // budget_s ended it before every gene was tried (the last log line says so)
 };
 MinimizeResult minimize(const Grammar& g, Evaluator& ev, const Genome& x, const MinimizeOptions& o = {},
                         const StepCallback& cb = {});
+// The genes minimize() knocks out one at a time: x's non-default configuration and option values, and its edits.
+int minimize_genes(const Grammar& g, const Genome& x);
 
 struct TuneOptions {
   std::uint64_t case_seed = 7778;
@@ -67,6 +77,11 @@ struct TuneOptions {
   // What the score is of: time, energy or edp (objective.hpp); energy and edp measure joules
   // (timing.energy), and a configuration without them fails. The *ms fields then hold its value.
   Objective objective = Objective::time;
+  // A share of gi evolve's budget, seconds on `clock` (0: none): configurations are measured in
+  // sets of at most as many as fit in what is left at the mean time per configuration so far (the
+  // input's measurement first); when none fits the tune stops with the best so far.
+  double budget_s = 0;
+  SecondsClock clock;
 };
 struct TuneEntry {
   Config config;
@@ -79,10 +94,19 @@ struct TuneResult {
   double input_ms = 0, output_ms = 0;  // on the first case
   double output_score = 1;             // the output's score (1 = the input)
   std::vector<std::string> tuned;  // parameter names
-  std::vector<TuneEntry> table;
+  std::vector<TuneEntry> table;    // every configuration tried
+  int planned = 0;                 // configurations a tune without a budget tries (tune_planned)
+  bool budget_stopped = false;     // budget_s ended it after table.size() of them
+  std::string note;                // budget_stopped: "the budget stopped tuning after N of M configurations ..."
 };
 // Tunes the number/choice parameters (launch geometry and friends) of x exhaustively.
 TuneResult tune(const Grammar& g, Evaluator& ev, const Genome& x, const TuneOptions& o = {}, const StepCallback& cb = {});
+// The configurations tune() measures besides the input without a budget: the grid (or twice each
+// parameter's values above max_combinations), then every other combination of the option genes.
+int tune_planned(const Grammar& g, const TuneOptions& o = {});
+
+// gi validate's untimed checked launches per kernel and case after the timed ones (TimingSpec::race_checks).
+constexpr int kValidateRaceChecks = 24;
 
 struct ValidateOptions {
   int cases = 5;

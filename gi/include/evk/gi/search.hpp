@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "evk/gi/budget.hpp"
 #include "evk/gi/evaluate.hpp"
 #include "evk/gi/genome.hpp"
 #include "evk/gi/grammar.hpp"
@@ -45,6 +46,12 @@ struct SearchOptions {
   // Wall-time budget of this call in seconds (0: none): no generation starts that the mean
   // generation time so far says would end after it (generation 0 always runs).
   double budget_s = 0;
+  // The clock of budget_s and stop_before (empty: steady_clock; gi evolve passes its own).
+  SecondsClock clock;
+  // Asked before every generation but the first with the mean generation time so far (seconds on
+  // `clock`): true ends the search there (gi evolve: the next generation would eat into the time
+  // reserved for validation).
+  std::function<bool(double generation_s)> stop_before;
   // What fitness minimises (objective.hpp): energy and edp also measure joules per launch
   // (timing.energy is set for them); parents must still be within the tolerance in time.
   Objective objective = Objective::time;
