@@ -80,8 +80,25 @@ std::vector<std::string> install_variants(const Problem& p, const DeviceSummary&
   return installed;
 }
 
+// What a stage's done/total count.
+const char* stage_unit(const std::string& name) {
+  if (name == "search") return "generations";
+  if (name == "minimize") return "genes";
+  if (name.rfind("tune", 0) == 0) return "configurations";
+  return "hold-out cases";
+}
+
+json stages_json(const EvolveResult& r) {
+  json js = json::array();
+  for (const auto& s : r.stages)
+    js.push_back({{"stage", s.name}, {"budget_s", s.budget_s}, {"used_s", s.used_s}, {"done", s.done},
+                  {"total", s.total}, {"unit", stage_unit(s.name)}, {"budget_stopped", s.budget_stopped},
+                  {"note", s.note}});
+  return js;
+}
+
 json summary_json(const Grammar& g, const EvolveResult& r, const std::string& dir, const DeviceSummary& dev, int lanes,
-                  const std::vector<std::string>& installed) {
+                  const std::vector<std::string>& installed, double budget_s) {
   json jc = json::array();
   for (const auto& k : r.classes)
     jc.push_back({{"class", k.size_class}, {"pretuned", format_genome(g, k.pretuned)},
@@ -108,12 +125,24 @@ json summary_json(const Grammar& g, const EvolveResult& r, const std::string& di
               {"generations", r.generations}, {"search_wall_s", r.search_wall_s},
               {"best_genome", format_genome(g, r.best)}, {"minimized", format_genome(g, r.minimized)},
               {"classes", jc}, {"installed", installed}, {"refusal", r.refusal}, {"elapsed_s", r.elapsed_s},
-              {"objective", objective_name(r.objective)}};
+              {"objective", objective_name(r.objective)}, {"budget_s", budget_s},
+              {"validation_reserve_s", r.validation_reserve_s}, {"stages", stages_json(r)}};
 }
 
-void print_summary(const EvolveResult& r, const DeviceSummary& dev, int lanes, const std::vector<std::string>& installed) {
+// The stages against the budget: time used and given, work done of planned, and what the budget did.
+void print_stages(const EvolveResult& r, double budget_s) {
+  std::printf("budget %.1f s, used %.1f s (%.1f s reserved for validation after the search)\n", budget_s, r.elapsed_s,
+              r.validation_reserve_s);
+  for (const auto& s : r.stages)
+    std::printf("  %-26s %8.1f s of %8.1f s  %d of %d %s%s%s\n", s.name.c_str(), s.used_s, s.budget_s, s.done, s.total,
+                stage_unit(s.name), s.note.empty() ? "" : ": ", s.note.c_str());
+}
+
+void print_summary(const EvolveResult& r, const DeviceSummary& dev, int lanes, const std::vector<std::string>& installed,
+                   double budget_s) {
   std::printf("search: pop %d x %d generations in %.1f s on %d GPU(s) (%s)\n", r.population, r.generations,
               r.search_wall_s, lanes, dev.name.c_str());
+  print_stages(r, budget_s);
   for (const auto& k : r.classes)
     std::printf("%-12s %s vs original %.3fx, vs pre-tuned %.3fx (%.3f..%.3f), max error %g%s\n",
                 k.size_class.c_str(), k.wins ? "WINS " : "     ", k.validation.speedup_median,
@@ -175,10 +204,10 @@ void evolve_command(const Context& ctx, const EvolveOpts& o, bool device_given) 
   EvolveResult r = evolve(*p, g, factory, eo, evolve_progress(tty));
   if (tty) std::fprintf(stderr, "\n");
   const std::vector<std::string> installed = install_variants(*p, dev, r, o, dir, overlay);
-  const json summary = summary_json(g, r, dir, dev, lanes, installed);
+  const json summary = summary_json(g, r, dir, dev, lanes, installed, eo.budget_s);
   write_text_atomic((fs::path(dir) / "evolve.json").string(), summary.dump(2) + "\n");
   if (o.json) std::cout << summary.dump(2) << "\n";
-  else print_summary(r, dev, lanes, installed);
+  else print_summary(r, dev, lanes, installed, eo.budget_s);
   if (installed.empty()) throw evk::Refused("evolve: refused: " + r.refusal);
 }
 }  // namespace
@@ -187,7 +216,10 @@ void add_evolve(CLI::App& gi, const Ctx& ctx) {
   auto* c = gi.add_subcommand("evolve", "Re-tune this GPU in one command: search, minimize, tune, validate every size "
                                         "class, install into the overlay directory");
   auto o = std::make_shared<EvolveOpts>();
-  c->add_option("--budget", o->budget, "Minutes for the whole pipeline (the search gets half)")->capture_default_str()
+  c->add_option("--budget", o->budget,
+                "Minutes for the whole pipeline: the search gets half at most; minimize and tune share what is left "
+                "after the time reserved for validation, which always runs")
+      ->capture_default_str()
       ->check(CLI::Range(0.5, 100000.0));
   c->add_option("--devices", o->devices, "GPUs for the search: 'all' or indices like 0,1 (default: --device)");
   c->add_option("--device", o->device, "CUDA device index (the search without --devices, and every later stage)");

@@ -2,8 +2,9 @@
 // tune per size class (the evolved genome and, as the baseline, the original), validate on hold-out
 // cases of every class, and the genome file(s) to install: one per distinct tuned genome that beat
 // its class's pre-tuned original with zero penalty, with the provenance and applicability header of
-// docs/FORMATS.md. The evaluators come from a factory so that CPU tests can run the whole pipeline
-// against fakes.
+// docs/FORMATS.md. Every stage keeps to the budget (docs/GI.md "gi evolve"): validation's time is
+// reserved first, from the measured cost of evaluations. The evaluators (and the clock) come from
+// the caller so that CPU tests can run the whole pipeline against fakes.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -12,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "evk/gi/budget.hpp"
 #include "evk/gi/evaluate.hpp"
 #include "evk/gi/post.hpp"
 #include "evk/gi/search.hpp"
@@ -19,8 +21,16 @@
 namespace evk::gi {
 
 struct EvolveOptions {
-  double budget_s = 3600;              // whole pipeline; the search gets search_share of it
+  // The whole pipeline's seconds (0: none). The search gets search_share of it at most, and stops
+  // earlier where its next generation would eat into the time reserved for validation; after it,
+  // minimize and each tune get a share of what is left after that reserve, in proportion to their
+  // estimated work; validation always runs (docs/GI.md "gi evolve").
+  double budget_s = 3600;
   double search_share = 0.5;
+  // Validation's reserve = its estimated time x this (the estimate: hold-out cases x (a new case +
+  // 3 kernels' runs at validation's timing) per class at the costs measured so far, + a compile).
+  double reserve_margin = 1.25;
+  SecondsClock clock;                  // the budget's clock (empty: steady_clock); tests pass a fake one
   std::vector<std::string> classes;    // target size classes (empty: all of the problem's)
   int population = 0, generations = 0; // 0: the problem's paper value, population sized to the budget
   double candidates_per_s = 15;        // per lane, for sizing (H200 measurements: 14-20 candidates/s)
@@ -57,6 +67,16 @@ struct EvolveVariant {
   std::vector<std::string> energy;      // `energy` lines (energy_line): every class with joules measured
 };
 
+// One stage of the pipeline as run, on the budget's clock.
+struct EvolveStage {
+  std::string name;            // "search", "minimize", "tune original (CLASS)", "tune evolved (CLASS)", "validate (CLASS)"
+  double budget_s = 0;         // its share of the budget when it started (validate: the time reserved for it; 0: no budget)
+  double used_s = 0;
+  int done = 0, total = 0;     // generations, genes, configurations or hold-out cases: done of planned
+  bool budget_stopped = false; // the budget ended it before all its work (done < total; skipped: done == 0)
+  std::string note;            // what the budget did to it, e.g. "the budget stopped tuning after 12 of 85 configurations ..."
+};
+
 struct EvolveResult {
   int population = 0, generations = 0;  // as run (generations: completed within the budget)
   double search_wall_s = 0;
@@ -67,6 +87,8 @@ struct EvolveResult {
   std::string refusal;                  // why nothing is installed
   double elapsed_s = 0;
   Objective objective = Objective::time;
+  std::vector<EvolveStage> stages;      // in the order they ran
+  double validation_reserve_s = 0;      // every class's, estimated when the search ended (0: no budget)
 };
 
 struct EvolveProgress {
