@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/matcher.hpp"
+#include "core/rectify.hpp"
 #include "core/rig.hpp"
 #include "core/ssd_gpu.hpp"
 #include "evk/cli.hpp"
@@ -23,6 +24,7 @@
 #include "evk/dispatch.hpp"
 #include "evk/error.hpp"
 #include "evk/install_dirs.hpp"
+#include "io/rig.hpp"
 #include "module.hpp"
 
 #ifndef EVK_VERSION
@@ -127,10 +129,25 @@ py::list devices(const std::string& kernel) {
 }
 
 // ---- stereo ---------------------------------------------------------------------------------
+// A rig file as `--rig` reads it (io/rig.hpp: read_rig, then the Rectifier's remap tables, computed
+// once); evokernels.stereo.Rig holds one and hands it to rectify and disparity.
+struct RigHandle {
+  st::Rig rig;
+  std::shared_ptr<const st::RectifyMaps> maps;
+};
+
+// rig: None or a RigHandle (InputError otherwise, so a misuse of the private API says what it got).
+std::shared_ptr<const st::RectifyMaps> maps_of(const py::object& rig) {
+  if (rig.is_none()) return nullptr;
+  if (!py::isinstance<RigHandle>(rig)) throw evk::InputError("rig: expected a rig from evokernels.stereo.load_rig");
+  return rig.cast<const RigHandle&>().maps;
+}
+
 // Both methods through the stereo facade (evk::stereo::Matcher), as `stereo disparity` runs them:
 // o on the pair, then put(out, left map) fills the caller's array.
+// rig: None, or a RigHandle whose maps rectify the raw pair first (the facade's --rig path).
 py::dict stereo_run(const py::buffer& left, const py::buffer& right, const py::buffer& out, int height, int width,
-                    st::MatchOptions& o, void (*put)(void*, const st::DisparityQ&)) {
+                    st::MatchOptions& o, const py::object& rig, void (*put)(void*, const st::DisparityQ&)) {
   if (height < 1 || width < 1) throw evk::InputError("left: empty image");
   const std::size_t n = static_cast<std::size_t>(height) * static_cast<std::size_t>(width);
   const py::buffer_info li = contiguous(left, n, 1, "left", false);
@@ -139,11 +156,13 @@ py::dict stereo_run(const py::buffer& left, const py::buffer& right, const py::b
   const auto* lp = static_cast<const std::uint8_t*>(li.ptr);
   const auto* rp = static_cast<const std::uint8_t*>(ri.ptr);
   const st::Image16 l{width, height, 255, {lp, lp + n}}, r{width, height, 255, {rp, rp + n}};
+  const std::shared_ptr<const st::RectifyMaps> maps = maps_of(rig);
   st::MatchInfo info;
   {
     py::gil_scoped_release nogil;
     o.finalize();
-    st::Matcher m(o, width, height);
+    if (maps) st::check_rectify_size(*maps, width, height);
+    st::Matcher m(o, width, height, {}, maps);
     put(oi.ptr, m.run(l, r).left);
     info = m.info();
   }
@@ -167,11 +186,12 @@ st::MatchOptions stereo_options(const std::string& method, const std::string& ba
 // method "ssd": out int32 (H, W), whole pixels, -1 where invalid.
 py::dict stereo_disparity(const py::buffer& left, const py::buffer& right, const py::buffer& out, int height, int width,
                           int min_disparity, int max_disparity, int window, int min_ssd, const std::string& method,
-                          const std::string& backend, const std::string& kernel, int device, int threads) {
+                          const std::string& backend, const std::string& kernel, int device, int threads,
+                          const py::object& rig) {
   if (method == "sgm") evk::input_error("--method sgm", "gives a sub-pixel map: use stereo_sgm");
   st::MatchOptions o = stereo_options(method, backend, kernel, device, threads);
   o.params = st::Params{min_disparity, max_disparity, window, min_ssd};
-  return stereo_run(left, right, out, height, width, o, [](void* dst, const st::DisparityQ& d) {
+  return stereo_run(left, right, out, height, width, o, rig, [](void* dst, const st::DisparityQ& d) {
     for (std::size_t k = 0; k < d.q.size(); ++k)
       static_cast<std::int32_t*>(dst)[k] = d.q[k] == st::kInvalidQ ? -1 : d.q[k] / st::kDispScale;
   });
@@ -182,7 +202,8 @@ py::dict stereo_sgm(const py::buffer& left, const py::buffer& right, const py::b
                     int min_disparity, int max_disparity, int paths, int p1, int p2, const std::string& cost,
                     int cost_window, int uniqueness, const std::string& subpixel, int lr_check, int median,
                     int speckle_size, int speckle_range, int bands, int copy_threads, int copy_chunk,
-                    const std::string& backend, const std::string& kernel, int device, int threads) {
+                    const std::string& backend, const std::string& kernel, int device, int threads,
+                    const py::object& rig) {
   st::MatchOptions o = stereo_options("sgm", backend, kernel, device, threads);
   o.params.min_disparity = min_disparity;
   o.params.max_disparity = max_disparity;
@@ -200,7 +221,7 @@ py::dict stereo_sgm(const py::buffer& left, const py::buffer& right, const py::b
   o.tuning.bands = bands;
   o.tuning.copy_threads = copy_threads;
   o.tuning.copy_chunk_kib = copy_chunk;
-  return stereo_run(left, right, out, height, width, o, [](void* dst, const st::DisparityQ& d) {
+  return stereo_run(left, right, out, height, width, o, rig, [](void* dst, const st::DisparityQ& d) {
     for (std::size_t k = 0; k < d.q.size(); ++k)
       static_cast<float*>(dst)[k] = d.q[k] == st::kInvalidQ ? std::nanf("") : static_cast<float>(d.q[k]) / st::kDispScale;
   });
@@ -243,6 +264,83 @@ std::size_t stereo_points(const py::buffer& disp, const py::buffer& q, const py:
   return m;
 }
 
+// ---- rig files and rectification, as `disparity --rig` and `--rectified` -------------------------
+std::shared_ptr<RigHandle> stereo_load_rig(const std::string& path) {
+  auto h = std::make_shared<RigHandle>();
+  py::gil_scoped_release nogil;
+  h->rig = st::read_rig(path);  // InputError naming the file and the field
+  h->maps = st::Rectifier(h->rig).maps();
+  return h;
+}
+
+// Rig-like maps without a rig file (core/rectify.hpp's synthetic_rectify_maps: each camera's view
+// rotated by +-angle and distorted radially by k1), for tests on builds without OpenCV; the fields
+// other than the size stay 0.
+std::shared_ptr<RigHandle> stereo_synthetic_rig(int width, int height, double angle, double k1) {
+  if (width < 1 || height < 1) throw evk::InputError("synthetic rig: empty size");
+  auto h = std::make_shared<RigHandle>();
+  h->rig.width = width;
+  h->rig.height = height;
+  h->maps = std::make_shared<const st::RectifyMaps>(st::synthetic_rectify_maps(width, height, angle, k1));
+  return h;
+}
+
+// The rig's fields: width, height, rms, epipolar_error, views_used and the matrices as flat lists
+// (row-major; D1, D2 as long as the file's).
+py::dict stereo_rig_fields(const RigHandle& h) {
+  const st::Rig& r = h.rig;
+  auto list = [](const auto& a) { return std::vector<double>(a.begin(), a.end()); };
+  py::dict j;
+  j["width"] = r.width;
+  j["height"] = r.height;
+  j["M1"] = list(r.M1);
+  j["D1"] = r.D1;
+  j["M2"] = list(r.M2);
+  j["D2"] = r.D2;
+  j["R"] = list(r.R);
+  j["T"] = list(r.T);
+  j["R1"] = list(r.R1);
+  j["R2"] = list(r.R2);
+  j["P1"] = list(r.P1);
+  j["P2"] = list(r.P2);
+  j["Q"] = list(r.Q);
+  j["rms"] = r.rms;
+  j["epipolar_error"] = r.epipolar;
+  j["views_used"] = r.views_used;
+  return j;
+}
+
+// One camera's remap tables (0 left, 1 right) into float32 x and y (height x width each).
+void stereo_rig_maps(const RigHandle& h, int camera, const py::buffer& x, const py::buffer& y) {
+  const st::RectifyMaps& m = *h.maps;
+  const int k = camera ? 1 : 0;
+  const std::size_t n = m.x[k].size();
+  std::memcpy(contiguous(x, n, 4, "x", true).ptr, m.x[k].data(), n * sizeof(float));
+  std::memcpy(contiguous(y, n, 4, "y", true).ptr, m.y[k].data(), n * sizeof(float));
+}
+
+// One raw image of the rig's camera (0 left, 1 right), uint8 or uint16 (itemsize 1 or 2), into out
+// (same size and type): core/rectify.hpp's check_rectify_size and remap_cpu, as --rectified.
+void stereo_rectify(const RigHandle& h, int camera, const py::buffer& src, const py::buffer& out, int height, int width,
+                    int itemsize) {
+  if (itemsize != 1 && itemsize != 2) throw evk::InputError("rectify: 8- or 16-bit pixels expected");
+  const st::RectifyMaps& m = *h.maps;
+  st::check_rectify_size(m, width, height);
+  const std::size_t n = static_cast<std::size_t>(height) * static_cast<std::size_t>(width);
+  const auto isz = static_cast<std::size_t>(itemsize);
+  const py::buffer_info si = contiguous(src, n, isz, camera ? "right" : "left", false);
+  const py::buffer_info di = contiguous(out, n, isz, "out", true);
+  const void* s = si.ptr;
+  void* d = di.ptr;
+  const int k = camera ? 1 : 0;
+  py::gil_scoped_release nogil;
+  const float *mx = m.x[k].data(), *my = m.y[k].data();
+  if (itemsize == 1)
+    st::remap_cpu(static_cast<const std::uint8_t*>(s), width, height, mx, my, static_cast<std::uint8_t*>(d));
+  else
+    st::remap_cpu(static_cast<const std::uint16_t*>(s), width, height, mx, my, static_cast<std::uint16_t*>(d));
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_ext, m) {
@@ -269,5 +367,11 @@ PYBIND11_MODULE(_ext, m) {
   m.def("stereo_sgm", &stereo_sgm);
   m.def("stereo_depth", &stereo_depth);
   m.def("stereo_points", &stereo_points);
+  py::class_<RigHandle, std::shared_ptr<RigHandle>>(m, "RigHandle");
+  m.def("stereo_load_rig", &stereo_load_rig);
+  m.def("stereo_synthetic_rig", &stereo_synthetic_rig);
+  m.def("stereo_rig_fields", &stereo_rig_fields);
+  m.def("stereo_rig_maps", &stereo_rig_maps);
+  m.def("stereo_rectify", &stereo_rectify);
   evk_py::def_reg(m);
 }

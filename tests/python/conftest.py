@@ -1,5 +1,6 @@
 """pytest set-up for the Python module: the build tree's package (PYTHONPATH=build/python, set by
-ctest), the tools in build/bin ($EVK_BIN_DIR) for CLI comparisons, helpers."""
+ctest), the tools in build/bin ($EVK_BIN_DIR) for CLI comparisons, the project's data/ folder
+(scripts/fetch-data.sh, or $EVK_DATA_DIR), helpers."""
 import os
 import pathlib
 import subprocess
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 BIN = pathlib.Path(os.environ.get("EVK_BIN_DIR", pathlib.Path(__file__).resolve().parents[2] / "build" / "bin"))
+DATA = pathlib.Path(os.environ.get("EVK_DATA_DIR", pathlib.Path(__file__).resolve().parents[2] / "data"))
 
 
 @pytest.fixture(autouse=True)
@@ -31,6 +33,25 @@ def write_pgm(path, img):
     img = np.asarray(img, dtype=np.uint8)
     with open(path, "wb") as f:
         f.write(b"P5\n%d %d\n255\n" % (img.shape[1], img.shape[0]) + img.tobytes())
+
+
+def read_pgm(path):
+    """A binary PGM (P5, 8 or 16 bits) as (array (H, W) uint8 or uint16, maxval, the pixel bytes)."""
+    raw = pathlib.Path(path).read_bytes()
+    fields, pos = [], 0
+    while len(fields) < 4:  # magic, width, height, maxval, separated by whitespace (no comments here)
+        while raw[pos:pos + 1].isspace():
+            pos += 1
+        end = pos
+        while not raw[end:end + 1].isspace():
+            end += 1
+        fields.append(raw[pos:end])
+        pos = end
+    assert fields[0] == b"P5", fields[0]
+    w, h, maxval = map(int, fields[1:])
+    pixels = raw[pos + 1:]
+    dtype = np.uint8 if maxval < 256 else np.dtype(">u2")
+    return np.frombuffer(pixels, dtype=dtype).reshape(h, w).astype(dtype if maxval < 256 else np.uint16), maxval, pixels
 
 
 def read_pfm(path):

@@ -1,11 +1,11 @@
 """The GPU backend through Python (the lead runs this on the GPU host; skipped without a GPU):
 stereo (ssd and sgm) bit-identical to the CPU backend and to the CLI on the GPU (the SGM pipeline is
-bit-identical to sgm_cpu by construction: integer costs); reg.affine equal to `reg_deform affine
---backend gpu`'s matrix and within one voxel of the CPU's; reg.register's grid within 0.5 mm (a
-quarter voxel) of the GPU CLI's and the CPU's (float reductions on the device may sum in another
-order, so the optimiser's path may differ slightly); reg field within 1e-3 mm of the
-CPU (the paper's tolerance; the kernels measure 6e-5) and resampling through it within 1e-3 of
-the CPU's per voxel (values are image intensities)."""
+bit-identical to sgm_cpu by construction: integer costs), also from raw frames through a rig;
+reg.affine equal to `reg_deform affine --backend gpu`'s matrix and within one voxel of the CPU's;
+reg.register's grid within 0.5 mm (a quarter voxel) of the GPU CLI's and the CPU's (float reductions
+on the device may sum in another order, so the optimiser's path may differ slightly); reg field
+within 1e-3 mm of the CPU (the paper's tolerance; the kernels measure 6e-5) and resampling through
+it within 1e-3 of the CPU's per voxel (values are image intensities)."""
 import numpy as np
 import pytest
 
@@ -30,6 +30,21 @@ def test_stereo_gpu_equals_cpu_and_cli(tmp_path):
          "--max-disparity", 40, "--backend", "gpu")
     cli = read_pfm(tmp_path / "d.pfm")
     np.testing.assert_array_equal(np.where(np.isinf(cli), -1, cli).astype(np.int32), g)
+
+
+def test_stereo_gpu_with_a_rig_equals_cpu():
+    # raw frames through a rig (synthetic maps: no rig file, no OpenCV on the GPU host): sgm on the GPU
+    # rectifies them on the device as the pipeline's first stage, ssd on the host; both give the CPU
+    # backend's map, and the map of the pair rectify() gives
+    rig = ek.stereo._synthetic_rig(333, 241, angle=0.03, k1=-0.06)
+    rng = np.random.default_rng(4)
+    left = rng.integers(0, 256, (241, 333), dtype=np.uint8)
+    right = np.concatenate([left[:, 5:], rng.integers(0, 256, (241, 5), dtype=np.uint8)], axis=1)
+    for kw in (dict(method="sgm", max_disparity=63, subpixel="parabola", median=3, lr_check=1), dict(max_disparity=40)):
+        g, info = ek.stereo.disparity(left, right, rig=rig, backend="gpu", return_info=True, **kw)
+        assert info["backend"] == "gpu"
+        np.testing.assert_array_equal(g, ek.stereo.disparity(left, right, rig=rig, backend="cpu", **kw))
+        np.testing.assert_array_equal(g, ek.stereo.disparity(*ek.stereo.rectify(left, right, rig), backend="gpu", **kw))
 
 
 def grid_case(shape=(61, 53, 47), spacing=5, seed=11):
