@@ -1,6 +1,7 @@
 // GPU tests of energy: the NVML meter on a real GPU (opens for every device by PCI bus id, a busy
-// burst has joules > 0 and plausible watts), the worker's energy burst on the toy kernel, and a tiny
-// `gi run --objective energy` through the command line that records joules and validates with them.
+// burst has joules > 0 and plausible watts), the worker's energy burst on the toy kernel, a tiny
+// `gi run --objective energy` through the command line that records joules and validates with them,
+// and `gi minimize` / `gi tune` for energy and EDP.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
@@ -181,6 +182,45 @@ TEST(GiEnergyCli, TinyEnergyRunRecordsJoules) {
   r = evk::testing::run(self + " gi run --resume " + run + " --objective time");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--objective"), std::string::npos) << r.err;
+}
+
+// gi minimize and gi tune for energy and EDP through the toy tool: the values are joules (J*ms), and
+// the genome files say what they were measured for.
+TEST(GiEnergyCli, MinimizeAndTuneForEnergyAndEdp) {
+  EVK_REQUIRE_GPU();
+  bool skip = false;
+  if (!meter_or_skip(0, skip) && skip) GTEST_SKIP() << "no energy counter before Volta";
+  evk::testing::TempDir dir;
+  const std::string self = "/proc/" + std::to_string(::getpid()) + "/exe";
+  const Grammar g = testing::toy_grammar();
+  {
+    std::ofstream f(dir / "in.genome");
+    f << "BLOCK_W=256 <_K_" << testing::line_of(g, "scratch[i] = acc;") << ">\n";
+  }
+  auto r = evk::testing::run(self + " gi minimize " + (dir / "in.genome").string() +
+                             " --objective energy --energy-window 50 --class large -o " + (dir / "min.genome").string() +
+                             " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["objective"], "energy");
+  EXPECT_EQ(j["unit"], "J");
+  EXPECT_GT(j["base_ms"].get<double>(), 0) << r.out;
+  EXPECT_LT(j["base_ms"].get<double>(), 10) << "joules per launch of a toy kernel";
+  EXPECT_NE(read_text((dir / "min.genome").string()).find("# objective: energy"), std::string::npos);
+  r = evk::testing::run(self + " gi tune " + (dir / "min.genome").string() +
+                        " --objective edp --energy-window 50 --class large -o " + (dir / "tuned.genome").string() +
+                        " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["objective"], "edp");
+  EXPECT_EQ(j["unit"], "J*ms");
+  EXPECT_EQ(j["table"].size(), j["planned"].get<std::size_t>());
+  int ok = 0;
+  for (const auto& e : j["table"]) ok += e["status"] == "ok" && e["ms"].get<double>() > 0;
+  EXPECT_GT(ok, 0) << r.out;
+  EXPECT_NE(read_text((dir / "tuned.genome").string()).find("# objective: edp"), std::string::npos);
+  std::printf("tune for edp: %s -> %s, %g -> %g J*ms\n", j["input"].get<std::string>().c_str(),
+              j["output"].get<std::string>().c_str(), j["input_ms"].get<double>(), j["output_ms"].get<double>());
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// `gi run/evolve --objective` through the command line, in process (the toy tool), on the CPU: a bad
-// objective, energy or edp on a host without an energy counter, and a resumed run asked for another
-// objective are each one stderr line and exit 2, before any worker starts or anything is written.
+// `gi run/evolve/minimize/tune --objective` through the command line, in process (the toy tool), on
+// the CPU: a bad objective, energy or edp on a host without an energy counter, and a resumed run
+// asked for another objective are each one stderr line and exit 2, before any worker starts or
+// anything is written.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -90,6 +91,36 @@ TEST(GiObjectiveCli, EnergyWithoutACounterIsOneLineAndExit2) {
   EXPECT_FALSE(fs::exists(dir / "e"));
   // time needs no counter: the refusal above is not of every run (this one fails later, starting its
   // worker, which is not an --objective error)
+}
+
+// gi minimize and gi tune take --objective and --energy-window as gi run does, and refuse the same
+// way: a bad objective, or energy / edp without a counter (on --device), one line and exit 2 before
+// a worker starts or the output (-o, in a folder not made yet) is written.
+TEST(GiObjectiveCli, MinimizeAndTuneRefuseLikeRun) {
+  evk::testing::TempDir dir;
+  const std::string genome = (dir / "in.genome").string();
+  write_text_atomic(genome, "BLOCK_W=256\n");
+  const fs::path out = dir / "new" / "out.genome";
+  const std::vector<std::vector<std::string>> commands = {{"minimize", genome}, {"tune", genome}, {"tune"}};
+  for (auto cmd : commands) {
+    auto args = cmd;
+    args.insert(args.end(), {"--objective", "power", "-o", out.string()});
+    expect_one_line(toy_gi(args), {"--objective: must be time, energy or edp (got 'power')"});
+    args = cmd;
+    args.insert(args.end(), {"--energy-window", "0", "-o", out.string()});
+    expect_one_line(toy_gi(args), {"--energy-window"});
+    EXPECT_FALSE(fs::exists(dir / "new")) << cmd[0];
+  }
+  if (host_has_energy_counter()) GTEST_SKIP() << "this host's GPU has an energy counter";
+  for (auto cmd : commands)
+    for (const std::string o : {"energy", "edp"}) {
+      auto args = cmd;
+      args.insert(args.end(), {"--objective", o, "--energy-window", "300", "-o", out.string()});
+      expect_one_line(toy_gi(args), {"--objective: " + o + " needs the GPU's energy counter, and device 0 has none: "});
+      args.insert(args.end(), {"--device", "2"});
+      expect_one_line(toy_gi(args), {"device 2 has none"});
+      EXPECT_FALSE(fs::exists(dir / "new")) << cmd[0] << " " << o;
+    }
 }
 
 // A run directory of `objective` after two generations (config.json as `gi run` writes it).

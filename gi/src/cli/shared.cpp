@@ -62,11 +62,13 @@ void write_output(const std::string& path, const std::string& text) {
 }
 
 void write_result_genome(const Problem& p, const DeviceSummary& d, const std::string& source, const std::string& genome,
-                         const std::string& out, bool json_out, const std::vector<std::string>& classes) {
+                         const std::string& out, bool json_out, const std::vector<std::string>& classes,
+                         Objective objective) {
   std::vector<std::pair<std::string, std::string>> h = {{"kernel", p.name()}, {"cc", format_cc(d.cc)}, {"device", d.name},
                                                         {"driver", d.driver}, {"cuda", d.cuda}, {"nvrtc", nvrtc_version()},
                                                         {"source", source}, {"date", utc_now()}};
   if (!classes.empty()) h.emplace_back("measured_on", join(classes));  // the size classes minimize/tune measured on
+  if (objective != Objective::time) h.emplace_back("objective", objective_name(objective));  // what it was measured for
   if (!out.empty() || !json_out) write_output(out, genome_file(h, genome));
 }
 
@@ -122,6 +124,23 @@ void require_energy_counter(Objective o, const std::string& devices_spec, int de
       input_error("--objective", std::string(objective_name(o)) + " needs the GPU's energy counter, and device " +
                                      std::to_string(d) + " has none: " + why);
   }
+}
+
+void add_objective_options(CLI::App& c, GenomeArgs& o, const char* what) {
+  c.add_option("--objective", o.objective,
+               std::string(what) + ": time (median ms), energy (joules per launch, from the GPU's energy counter) "
+               "or edp (joules x ms); energy and edp need the counter (NVML, Volta or newer)")
+      ->capture_default_str();
+  c.add_option("--energy-window", o.energy_window,
+               "energy, edp: milliseconds of back-to-back launches per measurement for the energy counter (at least "
+               "2 counter changes too)")
+      ->capture_default_str()->check(CLI::Range(1.0, 60000.0));
+}
+
+Objective objective_of(const GenomeArgs& o) {
+  const Objective obj = parse_objective(o.objective);
+  require_energy_counter(obj, "", o.device);
+  return obj;
 }
 
 std::vector<std::string> classes_of(const Problem& p, const std::string& cls) {

@@ -30,12 +30,20 @@ struct Context {
 };
 using Ctx = std::shared_ptr<Context>;
 
-// GENOME, -o, --class, --device, --json: what minimize and tune take.
+// GENOME, -o, --class, --device, --json, --objective, --energy-window: what minimize and tune take.
 struct GenomeArgs {
   std::string genome, out, cls;
   int device = 0;
   bool json = false;
+  std::string objective = "time";
+  double energy_window = 200;
 };
+// --objective and --energy-window of minimize and tune (as gi run's and gi evolve's); `what` leads
+// --objective's help ("What to tune for").
+void add_objective_options(CLI::App& c, GenomeArgs& o, const char* what);
+// --objective parsed and, for energy and edp, the energy counter of --device checked: InputError
+// (exit 2) naming --objective, before any worker starts or anything is written.
+Objective objective_of(const GenomeArgs& o);
 
 // The subcommands, one file each.
 void add_grammar(CLI::App& gi, const Ctx& ctx);
@@ -61,8 +69,10 @@ void write_output(const std::string& path, const std::string& text);
 // The genome file of a `gi minimize` / `gi tune` result (docs/FORMATS.md header with provenance),
 // written to `out`, or to stdout unless the result goes there as JSON. `classes`: the size classes
 // measured on ("measured_on").
+// `objective`: energy and edp add the header's `objective` line.
 void write_result_genome(const Problem& p, const DeviceSummary& d, const std::string& source, const std::string& genome,
-                         const std::string& out, bool json_out, const std::vector<std::string>& classes = {});
+                         const std::string& out, bool json_out, const std::vector<std::string>& classes = {},
+                         Objective objective = Objective::time);
 
 // The evaluator for `devices` (--devices: one lane per GPU, same kind only) or, when empty, the
 // single `device`. Worker logs go to log (lane 0) and log.<index> (other lanes); "" discards them.
