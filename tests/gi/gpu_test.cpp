@@ -329,5 +329,41 @@ TEST(GiCli, DevicesAllValidatePerClassAndEvolve) {
   EXPECT_EQ(listed, ids) << r.out;
 }
 
+// gi evolve with a short budget through the toy tool: every stage reports against the budget, each
+// class is validated on all its hold-out cases, and the pipeline ends near the budget. The slack (a
+// step longer than those before it, starting the second worker, validation's estimate) is loose: twice
+// the budget, where the unbounded tunes alone took minutes.
+TEST(GiCli, EvolveKeepsToAShortBudget) {
+  EVK_REQUIRE_GPU();
+  evk::testing::TempDir dir;
+  const std::string self = "/proc/" + std::to_string(::getpid()) + "/exe";
+  const auto r = evk::testing::run(self + " gi evolve --budget 0.5 --cases 3 --out " + (dir / "evolve").string() +
+                                   " --overlay " + (dir / "overlay").string() + " --json");
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err << r.out;  // 1: nothing won
+  const auto j = nlohmann::json::parse(r.out);
+  std::printf("elapsed %.1f s of %.1f s, %.1f s reserved for validation\n", j["elapsed_s"].get<double>(),
+              j["budget_s"].get<double>(), j["validation_reserve_s"].get<double>());
+  for (const auto& s : j["stages"])
+    std::printf("  %-24s %6.1f s of %6.1f s  %d of %d %s  %s\n", s["stage"].get<std::string>().c_str(),
+                s["used_s"].get<double>(), s["budget_s"].get<double>(), s["done"].get<int>(), s["total"].get<int>(),
+                s["unit"].get<std::string>().c_str(), s["note"].get<std::string>().c_str());
+  EXPECT_EQ(j["budget_s"], 30.0);
+  EXPECT_GT(j["validation_reserve_s"].get<double>(), 0);
+  EXPECT_LT(j["elapsed_s"].get<double>(), 2 * 30) << r.out;
+  ASSERT_EQ(j["classes"].size(), 2u) << r.out;
+  for (const auto& c : j["classes"]) EXPECT_EQ(c["run"], 3) << c.dump();
+  int validated = 0;
+  for (const auto& s : j["stages"]) {
+    const std::string name = s["stage"];
+    if (name.rfind("validate", 0) == 0) ++validated;
+    if (name.rfind("tune", 0) == 0 && s["budget_stopped"].get<bool>() && s["done"].get<int>() > 0) {
+      EXPECT_NE(s["note"].get<std::string>().find("of " + std::to_string(s["total"].get<int>()) + " configurations"),
+                std::string::npos)
+          << s.dump();
+    }
+  }
+  EXPECT_EQ(validated, 2);
+}
+
 }  // namespace
 }  // namespace evk::gi
