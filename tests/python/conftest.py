@@ -64,6 +64,18 @@ def read_pfm(path):
     return data.reshape(h, w)[::-1]  # stored bottom to top
 
 
+def assert_map_is_clis(cli, py, integer):
+    """py (ek.stereo.disparity) equals cli (the CLI's PFM, invalid = +inf): int32 with -1 where
+    invalid when integer, else float32 with NaN there."""
+    if integer:
+        assert py.dtype == np.int32
+        np.testing.assert_array_equal(np.where(np.isinf(cli), -1, cli).astype(np.int32), py)
+    else:
+        assert py.dtype == np.float32
+        np.testing.assert_array_equal(np.isinf(cli), np.isnan(py))
+        np.testing.assert_array_equal(cli[np.isfinite(cli)], py[~np.isnan(py)])
+
+
 def write_nii(path, data, affine):
     """A minimal NIfTI-1 .nii (float32, qform and sform both the diagonal `affine`) without nibabel
     (the GPU host has none). Only diagonal voxel-to-world matrices (no rotation) are written."""
