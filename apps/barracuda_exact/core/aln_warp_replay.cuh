@@ -54,17 +54,7 @@ struct wpush_write {  // the stored pushes at their places in the target buckets
     const wu32 at = t == 0 ? p0++ : t == 1 ? p1++ : p2++;
     const wu32 first = w.tfirst[t];
     const wu32 c = at < first ? w.thead[t] : m.seg[t * WSEG_CHUNKS + ((at - first) >> 5)];
-    wentry e;
-    e.k = k;
-    e.l = l;
-    e.i = i;
-    e.last_diff = i;
-    e.n_mm = n_mm;
-    e.n_gapo = n_gapo;
-    e.n_gape = n_gape;
-    e.n_ins = n_ins;
-    e.state = state;
-    w_put(m.pool + (static_cast<wu64>(c) * 32 + (at & 31)) * 2, e);
+    w_put(m.pool + (static_cast<wu64>(c) * 32 + (at & 31)) * 2, w_entry(i, k, l, n_mm, n_gapo, n_gape, n_ins, state, 1));
   }
   WHD void held() {}
 };
@@ -242,18 +232,7 @@ WHD inline void w_seg_commit(wstate& w, const wmem& m) {
     w.thead[t] = w.head[b];
     w.tfirst[t] = (s + 31) & ~31u;
     wu32* ids = m.seg + t * WSEG_CHUNKS;
-    for (wu32 at = w.tfirst[t]; at < end; at += 32) {  // a new chunk on top of the bucket
-      wu32 c;
-      if (w.free_head != WNIL) {
-        c = w.free_head;
-        w.free_head = m.link[c];
-      } else {
-        c = w.bump++;
-      }
-      m.link[c] = w.head[b];
-      w.head[b] = c;
-      *ids++ = c;
-    }
+    for (wu32 at = w.tfirst[t]; at < end; at += 32) *ids++ = w_new_chunk(w, m, b);
     w.size[b] = end;
   }
   // the lanes before the last are finished; the last too unless its chain goes on or ends at a hit

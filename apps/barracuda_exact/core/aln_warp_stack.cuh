@@ -248,25 +248,22 @@ WHD inline int w_finish(wstate& w, wu32 result) {
   return 2;
 }
 
-// bwa's gap_push into the bucket lists; 1 when the stack is over its limits (the read goes back).
-WHD inline int w_push(wstate& w, const wmem& m, const wparams& p, int i, wu64 k, wu64 l, wu32 n_mm, wu32 n_gapo,
-                      wu32 n_gape, wu32 n_ins, wu32 state, int is_diff) {
-  const int score = w_score(p, n_mm, n_gapo, n_gape);
-  w.n_entries++;
-  if (score > w.dead_above) return 0;  // could only end the search: counted, not stored
-  if (score >= WMAX_BUCKETS || w.stored >= w.cap) return 1;
-  const wu32 at = w.size[score];
-  if ((at & 31) == 0) {  // a new chunk on top of the bucket (w_chunks: there is always one)
-    wu32 c;
-    if (w.free_head != WNIL) {
-      c = w.free_head;
-      w.free_head = m.link[c];
-    } else {
-      c = w.bump++;
-    }
-    m.link[c] = w.head[score];
-    w.head[score] = c;
+// A new chunk on top of bucket b (from the free list, else never used before; w_chunks: there is always one).
+WHD inline wu32 w_new_chunk(wstate& w, const wmem& m, int b) {
+  wu32 c;
+  if (w.free_head != WNIL) {
+    c = w.free_head;
+    w.free_head = m.link[c];
+  } else {
+    c = w.bump++;
   }
+  m.link[c] = w.head[b];
+  w.head[b] = c;
+  return c;
+}
+
+// A pushed entry (bwa's gap_push: last_diff is its position when it is a difference).
+WHD inline wentry w_entry(int i, wu64 k, wu64 l, wu32 n_mm, wu32 n_gapo, wu32 n_gape, wu32 n_ins, wu32 state, int is_diff) {
   wentry e;
   e.k = k;
   e.l = l;
@@ -277,7 +274,20 @@ WHD inline int w_push(wstate& w, const wmem& m, const wparams& p, int i, wu64 k,
   e.n_gape = n_gape;
   e.n_ins = n_ins;
   e.state = state;
-  w_put(m.pool + (static_cast<wu64>(w.head[score]) * 32 + (at & 31)) * 2, e);
+  return e;
+}
+
+// bwa's gap_push into the bucket lists; 1 when the stack is over its limits (the read goes back).
+WHD inline int w_push(wstate& w, const wmem& m, const wparams& p, int i, wu64 k, wu64 l, wu32 n_mm, wu32 n_gapo,
+                      wu32 n_gape, wu32 n_ins, wu32 state, int is_diff) {
+  const int score = w_score(p, n_mm, n_gapo, n_gape);
+  w.n_entries++;
+  if (score > w.dead_above) return 0;  // could only end the search: counted, not stored
+  if (score >= WMAX_BUCKETS || w.stored >= w.cap) return 1;
+  const wu32 at = w.size[score];
+  if ((at & 31) == 0) w_new_chunk(w, m, score);
+  w_put(m.pool + (static_cast<wu64>(w.head[score]) * 32 + (at & 31)) * 2,
+        w_entry(i, k, l, n_mm, n_gapo, n_gape, n_ins, state, is_diff));
   w.size[score] = at + 1;
   w.stored++;
   return 0;
