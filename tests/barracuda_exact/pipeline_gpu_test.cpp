@@ -9,6 +9,7 @@
 // results, no tolerance.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <random>
 #include <thread>
@@ -317,6 +318,49 @@ TEST(BarracudaPipelineGpu, HitPositionsOnTheGpuEqualTheHostLookup) {
   EXPECT_GT(looked_up, 3000u);
   EXPECT_GT(multi, 10u) << "no read with 2-4 rows";
   EXPECT_GT(skipped, 10u) << "no read with more than 4 rows";
+}
+
+// Without device memory for a batch's intervals the lookup leaves them to the host (all ~0, no
+// error); with room again it looks them up. The device is filled with allocations first.
+TEST(BarracudaPipelineGpu, HitPositionsWithoutRoomAreLeftToTheHost) {
+  EVK_REQUIRE_GPU();
+  Fixture fx(56);
+  bct::planted_reads(fx.ref, fx.dir / "p.fq", 2000, 30, 100, 5);
+  bc::ReadSource src((fx.dir / "p.fq").string());
+  bc::ReadBatch reads;
+  ASSERT_TRUE(src.next(reads, 2000, ~std::size_t{0} >> 1, 1024));
+  const bc::AlnOptions opt;
+  const bc::AlnBatch one = bc::aln_search_batch(fx.idx, reads.codes, opt, 2);
+  bc::AlnBatch many;  // the same hits 64 times: ~1.5 MiB of intervals and positions a copy
+  for (int c = 0; c < 64; ++c) {
+    const std::uint32_t base = many.offset.back();
+    many.alns.insert(many.alns.end(), one.alns.begin(), one.alns.end());
+    for (std::size_t i = 1; i < one.offset.size(); ++i) many.offset.push_back(base + one.offset[i]);
+  }
+  ASSERT_GT(many.alns.size(), 50000u);
+  bc::GpuAligner aligner(fx.idx, opt, 0);
+  bc::GpuHitRows rows(fx.idx, aligner.device().bwt(), 0);
+  ASSERT_TRUE(rows.available());
+  std::vector<void*> held;
+  for (std::size_t chunk : {std::size_t{1} << 30, std::size_t{1} << 26, std::size_t{1} << 20}) {
+    void* p = nullptr;
+    while (cudaMalloc(&p, chunk) == cudaSuccess) held.push_back(p);
+    cudaGetLastError();
+  }
+  std::vector<std::uint64_t> pos;
+  EXPECT_NO_THROW(rows.lookup(many, pos));
+  for (void* p : held) cudaFree(p);
+  ASSERT_EQ(pos.size(), many.alns.size() * bc::kKnownRows);
+  EXPECT_EQ(std::count(pos.begin(), pos.end(), ~0ull), static_cast<std::ptrdiff_t>(pos.size()));
+  rows.lookup(many, pos);
+  std::uint64_t found = 0;
+  for (std::size_t e = 0; e < many.alns.size(); ++e)
+    for (std::uint64_t j = 0; j < bc::kKnownRows; ++j)
+      if (pos[e * bc::kKnownRows + j] != ~0ull) {
+        ASSERT_EQ(pos[e * bc::kKnownRows + j], fx.idx.sa_at(many.alns[e].k + j));
+        ++found;
+      }
+  EXPECT_GT(found, 50000u);
 }
 
 // Inexact single-end mapping on the GPU with 1, 2 and 4 streams (small batches: many in flight,

@@ -59,16 +59,27 @@ CudaLibrary load_inexact_kernel(const InexactKernelConfig& cfg, int cc, const st
   return CudaLibrary(r.cubin.data());
 }
 
+std::size_t aln_stack_share(std::size_t free_bytes, int aligners) {
+  return std::min(kAlnStackBudget, free_bytes / 3 * 2 / static_cast<std::size_t>(std::max(aligners, 1)));
+}
+
+namespace {
+std::shared_ptr<const DeviceBwt> device_bwt(const BwtIndex& idx, int device, const AlnDeviceShare& share) {
+  EVK_CUDA(cudaSetDevice(device));
+  return share.bwt ? share.bwt : std::make_shared<const DeviceBwt>(idx);
+}
+}  // namespace
+
 InexactDevice::InexactDevice(const BwtIndex& idx, const AlnOptions& opt, int device, int stack_cap, int max_len,
-                             int threads_per_sm, bool whole_budget)
-    : opt_(opt), bwt_((EVK_CUDA(cudaSetDevice(device)), idx)) {
+                             int threads_per_sm, bool whole_budget, const AlnDeviceShare& share)
+    : opt_(opt), bwt_(device_bwt(idx, device, share)) {
   EVK_CUDA(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
   std::size_t free_b = 0, total_b = 0;
   EVK_CUDA(cudaMemGetInfo(&free_b, &total_b));
   const std::size_t per_thread = static_cast<std::size_t>(stack_cap) * 16;
   // the stack memory: the first pass's threads' stacks, or the whole budget, which the later passes'
   // warps share (more warps, larger stacks)
-  const std::size_t budget = std::min<std::size_t>(kAlnStackBudget, free_b / 3);
+  const std::size_t budget = share.stack_budget > 0 ? share.stack_budget : std::min<std::size_t>(kAlnStackBudget, free_b / 3);
   std::size_t t = static_cast<std::size_t>(sms_) * static_cast<std::size_t>(threads_per_sm > 0 ? threads_per_sm : 512);
   t = std::min(t, budget / per_thread);
   t = t / 32 * 32;
@@ -176,8 +187,8 @@ std::uint32_t InexactDevice::launch(cudaKernel_t k, int block_w, int stack_cap, 
   std::size_t t = std::min<std::size_t>({threads, fit, need});
   t = t >= bw ? t / bw * bw : std::min(fit, bw);  // whole blocks; one (part of a) block at least
   threads = static_cast<std::uint32_t>(t);
-  BwtConsts consts = bwt_.consts();
-  const std::uint32_t* bwt = bwt_.data();
+  BwtConsts consts = bwt_->consts();
+  const std::uint32_t* bwt = bwt_->data();
   std::uint32_t stride = stride_, n32 = static_cast<std::uint32_t>(n_);
   EVK_CUDA(cudaMemsetAsync(counter_, 0, 4, s));
   void* args[] = {&bwt, &consts, &params_, &max_diff_, &words_, &lens_, &stride, &n32, &counter_, &stack_, &threads, &n_out_, &aln_out_};
@@ -194,8 +205,8 @@ std::uint32_t InexactDevice::launch_warps(std::uint64_t stack_cap, cudaStream_t 
   const std::uint64_t warps = std::min<std::uint64_t>(warp_fit(stack_cap), n_);
   if (warps == 0) return 0;
   AlnWarpLaunch a;
-  a.bwt = bwt_.data();
-  const BwtConsts consts = bwt_.consts();
+  a.bwt = bwt_->data();
+  const BwtConsts consts = bwt_->consts();
   static_assert(sizeof consts == sizeof a.consts && sizeof params_ == sizeof a.params, "AlnWarpLaunch mirrors them");
   std::memcpy(a.consts, &consts, sizeof a.consts);
   std::memcpy(a.params, &params_, sizeof a.params);
@@ -264,10 +275,10 @@ KernelHits InexactDevice::download_packed(cudaStream_t s) {
 }
 
 GpuAligner::GpuAligner(const BwtIndex& idx, const AlnOptions& opt, int device, const InexactKernelConfig& cfg,
-                       const std::string& source)
+                       const std::string& source, const AlnDeviceShare& share)
     : idx_(idx), opt_(opt), cfg_(cfg), supported_(aln_kernel_supports(opt, idx, cfg.max_len)),
       dev_(idx, opt, device, (validate(cfg), cfg.stack_cap), cfg.max_len, cfg.threads_per_sm,
-           cfg.later_passes > 0 && cfg.share_budget) {
+           cfg.later_passes > 0 && cfg.share_budget, share) {
   int major = 0, minor = 0;
   EVK_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   EVK_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));

@@ -27,6 +27,18 @@ namespace evk::barracuda_exact {
 // Device memory for the inexact search's stacks: at most this, and a third of the free memory.
 constexpr std::size_t kAlnStackBudget = std::size_t{16} << 30;
 
+// What the aligners of one GPU share: the index's BWT (uploaded once per device, not per stream),
+// and each aligner's share of the device memory for its stacks (0: min(kAlnStackBudget, a third of
+// the free memory when it is made)).
+struct AlnDeviceShare {
+  std::shared_ptr<const DeviceBwt> bwt;  // null: the aligner uploads its own
+  std::size_t stack_budget = 0;
+};
+// The per-aligner stack budget when `aligners` aligners share a GPU with `free_bytes` free after
+// the index: two thirds of it split evenly (the rest for reads, outputs and positions), at most
+// kAlnStackBudget each.
+std::size_t aln_stack_share(std::size_t free_bytes, int aligners);
+
 // The kernel's compile-time limits and launch shape.
 struct InexactKernelConfig {
   int block_w = kAlnKernelBlockW;
@@ -91,9 +103,10 @@ class InexactDevice {
   // stack_cap: the largest STACK_CAP of the kernels to be run; threads_per_sm: persistent threads
   // per SM (0: 512), limited by a stack budget of min(kAlnStackBudget, a third of the free memory).
   // whole_budget: the budget is allocated even where the threads need less (the later passes' warps
-  // share it: GpuAligner with later passes); else just the threads'.
+  // share it: GpuAligner with later passes); else just the threads'. share: the BWT already on the
+  // device and this device's stack budget (AlnDeviceShare; empty: its own BWT, the default budget).
   InexactDevice(const BwtIndex& idx, const AlnOptions& opt, int device, int stack_cap, int max_len, int threads_per_sm,
-                bool whole_budget = false);
+                bool whole_budget = false, const AlnDeviceShare& share = {});
   ~InexactDevice();
   InexactDevice(const InexactDevice&) = delete;
   InexactDevice& operator=(const InexactDevice&) = delete;
@@ -132,12 +145,12 @@ class InexactDevice {
   std::size_t output_bytes() const { return cap_alns_ * 8; }  // the room of the raw output now
   std::size_t size() const { return n_; }
   int sms() const { return sms_; }
-  const DeviceBwt& bwt() const { return bwt_; }  // for other kernels over the same index (aln_positions)
+  const DeviceBwt& bwt() const { return *bwt_; }  // for other kernels over the same index (aln_positions)
 
  private:
   void grow(std::size_t words, std::size_t reads, int aln_cap);
   AlnOptions opt_;
-  DeviceBwt bwt_;
+  std::shared_ptr<const DeviceBwt> bwt_;
   AlnCompactor compactor_;  // loaded into the device bwt_ selected
   int sms_ = 0;
   std::uint32_t n_threads_ = 0;
@@ -163,7 +176,7 @@ class AlnPasses;  // core/aln_gpu_pass.hpp
 class GpuAligner {
  public:
   GpuAligner(const BwtIndex& idx, const AlnOptions& opt, int device, const InexactKernelConfig& cfg = {},
-             const std::string& source = {});
+             const std::string& source = {}, const AlnDeviceShare& share = {});
   ~GpuAligner();
   GpuAligner(const GpuAligner&) = delete;
   GpuAligner& operator=(const GpuAligner&) = delete;

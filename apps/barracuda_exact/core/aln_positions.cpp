@@ -30,7 +30,19 @@ void known_rows(const AlnBatch& alns, const std::vector<std::uint64_t>& pos, std
 
 #if defined(EVK_HAVE_CUDA)
 
-GpuHitRows::GpuHitRows(const BwtIndex& idx, const DeviceBwt& bwt, int device) : device_(device), bwt_(bwt) {
+DeviceSa::DeviceSa(const BwtIndex& idx, int device) : device_(device), bytes_(idx.sa.size() * sizeof(std::uint64_t)) {
+  EVK_CUDA(cudaSetDevice(device));
+  EVK_CUDA(cudaMalloc(&d_, bytes_));
+  EVK_CUDA(cudaMemcpy(d_, idx.sa.data(), bytes_, cudaMemcpyHostToDevice));
+}
+
+DeviceSa::~DeviceSa() {
+  cudaSetDevice(device_);
+  cudaFree(d_);
+}
+
+GpuHitRows::GpuHitRows(const BwtIndex& idx, const DeviceBwt& bwt, int device, std::shared_ptr<const DeviceSa> sa)
+    : device_(device), bwt_(bwt) {
   EVK_CUDA(cudaSetDevice(device));
   if (idx.sa.empty() || idx.sa_intv == 0 || (idx.sa_intv & (idx.sa_intv - 1)) != 0) return;  // host lookups
   const KernelImage& img = barracuda_sa_lookup();
@@ -41,8 +53,7 @@ GpuHitRows::GpuHitRows(const BwtIndex& idx, const DeviceBwt& bwt, int device) : 
   consts_.seq_len = idx.seq_len;
   for (int i = 0; i < 5; ++i) consts_.L2[i] = idx.L2[i];
   consts_.sa_intv = idx.sa_intv;
-  EVK_CUDA(cudaMalloc(&sa_, idx.sa.size() * sizeof(std::uint64_t)));
-  EVK_CUDA(cudaMemcpy(sa_, idx.sa.data(), idx.sa.size() * sizeof(std::uint64_t), cudaMemcpyHostToDevice));
+  sa_ = sa ? std::move(sa) : std::make_shared<const DeviceSa>(idx, device);
   EVK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   for (auto& e : ev_) EVK_CUDA(cudaEventCreate(&e));
 }
@@ -53,9 +64,26 @@ GpuHitRows::~GpuHitRows() {
   for (auto& e : ev_)
     if (e) cudaEventDestroy(e);
   if (stream_) cudaStreamDestroy(stream_);
-  cudaFree(sa_);
   cudaFree(kl_);
   cudaFree(pos_);
+}
+
+bool GpuHitRows::grow(std::size_t n) {
+  cudaFree(kl_);
+  cudaFree(pos_);
+  kl_ = pos_ = nullptr;
+  cap_ = 0;
+  const std::size_t c = n + n / 4;
+  if (cudaMalloc(&kl_, c * 2 * sizeof(std::uint64_t)) != cudaSuccess ||
+      cudaMalloc(&pos_, c * kKnownRows * sizeof(std::uint64_t)) != cudaSuccess) {
+    cudaGetLastError();  // out of memory is not sticky: clear it
+    cudaFree(kl_);
+    cudaFree(pos_);
+    kl_ = pos_ = nullptr;
+    return false;
+  }
+  cap_ = c;
+  return true;
 }
 
 double GpuHitRows::lookup(const AlnBatch& alns, std::vector<std::uint64_t>& pos) {
@@ -75,16 +103,7 @@ double GpuHitRows::lookup(const AlnBatch& alns, std::vector<std::uint64_t>& pos)
       kl[2 * e + 1] = want ? alns.alns[e].l : 0;
     }
   }
-  if (n > cap_) {
-    cudaFree(kl_);
-    cudaFree(pos_);
-    kl_ = pos_ = nullptr;
-    cap_ = 0;
-    const std::size_t c = n + n / 4;
-    EVK_CUDA(cudaMalloc(&kl_, c * 2 * sizeof(std::uint64_t)));
-    EVK_CUDA(cudaMalloc(&pos_, c * kKnownRows * sizeof(std::uint64_t)));
-    cap_ = c;
-  }
+  if (n > cap_ && !grow(n)) return 0;  // no room on the device: the host looks them all up (pos stays ~0)
   if (poison_outputs) {
     std::memset(static_cast<void*>(out), 0x5A, n * kKnownRows * sizeof(std::uint64_t));
     EVK_CUDA(cudaMemsetAsync(pos_, 0xA5, n * kKnownRows * sizeof(std::uint64_t), stream_));
@@ -93,7 +112,7 @@ double GpuHitRows::lookup(const AlnBatch& alns, std::vector<std::uint64_t>& pos)
   EVK_CUDA(cudaMemcpyAsync(kl_, kl, n * 2 * sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream_));
   const std::uint32_t* occ = bwt_.data();
   SaConsts c = consts_;
-  const std::uint64_t* sa = sa_;
+  const std::uint64_t* sa = sa_->data();
   const std::uint64_t* kl_dev = kl_;
   auto n_entries = static_cast<unsigned>(n);
   std::uint64_t* out_dev = pos_;

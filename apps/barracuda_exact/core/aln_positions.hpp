@@ -7,6 +7,7 @@
 // looked up on the host. Without the embedded kernel image, nothing is looked up (all on the host).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/aln_search.hpp"
@@ -32,25 +33,43 @@ struct ReadRows {
 void known_rows(const AlnBatch& alns, const std::vector<std::uint64_t>& pos, std::size_t i, ReadRows& out);
 
 #if defined(EVK_HAVE_CUDA)
+// The index's sampled suffix array on one device (the GPU's lanes share it).
+class DeviceSa {
+ public:
+  DeviceSa(const BwtIndex& idx, int device);
+  ~DeviceSa();
+  DeviceSa(const DeviceSa&) = delete;
+  DeviceSa& operator=(const DeviceSa&) = delete;
+  const std::uint64_t* data() const { return d_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  int device_;
+  std::uint64_t* d_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
 class GpuHitRows {
  public:
-  // bwt: the index's BWT on `device` (the inexact aligner's); the sampled SA is uploaded here.
-  GpuHitRows(const BwtIndex& idx, const DeviceBwt& bwt, int device);
+  // bwt: the index's BWT on `device` (the inexact aligner's); sa: its sampled SA there (null: uploaded here).
+  GpuHitRows(const BwtIndex& idx, const DeviceBwt& bwt, int device, std::shared_ptr<const DeviceSa> sa = nullptr);
   ~GpuHitRows();
   GpuHitRows(const GpuHitRows&) = delete;
   GpuHitRows& operator=(const GpuHitRows&) = delete;
   bool available() const { return kernel_ != nullptr; }
   // pos: kKnownRows per interval of alns: pos[4 e + j] = sa_at(alns.alns[e].k + j) for the intervals
   // of reads with 1..4 rows in all (rows beyond the interval's, and all other reads' rows: ~0).
-  // Synchronous; returns the milliseconds of the upload, kernel and download.
+  // Synchronous; returns the milliseconds of the upload, kernel and download. Without device memory
+  // for the batch's intervals nothing is looked up (all ~0: samse looks them up on the host).
   double lookup(const AlnBatch& alns, std::vector<std::uint64_t>& pos);
   bool poison_outputs = false;  // tests: device and host outputs poisoned before each launch
 
  private:
+  bool grow(std::size_t n);  // buffers for n intervals; false (none) when the device has no room
   int device_;
   const DeviceBwt& bwt_;
   SaConsts consts_{};
-  std::uint64_t* sa_ = nullptr;
+  std::shared_ptr<const DeviceSa> sa_;
   CudaLibrary lib_;
   cudaKernel_t kernel_ = nullptr;
   cudaStream_t stream_ = nullptr;

@@ -33,7 +33,7 @@ int batch_gapo(const AlnOptions& opt, const std::vector<int>& len) {
 // aln_search_batch on the task pool: chunks of reads, each with its own searcher, joined in order.
 void search_cpu(const BwtIndex& idx, const AlnOptions& opt, const ReadCodes& rc, const std::vector<int>& len,
                 TaskPool& pool, AlnBatch& out) {
-  const std::size_t n = rc.size(), chunks = (n + kSearchGrain - 1) / kSearchGrain;
+  const std::size_t n = len.size(), chunks = (n + kSearchGrain - 1) / kSearchGrain;
   const int gapo = batch_gapo(opt, len);
   std::vector<std::vector<Aln>> hits(chunks);
   std::vector<std::uint32_t> count(n);
@@ -54,6 +54,24 @@ void search_cpu(const BwtIndex& idx, const AlnOptions& opt, const ReadCodes& rc,
   out.offset.resize(n + 1);
   for (const auto& h : hits) out.alns.insert(out.alns.end(), h.begin(), h.end());
   for (std::size_t i = 0; i < n; ++i) out.offset[i + 1] = out.offset[i] + count[i];
+}
+
+// Reads [b, e) of rc with their searched lengths: codes (only their own) and lengths.
+ReadCodes slice_reads(const ReadCodes& rc, const std::vector<int>& len, std::size_t b, std::size_t e) {
+  ReadCodes out;
+  const std::uint64_t from = rc.offset[b], to = e < rc.size() ? rc.offset[e] : rc.codes.size();
+  out.codes.assign(rc.codes.begin() + static_cast<std::ptrdiff_t>(from), rc.codes.begin() + static_cast<std::ptrdiff_t>(to));
+  for (std::size_t i = b; i < e; ++i) {
+    out.offset.push_back(rc.offset[i] - from);
+    out.len.push_back(static_cast<std::uint32_t>(len[i]));
+  }
+  return out;
+}
+
+void append_batch(AlnBatch& to, const AlnBatch& part) {
+  const std::uint32_t base = to.offset.back();
+  to.alns.insert(to.alns.end(), part.alns.begin(), part.alns.end());
+  for (std::size_t i = 1; i < part.offset.size(); ++i) to.offset.push_back(base + part.offset[i]);
 }
 
 constexpr std::size_t kPairGrain = 256;  // pairs per sampe chunk
@@ -120,9 +138,17 @@ AlnMapper::AlnMapper(const BwtIndex& idx, const AlnOptions& opt, const std::vect
     if (auto it = g.config.find("THREADS_PER_SM"); it != g.config.end() && it->second != "512")
       cfg.threads_per_sm = std::stoi(it->second);
     if (!g.source.empty() || !(cfg == InexactKernelConfig{.later_passes = gpu_passes})) gpu_->variant = true;
+    // the index once per GPU; the memory left split among its streams' stacks
+    EVK_CUDA(cudaSetDevice(d));
+    AlnDeviceShare share;
+    share.bwt = std::make_shared<const DeviceBwt>(idx);
+    auto sa = std::make_shared<const DeviceSa>(idx, d);
+    std::size_t free_b = 0, total_b = 0;
+    EVK_CUDA(cudaMemGetInfo(&free_b, &total_b));
+    share.stack_budget = aln_stack_share(free_b, streams);
     for (int s = 0; s < streams; ++s) {
-      gpu_->lanes.push_back(std::make_unique<GpuAligner>(idx, opt, d, cfg, g.source));
-      gpu_->rows.push_back(std::make_unique<GpuHitRows>(idx, gpu_->lanes.back()->device().bwt(), d));
+      gpu_->lanes.push_back(std::make_unique<GpuAligner>(idx, opt, d, cfg, g.source, share));
+      gpu_->rows.push_back(std::make_unique<GpuHitRows>(idx, *share.bwt, d, sa));
       gpu_->device.push_back(d);
     }
     gpu_->text += (gpu_->text.empty() ? "" : ", ") + std::to_string(d);
@@ -187,30 +213,37 @@ void AlnMapper::map(int lane, const ReadBatch& reads, std::unique_ptr<MappedBatc
     times.match += since(t);
     return;
   }
+  // bwa's batches within this one, searched one at a time where their gap-open limits differ
+  const std::vector<std::size_t> cuts = aln_batch_cuts(opt_, m->len);
+  const bool whole = cuts.size() == 2;
+  m->alns.clear();
 #if defined(EVK_HAVE_CUDA)
   if (gpu_) {
     const std::size_t l = static_cast<std::size_t>(lane);
     EVK_CUDA(cudaSetDevice(gpu_->device.at(l)));
-    // the searched codes: the whole reads' unless -q trimmed some (then a copy with the shorter lengths)
-    ReadCodes trimmed;
-    const ReadCodes* searched = &rc;
-    if (opt_.trim_qual > 0) {
-      trimmed = rc;
-      trimmed.len.assign(m->len.begin(), m->len.end());
-      searched = &trimmed;
-    }
-    GpuAlnTimes gt;
-    m->alns = gpu_->lanes[l]->search(*searched, std::max(pool.workers(), 1), &gt);
-    times.kernel += gt.kernel_ms / 1e3;
-    times.transfer += (gt.pack_ms + gt.upload_ms + gt.compact_ms + gt.download_ms) / 1e3;
-    times.fallback += gt.fallback_s;
-    m->handed_back = gt.fallback_reads;
-    m->first_pass_back = gt.first_pass_handed_back;
-    times.later_passes += gt.later_passes_ms() / 1e3;
-    for (std::size_t k = 0; k < kMapLaterPasses; ++k) {
-      m->pass_reads[k] = gt.passes[k].reads;
-      m->pass_answered[k] = gt.passes[k].answered;
-      times.pass[k] += gt.passes[k].ms / 1e3;
+    for (std::size_t c = 0; c + 1 < cuts.size(); ++c) {
+      // the searched codes: the whole batch's unless -q trimmed some or bwa's batches go one at a time
+      ReadCodes part;
+      const ReadCodes* searched = &rc;
+      if (!whole || opt_.trim_qual > 0) {
+        part = slice_reads(rc, m->len, cuts[c], cuts[c + 1]);
+        searched = &part;
+      }
+      GpuAlnTimes gt;
+      AlnBatch got = gpu_->lanes[l]->search(*searched, std::max(pool.workers(), 1), &gt);
+      if (whole) m->alns = std::move(got);
+      else append_batch(m->alns, got);
+      times.kernel += gt.kernel_ms / 1e3;
+      times.transfer += (gt.pack_ms + gt.upload_ms + gt.compact_ms + gt.download_ms) / 1e3;
+      times.fallback += gt.fallback_s;
+      m->handed_back += gt.fallback_reads;
+      m->first_pass_back += gt.first_pass_handed_back;
+      times.later_passes += gt.later_passes_ms() / 1e3;
+      for (std::size_t k = 0; k < kMapLaterPasses; ++k) {
+        m->pass_reads[k] += gt.passes[k].reads;
+        m->pass_answered[k] += gt.passes[k].answered;
+        times.pass[k] += gt.passes[k].ms / 1e3;
+      }
     }
     const auto tl = Clock::now();
     gpu_->rows[l]->lookup(m->alns, m->pos);
@@ -220,7 +253,18 @@ void AlnMapper::map(int lane, const ReadBatch& reads, std::unique_ptr<MappedBatc
   {
     (void)lane;
     m->pos.clear();  // positions looked up on the host, in finish()
-    search_cpu(idx_, opt_, rc, m->len, pool, m->alns);
+    if (whole) {
+      search_cpu(idx_, opt_, rc, m->len, pool, m->alns);
+    } else {
+      for (std::size_t c = 0; c + 1 < cuts.size(); ++c) {
+        const ReadCodes part = slice_reads(rc, m->len, cuts[c], cuts[c + 1]);
+        const std::vector<int> plen(m->len.begin() + static_cast<std::ptrdiff_t>(cuts[c]),
+                                    m->len.begin() + static_cast<std::ptrdiff_t>(cuts[c + 1]));
+        AlnBatch got;
+        search_cpu(idx_, opt_, part, plen, pool, got);
+        append_batch(m->alns, got);
+      }
+    }
   }
   times.match += since(t);
 }
