@@ -182,3 +182,31 @@ TEST(BarracudaAln, ResultsDoNotDependOnThreads) {
   EXPECT_EQ(a.offset, b.offset);
   EXPECT_GT(a.alns.size(), 1000u);
 }
+
+// bwa aln's batches of 0x40000 reads each limit the gap opens by their longest read
+// (min(-o, maximum differences of that read)); a batch of ours holding several of bwa's is searched
+// whole only when every one of them gets the same limit.
+TEST(BarracudaAln, BatchCutsFollowBwaBatchesGapOpenLimits) {
+  bc::AlnOptions opt;  // -n 0.01 -o 2: 40 bp reads allow 3 differences, 5 bp reads 1 (Poisson, 2% error)
+  opt.fnr = 0.01;
+  opt.max_gapo = 2;
+  ASSERT_EQ(bc::aln_max_diff(opt, 40), 3);
+  ASSERT_EQ(bc::aln_max_diff(opt, 5), 1);
+  using Cuts = std::vector<std::size_t>;
+  const std::vector<int> same = {40, 30, 40, 25, 40, 40, 33, 40, 40, 12};
+  EXPECT_EQ(bc::aln_batch_cuts(opt, same, 4), (Cuts{0, 10}));   // limit 2 in each of bwa's batches
+  std::vector<int> short_mid = same;
+  for (int i = 4; i < 8; ++i) short_mid[static_cast<std::size_t>(i)] = 5;  // the second batch's limit is 1
+  EXPECT_EQ(bc::aln_batch_cuts(opt, short_mid, 4), (Cuts{0, 4, 8, 10}));
+  std::vector<int> short_last = same;
+  short_last[8] = short_last[9] = 5;  // only the last (partial) batch differs
+  EXPECT_EQ(bc::aln_batch_cuts(opt, short_last, 4), (Cuts{0, 4, 8, 10}));
+  EXPECT_EQ(bc::aln_batch_cuts(opt, short_mid, 16), (Cuts{0, 10}));  // one of bwa's batches
+  EXPECT_EQ(bc::aln_batch_cuts(opt, {}, 4), (Cuts{0, 0}));
+  opt.max_gapo = 1;  // -o 1: every batch's limit is 1 (a 5 bp read still allows one difference)
+  EXPECT_EQ(bc::aln_batch_cuts(opt, short_mid, 4), (Cuts{0, 10}));
+  opt.fnr = -1;  // -n 3 (an integer): one limit for all
+  opt.max_diff = 3;
+  opt.max_gapo = 2;
+  EXPECT_EQ(bc::aln_batch_cuts(opt, short_mid, 4), (Cuts{0, 10}));
+}

@@ -248,3 +248,36 @@ TEST(BarracudaInexactPipeline, MemoryStaysBoundedWhateverTheFileSize) {
   EXPECT_GT(extra_mib, 40);
   EXPECT_LT(big, small + 10) << "small " << small << " MiB, big " << big << " MiB; the extra reads are " << extra_mib << " MiB";
 }
+
+// The default single-end batch holds four of bwa aln's batches of 0x40000 reads; where their gap-open
+// limits differ (here: the second holds only 5-7 bp reads, which allow one difference, so its limit
+// under -o 2 is 1 where the first's is 2) they are searched one at a time: the records equal the
+// driver's, which reads bwa's batches one by one.
+TEST(BarracudaInexactPipeline, BatchOfSeveralBwaBatchesEqualsThemOneByOne) {
+  Ref fx(83);
+  const TempDir& dir = fx.dir;
+  const int first = static_cast<int>(bc::kSampeBatch);
+  // bwa's first batch: 20-22 bp pieces of the reference (limit 2); the second: 5-7 bp (limit 1);
+  // a third of each with a substitution
+  std::string text;
+  std::mt19937_64 rng(6);
+  const auto piece = [&](int i, std::size_t l) {
+    const std::size_t at = rng() % (fx.fwd.size() - l);
+    std::string seq = fx.fwd.substr(at, l);
+    if (i % 3 == 0) seq[rng() % l] = "ACGT"[rng() % 4];
+    text += "@r" + std::to_string(i) + "\n" + seq + "\n+\n" + std::string(l, 'I') + "\n";
+  };
+  for (int i = 0; i < first; ++i) piece(i, 20 + rng() % 3);
+  for (int i = 0; i < 1500; ++i) piece(first + i, 5 + rng() % 3);
+  bct::write_file(dir / "r.fq", text);
+  bc::AlnOptions aln;
+  aln.fnr = 0.01f;
+  aln.max_gapo = 2;
+  // the case splits: one batch of ours, two limits
+  std::vector<int> len(static_cast<std::size_t>(first), 22);
+  len.resize(static_cast<std::size_t>(first) + 1500, 7);
+  ASSERT_EQ(bc::aln_batch_cuts(aln, len), (std::vector<std::size_t>{0, bc::kSampeBatch, len.size()}));
+  const std::string sam = driver(fx.ref, dir / "r.fq", dir / "d.sam", aln);
+  EXPECT_GT(bct::sam_records(sam).size(), static_cast<std::size_t>(first));
+  EXPECT_TRUE(pipeline(fx.ref, dir / "r.fq", dir / "p.sam", 2, 0, false, 2, aln) == sam);
+}

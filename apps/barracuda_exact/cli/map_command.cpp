@@ -62,13 +62,13 @@ void add_map_options(CLI::App* cmd, MapArgs& x) {
   cmd->add_option("--devices", x.devices, "GPUs sharing the batches: all or a list like 0,1 (default: --device)");
   cmd->add_option("--gpu-memory", x.gpu_memory, "Device memory the index may take per GPU, like 8G (default: all "
                                                  "free); a GPU without room maps on the CPU (with --backend gpu: an error)");
-  cmd->add_option("--streams", mo.streams, "CUDA streams (batches in flight) per GPU [2]")->check(CLI::Range(1, 16));
+  cmd->add_option("--streams", mo.streams, "CUDA streams (batches in flight) per GPU [inexact 4, exact 2]")->check(CLI::Range(1, 16));
   cmd->add_option("--gpu-passes", mo.gpu_passes, "Inexact: later GPU passes (a warp per read, larger stacks) over the reads the first hands back; the rest go to the CPU [3]")
       ->check(CLI::Range(0, 3));
   cmd->add_option("--batch-reads", mo.batch_reads,
-                  "Reads (pairs) per batch [exact: 65536; inexact: bwa's 262144, which bwa's output needs: bwa sampe "
-                  "estimates the insert size per batch, and bwa aln's gap-open limit is per batch whenever "
-                  "--max-gap-open exceeds the maximum differences]")
+                  "Reads (pairs) per batch [exact: 65536; pairs: bwa's 262144, which bwa's output needs (bwa sampe "
+                  "estimates the insert size per batch); single-end inexact: 1048576, four of bwa aln's batches, each "
+                  "with its own gap-open limit as in bwa]")
       ->check(CLI::Range(1, 1 << 24));
   cmd->add_flag("--exact", x.exact, "Exact matches only (bwa aln -n 0 -o 0 | samse, the exact kernel): single end");
   cmd->add_option("--damage", mo.damage, "Also write the ancient-DNA damage profile of the records (as `damage`): "

@@ -1,7 +1,9 @@
 // Options of the inexact search and of the SAM stages, with bwa 0.7.17's defaults (`bwa aln`,
 // `bwa samse`, `bwa sampe` print them), and bwa's maximum-differences rule.
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace evk::barracuda_exact {
 
@@ -45,6 +47,13 @@ constexpr std::uint32_t kSampeBatch = 0x40000;  // pairs per insert-size estimat
 int aln_max_diff(int l, double err, double thres);
 // The maximum differences for a read of length l under opt (fnr when > 0, else max_diff).
 int aln_max_diff(const AlnOptions& opt, int l);
+
+// bwa aln reads its input in batches of kSampeBatch reads and limits each batch's gap opens by its
+// longest read: min(max_gapo, aln_max_diff(longest)). A batch of ours holding several of bwa's (len:
+// its reads' searched lengths, its first read the first of one of bwa's batches of `per` reads) is
+// searched whole when all of them get the same limit: then {0, n}; else bwa's batches one at a time:
+// {0, per, 2 per, ..., n}.
+std::vector<std::size_t> aln_batch_cuts(const AlnOptions& opt, const std::vector<int>& len, std::size_t per = kSampeBatch);
 
 // Position of the trimmed end (bwa_trim_read): the read keeps its first trim_len(...) bases.
 // qual: FASTQ characters (phred + 33); len: read length. Returns len when nothing is trimmed.

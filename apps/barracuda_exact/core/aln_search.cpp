@@ -29,6 +29,25 @@ int aln_max_diff(const AlnOptions& opt, int l) {
   return opt.fnr > 0.0f ? aln_max_diff(l, kAvgErr, static_cast<double>(opt.fnr)) : opt.max_diff;
 }
 
+std::vector<std::size_t> aln_batch_cuts(const AlnOptions& opt, const std::vector<int>& len, std::size_t per) {
+  const std::size_t n = len.size();
+  per = std::max<std::size_t>(per, 1);
+  std::vector<std::size_t> cuts{0};
+  bool same = true;
+  int first = -1;
+  for (std::size_t b = 0; b < n; b += per) {
+    int longest = 0;
+    for (std::size_t i = b; i < std::min(n, b + per); ++i) longest = std::max(longest, len[i]);
+    const int gapo = std::min(opt.max_gapo, aln_max_diff(opt, longest));
+    if (first < 0) first = gapo;
+    same = same && gapo == first;
+    if (b > 0) cuts.push_back(b);
+  }
+  if (same) cuts.resize(1);
+  cuts.push_back(n);
+  return cuts;
+}
+
 int trim_len(int trim_qual, const char* qual, int len) {
   if (trim_qual < 1 || qual == nullptr) return len;
   int s = 0, max = 0, max_l = len;

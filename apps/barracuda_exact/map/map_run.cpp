@@ -27,7 +27,7 @@ std::unique_ptr<Mapper> make_mapper(const MapOptions& opt, const BwtIndex& idx, 
   RecordOptions ro;
   ro.rg_id = parse_read_group(opt.read_group).id;
   ro.max_top2 = opt.aln.max_top2;
-  if (lanes <= 0) lanes = opt.gpu ? opt.streams : opt.cpu_lanes;
+  if (lanes <= 0) lanes = opt.gpu ? map_streams(opt) : opt.cpu_lanes;
   std::vector<GpuPlan> gpus = opt.gpus;
   if (opt.gpu && gpus.empty()) gpus.push_back(GpuPlan{});
   if (opt.inexact) {
