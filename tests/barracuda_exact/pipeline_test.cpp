@@ -3,6 +3,10 @@
 // odd chunk sizes that cut records anywhere), byte-identical SAM/BAM/unmatched output with 1 and 2
 // threads and small batches; truncation at every level is an error; memory stays bounded.
 #include <gtest/gtest.h>
+
+#include <chrono>
+
+#include <thread>
 #include <htslib/bgzf.h>
 
 #include <atomic>
@@ -215,6 +219,36 @@ TEST(BarracudaPipeline, RecordsLongerThanManyChunks) {
       EXPECT_FALSE(want.seq.empty()) << "input " << i;
     }
   }
+}
+
+// A gzip stream is read far ahead when asked (map: while the index loads), the default bound again
+// after end_read_ahead(); the text handed out is the file's either way.
+TEST(BarracudaPipeline, GzipReadsAheadUntilToldToStop) {
+  TempDir dir;
+  std::mt19937_64 rng(8);
+  std::string text;
+  for (int i = 0; text.size() < (std::size_t{24} << 20); ++i)
+    text += "@r" + std::to_string(i) + "\n" + bct::random_dna(rng, 150) + "\n+\n" + std::string(150, 'F') + "\n";
+  bct::write_file(dir / "r.fq.gz", bct::gzip_text(dir, text));
+  constexpr std::size_t kChunk = std::size_t{1} << 20;
+  evk::TaskPool pool(2);
+  auto drain = [](bc::TextInput& in) {
+    std::string got;
+    while (auto c = in.next()) got.append(c->data.get(), c->size);
+    return got;
+  };
+  {
+    bc::TextInput in((dir / "r.fq.gz").string(), pool, kChunk);  // the default: workers + 4 chunks
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_LE(in.stats().text_bytes.load(), 8 * kChunk);
+    EXPECT_TRUE(drain(in) == text);
+  }
+  bc::TextInput in((dir / "r.fq.gz").string(), pool, kChunk, std::size_t{64} << 20);
+  for (int w = 0; w < 400 && in.stats().text_bytes.load() < text.size(); ++w)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(in.stats().text_bytes.load(), text.size()) << "the whole file read ahead";
+  in.end_read_ahead();
+  EXPECT_TRUE(drain(in) == text);
 }
 
 TEST(BarracudaPipeline, EveryRecordCutIsAnError) {

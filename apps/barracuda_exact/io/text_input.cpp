@@ -164,8 +164,16 @@ struct TextInput::Impl {
   Queue<PendingPtr> q;
   std::thread thread;
 
-  Impl(const std::string& p, TaskPool& tp, std::size_t cb)
-      : path(p), pool(tp), chunk_bytes(cb), q(static_cast<std::size_t>(tp.workers() + 4)) {}
+  std::atomic<std::size_t> ahead_bytes;
+
+  Impl(const std::string& p, TaskPool& tp, std::size_t cb, std::size_t ahead)
+      : path(p), pool(tp), chunk_bytes(cb), q(base_chunks()), ahead_bytes(ahead) {}
+  std::size_t base_chunks() const { return static_cast<std::size_t>(pool.workers() + 4); }
+  // the queue's room: ahead_bytes of text for a gzip stream (format set first: end_read_ahead's order)
+  void size_queue() {
+    if (format == TextFormat::gzip)
+      q.set_capacity(std::max(base_chunks(), ahead_bytes.load() / std::max<std::size_t>(chunk_bytes, 1)));
+  }
 
   [[noreturn]] void fail(const std::string& what) { input_error(path, what); }
 
@@ -197,6 +205,7 @@ struct TextInput::Impl {
         run_bgzf(src);
       } else {
         format = TextFormat::gzip;
+        size_queue();
         run_gzip(src);
       }
     } catch (...) {
@@ -354,8 +363,8 @@ struct TextInput::Impl {
   }
 };
 
-TextInput::TextInput(const std::string& path, TaskPool& pool, std::size_t chunk_bytes)
-    : impl_(std::make_unique<Impl>(path, pool, chunk_bytes)) {
+TextInput::TextInput(const std::string& path, TaskPool& pool, std::size_t chunk_bytes, std::size_t ahead_bytes)
+    : impl_(std::make_unique<Impl>(path, pool, chunk_bytes, ahead_bytes)) {
   Impl& m = *impl_;
   if (path == "-") {
     m.fd = 0;
@@ -364,6 +373,11 @@ TextInput::TextInput(const std::string& path, TaskPool& pool, std::size_t chunk_
     if (m.fd < 0) input_error(path, std::string("cannot open: ") + std::strerror(errno));
   }
   m.thread = std::thread([&m] { m.run(); });
+}
+
+void TextInput::end_read_ahead() {
+  impl_->ahead_bytes = 0;
+  impl_->size_queue();
 }
 
 TextInput::~TextInput() {

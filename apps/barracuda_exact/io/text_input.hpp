@@ -36,8 +36,10 @@ class TextInput {
  public:
   // Opens the file ("-" = stdin; InputError when it cannot be opened) and starts the input thread.
   // chunk_bytes: size of the text chunks (plain, gzip) and about the text per BGZF task; at most
-  // pool.workers() + 4 chunks are read ahead.
-  TextInput(const std::string& path, TaskPool& pool, std::size_t chunk_bytes = std::size_t(1) << 20);
+  // pool.workers() + 4 chunks are read ahead, or for a gzip stream (inflated on one thread)
+  // ahead_bytes of text until end_read_ahead() (`map`: while the index loads).
+  TextInput(const std::string& path, TaskPool& pool, std::size_t chunk_bytes = std::size_t(1) << 20,
+            std::size_t ahead_bytes = 0);
   ~TextInput();  // stops the input thread (outstanding BGZF tasks finish on their own)
   TextInput(const TextInput&) = delete;
   TextInput& operator=(const TextInput&) = delete;
@@ -47,6 +49,7 @@ class TextInput {
   const std::string& path() const;
   TextFormat format() const;  // known once the first chunk was handed out
   const TextInputStats& stats() const;
+  void end_read_ahead();  // back to pool.workers() + 4 chunks (what is read stays until taken)
 
  private:
   struct Impl;

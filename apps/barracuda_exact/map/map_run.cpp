@@ -177,10 +177,12 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
   Outputs outs(opt);
   const int threads = opt.threads > 0 ? opt.threads : default_threads();
   TaskPool pool(threads);
-  // open the reads (InputError when missing) and start reading
+  // open the reads (InputError when missing) and start reading: a gzip stream (inflated on one
+  // thread) up to 1 GiB of text ahead while the index loads
   std::vector<std::unique_ptr<TextInput>> inputs;
-  inputs.push_back(std::make_unique<TextInput>(opt.reads, pool));
-  if (paired) inputs.push_back(std::make_unique<TextInput>(opt.reads2, pool));
+  constexpr std::size_t kChunk = std::size_t{1} << 20, kAhead = std::size_t{1} << 30;
+  inputs.push_back(std::make_unique<TextInput>(opt.reads, pool, kChunk, kAhead));
+  if (paired) inputs.push_back(std::make_unique<TextInput>(opt.reads2, pool, kChunk, kAhead));
   if (!opt.damage.empty())  // --damage's folder checked now, not after the mapping
     for (const char* suffix : {".misincorporation.txt", ".lgdistribution.txt", ".dnacomp.txt", ".damage.svg"})
       AtomicOutput probe(opt.damage + suffix);
@@ -219,6 +221,7 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
   // every batch in flight is one of these: scan 1, parse 1, lanes, 1 waiting for its turn to be
   // formatted, format 1, write 1, and one in each queue between them
   const std::size_t n_batches = static_cast<std::size_t>(lanes) + 6;
+  for (const auto& in : inputs) in->end_read_ahead();  // the pipeline takes over
   {
     // last of the locals that the stages use: ~Pipeline (a throw before join) stops them first
     Pipeline<Batch> P(n_batches, static_cast<std::size_t>(lanes));

@@ -36,6 +36,11 @@ class Queue {
     closed_ = true;
     cv_.notify_all();
   }
+  void set_capacity(std::size_t cap) {  // a smaller one blocks producers until the queue is below it
+    std::lock_guard<std::mutex> l(m_);
+    cap_ = cap ? cap : 1;
+    cv_.notify_all();
+  }
 
  private:
   std::size_t cap_;
