@@ -1,8 +1,8 @@
 #include "io/index_files.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
-#include <bit>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +18,20 @@
 
 namespace evk::barracuda_exact {
 namespace {
+
+// The bases of a byte's four 2-bit fields, counted in four 16-bit lanes (lane c: base c), so that a
+// word's or a run of bytes' counts are sums of table entries (no popcount: portable builds have
+// none in hardware).
+constexpr std::array<std::uint64_t, 256> kByteBases = [] {
+  std::array<std::uint64_t, 256> t{};
+  for (unsigned v = 0; v < 256; ++v)
+    for (unsigned f = 0; f < 4; ++f) t[v] += std::uint64_t{1} << (16 * (v >> (2 * f) & 3));
+  return t;
+}();
+inline std::uint64_t word_bases(std::uint32_t w) {
+  return kByteBases[w & 255] + kByteBases[w >> 8 & 255] + kByteBases[w >> 16 & 255] + kByteBases[w >> 24];
+}
+inline std::uint64_t lane(std::uint64_t packed, int c) { return packed >> (16 * c) & 0xffff; }
 
 // Every stored occurrence count must be the count of the bases before its block: the search and
 // the SA walk index arrays with them (a damaged .bwt whose header and size are right must not lead
@@ -39,18 +53,17 @@ void check_occ(const std::string& path, const BwtIndex& idx) {
       std::uint64_t cnt[4];
       for (int c = 0; c < 4; ++c) cnt[c] = counts(b, static_cast<std::uint64_t>(c));
       const std::uint64_t first = b * kOccInterval, n = std::min<std::uint64_t>(kOccInterval, idx.seq_len - first);
+      std::uint64_t packed = 0;  // at most 128 bases a block: no lane overflows
       for (std::uint64_t w = 0; w * 16 < n; ++w) {
         const std::uint32_t word = p[8 + w];
         const unsigned fields = static_cast<unsigned>(std::min<std::uint64_t>(16, n - w * 16));
         if (fields == 16) {
-          for (int c = 0; c < 4; ++c) {
-            const std::uint32_t x = word ^ (static_cast<std::uint32_t>(c) * 0x55555555u);
-            cnt[c] += static_cast<std::uint64_t>(std::popcount(~(x | (x >> 1)) & 0x55555555u));
-          }
+          packed += word_bases(word);
         } else {
           for (unsigned f = 0; f < fields; ++f) ++cnt[word >> ((15 - f) << 1) & 3];
         }
       }
+      for (int c = 0; c < 4; ++c) cnt[c] += lane(packed, c);
       for (int c = 0; c < 4; ++c)
         if (cnt[c] != counts(b + 1, static_cast<std::uint64_t>(c))) {
           std::uint64_t seen = bad.load();
@@ -219,9 +232,11 @@ void read_pac(const std::string& path, BwtIndex& idx) {
   std::uint64_t cnt[4] = {0, 0, 0, 0};
   parallel_for(static_cast<std::size_t>(whole), [&](std::size_t from, std::size_t to) {
     std::uint64_t local[4] = {0, 0, 0, 0};
-    for (std::size_t i = from; i < to; ++i) {
-      const unsigned byte = idx.pac[i];
-      for (int f = 0; f < 4; ++f) ++local[byte >> (f << 1) & 3];
+    for (std::size_t i = from; i < to;) {
+      std::uint64_t packed = 0;  // 16,000 bytes: at most 64,000 of a base, within a lane
+      const std::size_t end = std::min(to, i + 16000);
+      for (; i < end; ++i) packed += kByteBases[idx.pac[i]];
+      for (int c = 0; c < 4; ++c) local[c] += lane(packed, c);
     }
     const std::lock_guard<std::mutex> g(m);
     for (int c = 0; c < 4; ++c) cnt[c] += local[c];
