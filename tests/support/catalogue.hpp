@@ -110,13 +110,16 @@ class Recorder {
 };
 
 // A shell snippet that starts `command` in the background (SIGINT not ignored, as from a terminal),
-// waits until it has installed its SIGINT handler and then until `ready` (a shell condition) holds,
+// waits until the tool runs (not yet the shell or env that start it: a SIGINT then would be lost, the
+// background shell ignoring it) with its SIGINT handler installed, then until `ready` (a shell condition) holds,
 // sends SIGINT and prints "exit N" on stderr.
 // `feed`: a command whose output is piped into it (empty: none).
 inline std::string interrupt_when(const std::string& command, const std::string& ready = "true",
                                   const std::string& feed = "") {
   return (feed.empty() ? "" : feed + " | ") + "env --default-signal=INT " + command + " & pid=$!; "
-         "for i in $(seq 2000); do m=$(awk '/SigCgt/{print $2}' /proc/$pid/status 2>/dev/null); "
+         "for i in $(seq 2000); do e=$(readlink /proc/$pid/exe 2>/dev/null); "
+         "case \"${e##*/}\" in bash|sh|dash|env|'') sleep 0.01; continue ;; esac; "
+         "m=$(awk '/SigCgt/{print $2}' /proc/$pid/status 2>/dev/null); "
          "[ -n \"$m\" ] && [ $(( 0x$m & 2 )) -ne 0 ] && break; sleep 0.01; done; "
          "for i in $(seq 2000); do " + ready + " && break; sleep 0.01; done; "
          "kill -INT $pid; wait $pid; echo \"exit $?\" >&2";
