@@ -9,14 +9,15 @@
 # libSGM is the prebuilt peer of ../shared/peers/libsgm, carried in the ignored folder .peers/:
 #   mkdir -p .peers/libsgm && cp ../shared/peers/libsgm/libsgm_bench .peers/libsgm/
 # Run from the repository root (the device tool's working copy) with carry ["bundle", ".peers"].
-# Ours three times: the default (the tuning policy's kernels, "new"; since the ninth session kernel 3,
+# Ours three times: the default (the tuning policy's kernels, "new"; kernel 3,
 # aggregate_vec.cu, at every row), the seed aggregation kernel (--sgm-agg=1, "old") and kernel 3
 # with its own default lanes (--sgm-agg=3, "k3"), so one run gives them beside libSGM at every
 # setting, plus the per-stage breakdown of each and a kernel x lane-width sweep with the fastest per
 # setting (what the policy table in sgm_policy.cpp should hold).
 # Usage: sgm_vs_libsgm.sh BUNDLE OUTDIR [LIBSGM_BENCH]
 #   SGM_VS_PARTS (default "speed tuning video ssd pairs accuracy"): the parts to run; "speed tuning"
-#   alone took about 90 s on an H100 (ninth session).
+#   alone took about 90 s on an H100; "speed4k" (not in the default) times libSGM's synthetic texture
+#   at 3840x2160, default setting, 128/256 disparities x 4/8 paths, both sides, rows "4K" of the table.
 set -uo pipefail
 parts=${SGM_VS_PARTS:-speed tuning video ssd pairs accuracy}
 want() { case " $parts " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
@@ -140,6 +141,21 @@ for pr in "${pairs[@]}"; do
   echo "bench_stereo_sgm ($name): exit $?" >> "$log"
 done
 
+# ---- speed at 3840x2160: libSGM's synthetic texture at 4K, default setting, 128/256 x 4/8 ----------
+if [ -n "$lib" ] && want speed4k; then
+  "$lib" --synthetic 3840x2160 --disp 128 --paths 8 --reps 3 --no-host --save-pair "$W/syn4k" > /dev/null 2>> "$log"
+  for d in 128 256; do
+    for p in 4 8; do
+      line=$(timeout 120 "$lib" "$W/syn4k_L.pgm" "$W/syn4k_R.pgm" --disp $d --paths $p --reps 30 2>> "$log")
+      echo "{\"setting\":\"default\",\"pair\":\"4K\",\"r\":$line}" >> "$out/libsgm_speed.jsonl"
+    done
+  done
+  EVK_BENCH_LEFT=$W/syn4k_L.pgm EVK_BENCH_RIGHT=$W/syn4k_R.pgm timeout 300 bench_stereo_sgm \
+    --benchmark_filter='BM_sgm_gpu/(128|256)/(4|8)/1/' --benchmark_out="$out/bench_sgm_4K.json" \
+    --benchmark_out_format=json > "$out/bench_sgm_4K.log" 2>&1
+  echo "bench_stereo_sgm (4K): exit $?" >> "$log"
+fi
+
 # ---- accuracy ---------------------------------------------------------------------------------------
 acc="$out/accuracy.tsv"
 printf 'pair\tmethod\tmode\tbad1\tbad2\tinvalid\n' > "$acc"
@@ -214,7 +230,7 @@ def load(path):
 new = {"synthetic": load(os.path.join(out, "bench_sgm_synthetic.json"))}
 old = {"synthetic": load(os.path.join(out, "bench_sgm_synthetic_agg1.json"))}
 k3 = {"synthetic": load(os.path.join(out, "bench_sgm_synthetic_agg3.json"))}
-for pair in ("Tsukuba", "Venus", "aloe"):
+for pair in ("Tsukuba", "Venus", "aloe", "4K"):
     new[pair] = load(os.path.join(out, "bench_sgm_%s.json" % pair))
 f3 = lambda v: "%.3f" % v if v else "-"
 rt = lambda a, b: "%.2fx" % (a / b) if (a and b) else "-"
