@@ -298,8 +298,8 @@ __device__ __forceinline__ void a3_body(const unsigned* __restrict__ census_left
   }
 
 // Launch bounds: K <= 8 at most 64 registers (8 blocks of 128 threads per SM; ptxas 13.0: 54-56). K 16:
-// 80 (6 blocks), except the split entries on 8-bit volumes at 64 (8 blocks; no spills since the
-// eleventh session's changes). Measured on the H100 (1920x1080, stage medians): 8 blocks took the
+// 80 (6 blocks), except the split entries on 8-bit volumes at 64 (8 blocks; no spills once kernel 3
+// dropped its per-group predicates). Measured on the H100 (1920x1080, stage medians): 8 blocks took the
 // aggregation at 128/8 (split, 990 blocks with work: one wave of 132 x 8 instead of 1.25 of 132 x 6)
 // from 1.462 to 1.250 ms and at 256/8 from 2.425 to 2.283, but the unsplit K 16 entry at 256/4 from
 // 1.148 to 1.343 (64 registers cost it more than the occupancy gained; limiting that entry to 6

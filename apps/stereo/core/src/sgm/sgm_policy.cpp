@@ -57,12 +57,12 @@ namespace {
 // seed kernel, new = kernel 2, median ms): 64/4 1.660 vs 1.500, 64/8 2.068 vs 2.441, 128/4 2.183 vs
 // 2.086, 128/8 2.975 vs 4.533, 256/4 4.669 vs 3.282, 256/8 6.687 vs 6.195: kernel 2 wins with 4
 // paths and at 256/8, the seed with 8 paths up to 128 (kernel 2's diagonal passes are slower).
-// Seventh session's sweep (same H100 model, one run, kernel x K x loads): kernel 2 K 16 at 64/4
+// A second sweep (same H100 model, one run, kernel x K x loads): kernel 2 K 16 at 64/4
 // (1.411 ms vs K 8 1.502) and K 32 at 256/8 (5.706 vs K 16 6.211) took those rows; elsewhere the
 // fastest differed from the table by 2% or less (64/8 kernel 2 K 32 2.023 vs 2.067; 128/8 the
 // seed's prefetched loads 2.925 vs direct 2.980), within what one sweep can tell apart, so those
 // rows stay.
-// Ninth session (H100, kernel 3 = aggregate_vec.cu with one cell in flight and 8 blocks per SM at
+// Then (H100, kernel 3 = aggregate_vec.cu with one cell in flight and 8 blocks per SM at
 // K3 <= 8; its lanes' K swept in one run beside kernels 1 and 2, default setting, median ms,
 // bench/gi/runs/h100-2026-11-24-sgm3/h100-final): 64/4 K3 4 1.324 vs kernel 2 1.500 (K 8) / 1.409
 // (K 16); 64/8 K3 8 1.884 vs the seed 2.062; 128/4 K3 8 1.837 vs kernel 2 2.055; 128/8 K3 8 2.830
@@ -70,11 +70,11 @@ namespace {
 // 5.045 vs kernel 2 5.764. Kernel 3 at every row; kernels 1 and 2 stay for sad/ssd, > 512
 // disparities and explicit tuning. At 64 disparities the layout's K (the wta's) is 16: the wta took
 // 0.253 ms with K 16 (kernel 2's rows) against 0.303 with K 8 at 64/4.
-// Tenth session (H100, same sweep plus kernel 3 with its horizontal directions split, "3s": K3/2 on
+// Then (H100, same sweep plus kernel 3 with its horizontal directions split, "3s": K3/2 on
 // twice the lanes; bench/gi/runs/h100-2026-11-24-sgm4/tuning): 128/4 3s K3 16 1.566 ms vs 3 K3 8 1.672;
 // 128/8 3s K3 16 2.632 vs 2.680; 256/8 3s K3 16 4.540 vs 3 K3 16 4.675; 256/4 a tie (2.610 / 2.611:
 // the row stays); at 64 disparities the split was slower (64/4 1.180 vs 1.142, 64/8 1.744 vs 1.661).
-// Eleventh session (kernel 3 without per-group predicates where the lanes hold exactly D, and no
+// Then (kernel 3 without per-group predicates where the lanes hold exactly D, and no
 // register copies per step; bench/gi/runs/h100-2026-11-24-sgm5/): 256/4 K3 16 2.319 ms vs K3 8
 // 2.491 (so that row moved to 16); the other rows held (64/4 K3 4 0.902, 64/8 K3 8 1.416, 128/4
 // K3 16 split 1.419, 128/8 K3 16 split 2.355, 256/8 K3 16 split 4.076). The wta column: the wta

@@ -11,7 +11,7 @@
 // lane owning best reads S(best - 1) and S(best + 1) directly (was: a select chain over every pair
 // of every lane, twice: 41% more instructions at 128/4).
 // The right map's keys (S << 16 | k) by one PRMT each, with no range checks, where all of a lane's
-// indices are real and their xr inside the row (eleventh session, H100, wta stage at the default
+// indices are real and their xr inside the row (H100, wta stage at the default
 // setting: 64/4 0.257 -> 0.219 ms, 128/4 0.515 -> 0.439, 256/4 1.054 -> 1.020, 128/8 0.781 -> 0.747).
 // sgm_wta3_* (8-bit volumes): the minimum and its smallest index from one minimum over 16-bit keys
 // S << 5 | (index in the lane) (S < 2^11: at most 8 paths of values <= 255), then one butterfly
