@@ -172,3 +172,31 @@ TEST(BarracudaAlnPasses, HostChainEqualsCpuAtDefaultsAndAncientDnaSettings) {
                 r.codes.size(), c.first_back, c.warp_answered, c.beyond_4095, c.cpu);
   }
 }
+
+// A GPU's memory left after the index, shared by the inexact search's streams: each stream's batch
+// buffers first (aln_stream_room), two thirds of the rest for stacks split evenly (at most 16 GiB a
+// stream), and fewer streams where that leaves under 512 MiB of stacks a stream.
+TEST(BarracudaAlnPasses, StreamPlanLeavesRoomForTheBatchesAndDropsStreamsOnSmallGpus) {
+  constexpr std::size_t GiB = std::size_t{1} << 30, MiB = std::size_t{1} << 20, batch = 1 << 20;
+  const std::size_t room = bc::aln_stream_room(batch);
+  EXPECT_EQ(room, batch * 1280 + 256 * MiB);  // ~1.5 GiB for 1 M reads
+  // an H200 with a human-sized index: 4 streams of 16 GiB (the cap)
+  auto p = bc::aln_stream_plan(134 * GiB, 4, batch);
+  EXPECT_EQ(p.streams, 4);
+  EXPECT_EQ(p.stack_budget, 16 * GiB);
+  // 11 GiB free (a 16 GB card): 4 streams' buffers take 6 GiB; 2/3 of the 5 left over 4 streams
+  p = bc::aln_stream_plan(11 * GiB, 4, batch);
+  EXPECT_EQ(p.streams, 4);
+  EXPECT_EQ(p.stack_budget, (11 * GiB - 4 * room) / 3 * 2 / 4);
+  EXPECT_GE(p.stack_budget, 512 * MiB);
+  // 3 GiB free (an 8 GB card): 4 and 2 streams leave no stacks, 1 stream 2/3 of what its buffers leave
+  p = bc::aln_stream_plan(3 * GiB, 4, batch);
+  EXPECT_EQ(p.streams, 1);
+  EXPECT_EQ(p.stack_budget, (3 * GiB - room) / 3 * 2);
+  // bwa's batch of 262,144 reads needs less: 2 streams fit there
+  EXPECT_EQ(bc::aln_stream_plan(3 * GiB, 4, 262144).streams, 2);
+  // not even one stream's buffers: 1 stream, no planned stacks (the aligner takes its default share)
+  p = bc::aln_stream_plan(GiB, 4, batch);
+  EXPECT_EQ(p.streams, 1);
+  EXPECT_EQ(p.stack_budget, 0u);
+}

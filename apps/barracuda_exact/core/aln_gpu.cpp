@@ -59,10 +59,6 @@ CudaLibrary load_inexact_kernel(const InexactKernelConfig& cfg, int cc, const st
   return CudaLibrary(r.cubin.data());
 }
 
-std::size_t aln_stack_share(std::size_t free_bytes, int aligners) {
-  return std::min(kAlnStackBudget, free_bytes / 3 * 2 / static_cast<std::size_t>(std::max(aligners, 1)));
-}
-
 namespace {
 std::shared_ptr<const DeviceBwt> device_bwt(const BwtIndex& idx, int device, const AlnDeviceShare& share) {
   EVK_CUDA(cudaSetDevice(device));

@@ -16,6 +16,7 @@
 
 #include "core/aln_compact.hpp"
 #include "core/aln_kernel.hpp"
+#include "core/aln_passes.hpp"
 #include "core/aln_search.hpp"
 #include "core/gpu_exact.hpp"
 #include "core/index.hpp"
@@ -24,20 +25,14 @@
 
 namespace evk::barracuda_exact {
 
-// Device memory for the inexact search's stacks: at most this, and a third of the free memory.
-constexpr std::size_t kAlnStackBudget = std::size_t{16} << 30;
 
 // What the aligners of one GPU share: the index's BWT (uploaded once per device, not per stream),
 // and each aligner's share of the device memory for its stacks (0: min(kAlnStackBudget, a third of
-// the free memory when it is made)).
+// the free memory when it is made); `map`: core/aln_passes.hpp's aln_stream_plan).
 struct AlnDeviceShare {
   std::shared_ptr<const DeviceBwt> bwt;  // null: the aligner uploads its own
   std::size_t stack_budget = 0;
 };
-// The per-aligner stack budget when `aligners` aligners share a GPU with `free_bytes` free after
-// the index: two thirds of it split evenly (the rest for reads, outputs and positions), at most
-// kAlnStackBudget each.
-std::size_t aln_stack_share(std::size_t free_bytes, int aligners);
 
 // The kernel's compile-time limits and launch shape.
 struct InexactKernelConfig {

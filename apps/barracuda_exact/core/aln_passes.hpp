@@ -25,4 +25,19 @@ struct AlnPassLimits {
 // 8.3 MiB, 64 MiB at -m 2000000; aln_warp_bytes).
 std::vector<AlnPassLimits> aln_pass_limits(const AlnOptions& opt, int stack_cap, int aln_cap);
 
+// How a GPU's memory left after the index is shared by the inexact search's streams (lanes): each
+// stream's batches take room beside its stacks (aln_stream_room: the reads, the hit lists raw and
+// compacted, their positions, and the later passes' least room); of what is left two thirds go to
+// the stacks, split evenly, at most kAlnStackBudget a stream. A GPU too small for `streams` such
+// streams with kAlnStackMin of stacks each gets fewer (at least 1).
+// Device memory for the inexact search's stacks: at most this a stream (or aligner).
+constexpr std::size_t kAlnStackBudget = std::size_t{16} << 30;
+constexpr std::size_t kAlnStackMin = std::size_t{512} << 20;
+struct AlnStreamPlan {
+  int streams = 1;
+  std::size_t stack_budget = 0;  // bytes of stacks a stream
+};
+std::size_t aln_stream_room(std::size_t batch_reads);
+AlnStreamPlan aln_stream_plan(std::size_t free_bytes, int streams, std::size_t batch_reads);
+
 }  // namespace evk::barracuda_exact

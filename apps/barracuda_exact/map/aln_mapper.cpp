@@ -123,7 +123,7 @@ AlnMapper::AlnMapper(const BwtIndex& idx, const AlnOptions& opt, int lanes, cons
     : idx_(idx), opt_(opt), ro_(ro), lanes_(std::max(lanes, 1)), rng_(static_cast<std::uint32_t>(idx.seed)) {}
 
 AlnMapper::AlnMapper(const BwtIndex& idx, const AlnOptions& opt, const std::vector<GpuPlan>& gpus, int streams,
-                     const RecordOptions& ro, int gpu_passes)
+                     const RecordOptions& ro, int gpu_passes, std::size_t batch_reads)
     : idx_(idx), opt_(opt), ro_(ro), rng_(static_cast<std::uint32_t>(idx.seed)) {
 #if defined(EVK_HAVE_CUDA)
   if (gpus.empty()) throw std::invalid_argument("AlnMapper: no GPU given");
@@ -145,13 +145,16 @@ AlnMapper::AlnMapper(const BwtIndex& idx, const AlnOptions& opt, const std::vect
     auto sa = std::make_shared<const DeviceSa>(idx, d);
     std::size_t free_b = 0, total_b = 0;
     EVK_CUDA(cudaMemGetInfo(&free_b, &total_b));
-    share.stack_budget = aln_stack_share(free_b, streams);
-    for (int s = 0; s < streams; ++s) {
+    const AlnStreamPlan plan = aln_stream_plan(free_b, streams, batch_reads);  // fewer on a small GPU
+    share.stack_budget = plan.stack_budget;
+    for (int s = 0; s < plan.streams; ++s) {
       gpu_->lanes.push_back(std::make_unique<GpuAligner>(idx, opt, d, cfg, g.source, share));
       gpu_->rows.push_back(std::make_unique<GpuHitRows>(idx, *share.bwt, d, sa));
       gpu_->device.push_back(d);
     }
     gpu_->text += (gpu_->text.empty() ? "" : ", ") + std::to_string(d);
+    if (plan.streams < streams)
+      gpu_->text += " (" + std::to_string(plan.streams) + " stream" + (plan.streams > 1 ? "s" : "") + ": no room for more)";
   }
   lanes_ = static_cast<int>(gpu_->lanes.size());
   gpu_->text = "inexact kernel on GPU " + gpu_->text + " (" + std::to_string(streams) + " stream" +
@@ -160,6 +163,7 @@ AlnMapper::AlnMapper(const BwtIndex& idx, const AlnOptions& opt, const std::vect
   (void)gpus;
   (void)streams;
   (void)gpu_passes;
+  (void)batch_reads;
   throw InputError("--backend gpu: built without CUDA");
 #endif
 }

@@ -71,8 +71,10 @@ class AlnMapper : public Mapper {
   // its configuration BLOCK_W/STACK_CAP/THREADS_PER_SM and source; empty: the original), each with
   // its own aligner (stream, buffers) and its lookup of the hits' text positions on the GPU.
   // gpu_passes: the later GPU passes over the reads the first pass hands back (0-3; then the CPU).
+  // batch_reads: the batches' size, for the device memory their buffers take (a GPU without room
+  // for `streams` streams beside the index gets fewer: core/aln_passes.hpp's aln_stream_plan).
   AlnMapper(const BwtIndex& idx, const AlnOptions& opt, const std::vector<GpuPlan>& gpus, int streams,
-            const RecordOptions& ro = {}, int gpu_passes = 3);
+            const RecordOptions& ro = {}, int gpu_passes = 3, std::size_t batch_reads = kSampeBatch);
   ~AlnMapper() override;
   int lanes() const override { return lanes_; }
   void map(int lane, const ReadBatch& reads, std::unique_ptr<MappedBatch>& out, TaskPool& pool,

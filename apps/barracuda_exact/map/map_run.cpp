@@ -32,7 +32,7 @@ std::unique_ptr<Mapper> make_mapper(const MapOptions& opt, const BwtIndex& idx, 
   if (opt.gpu && gpus.empty()) gpus.push_back(GpuPlan{});
   if (opt.inexact) {
     if (!opt.gpu) return std::make_unique<AlnMapper>(idx, opt.aln, lanes, ro);
-    return std::make_unique<AlnMapper>(idx, opt.aln, gpus, lanes, ro, opt.gpu_passes);
+    return std::make_unique<AlnMapper>(idx, opt.aln, gpus, lanes, ro, opt.gpu_passes, stages::batch_reads(opt));
   }
   if (!opt.gpu) return std::make_unique<ExactMapper>(idx, lanes, ro);
   return std::make_unique<ExactMapper>(idx, gpus, lanes, ro);
