@@ -153,7 +153,8 @@ AlnMapper::AlnMapper(const BwtIndex& idx, const AlnOptions& opt, const std::vect
       gpu_->device.push_back(d);
     }
     gpu_->text += (gpu_->text.empty() ? "" : ", ") + std::to_string(d);
-    if (plan.streams < streams) gpu_->text += " (" + std::to_string(plan.streams) + ": no room for more)";
+    if (plan.streams < streams)
+      gpu_->text += " (" + std::to_string(plan.streams) + (plan.streams > 1 ? " streams" : " stream") + ": no room for more)";
   }
   lanes_ = static_cast<int>(gpu_->lanes.size());
   gpu_->text = "inexact kernel on GPU " + gpu_->text + " (" + std::to_string(streams) + " stream" +
