@@ -92,6 +92,7 @@ void BM_rig_files(benchmark::State& st) {
   };
   run_stream(6, load, *m, store);  // warm-up: pipelines, pinned buffers, the check
   if (!same) {
+    fs::remove_all(dir);
     st.SkipWithError("the device's disparities differ from sgm_cpu on the rectified pair");
     return;
   }
