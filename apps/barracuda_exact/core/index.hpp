@@ -9,7 +9,10 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace evk::barracuda_exact {
@@ -32,17 +35,41 @@ struct Hole {  // a run of one ambiguous character in the reference (bwa's .amb 
   char amb = 'N';
 };
 
+// std::allocator whose resize() leaves new elements unwritten (values given explicitly, as in
+// assign(n, 0), are written): the index files are read straight into fresh pages by several threads,
+// so the first touch of gigabytes is not a serial zero fill (io/index_files.cpp).
+template <class T>
+struct NoFillAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = NoFillAllocator<U>;
+  };
+  NoFillAllocator() = default;
+  template <class U>
+  NoFillAllocator(const NoFillAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... A>
+  void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+  }
+};
+template <class T>
+using IndexArray = std::vector<T, NoFillAllocator<T>>;
+
 struct BwtIndex {
   // .bwt / .sa
   std::uint64_t primary = 0;
   std::uint64_t L2[5] = {0, 0, 0, 0, 0};  // L2[c] = number of bases < c; L2[4] = seq_len
   std::uint64_t seq_len = 0;
-  std::vector<std::uint32_t> occ;  // the .bwt body (bwt_size words)
+  IndexArray<std::uint32_t> occ;  // the .bwt body (bwt_size words)
   std::uint64_t sa_intv = kSaInterval;
-  std::vector<std::uint64_t> sa;  // sa[j] = SA[j * sa_intv]; sa[0] = (uint64)-1 like bwa (not stored)
+  IndexArray<std::uint64_t> sa;  // sa[j] = SA[j * sa_intv]; sa[0] = (uint64)-1 like bwa (not stored)
   // .pac / .ann / .amb
   std::int64_t l_pac = 0;
-  std::vector<std::uint8_t> pac;  // forward strand only, (l_pac + 3) / 4 bytes
+  IndexArray<std::uint8_t> pac;  // forward strand only, (l_pac + 3) / 4 bytes
   std::uint32_t seed = 11;
   std::vector<Contig> contigs;
   std::vector<Hole> holes;
