@@ -136,14 +136,15 @@ inline SamOptions sam_options(const MapOptions& opt) {
   return so;
 }
 
-// Reads per batch: exact 65536; pairs: bwa sampe's batch (kSampeBatch), over which it estimates
-// the insert size, so the default gives bwa's records; single-end inexact: four of bwa aln's batches
-// (the mapper keeps their gap-open limits: aln_batch_cuts). Larger batches give the GPU more of the
-// rare reads whose search is long at once (10 M aDNA reads on an H200: 62.3 s against 67.7 s).
+// Reads per batch: exact 65536; pairs and the CPU backend: bwa's batch (kSampeBatch; sampe
+// estimates the insert size per batch, so the default gives bwa's records); single-end inexact on
+// the GPU: four of bwa aln's batches (the mapper keeps their gap-open limits: aln_batch_cuts).
+// Larger batches give the GPU more of the rare reads whose search is long at once (10 M aDNA reads
+// on an H200: 62.3 s against 67.7 s); on the CPU they would only take memory.
 inline std::size_t batch_reads(const MapOptions& opt) {
   if (opt.batch_reads > 0) return opt.batch_reads;
   if (!opt.inexact) return std::size_t(1) << 16;
-  return opt.reads2.empty() ? 4 * std::size_t{kSampeBatch} : kSampeBatch;
+  return opt.reads2.empty() && opt.gpu ? 4 * std::size_t{kSampeBatch} : kSampeBatch;
 }
 // bwa's batches of the inexact mode count reads only
 inline std::size_t batch_bases(const MapOptions& opt) {
