@@ -8,15 +8,6 @@
 
 namespace evk {
 
-void start_contexts(const std::vector<int>& devices) {
-#if defined(EVK_HAVE_CUDA)
-  for (const int d : devices)
-    if (cudaSetDevice(d) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) cudaGetLastError();
-#else
-  (void)devices;
-#endif
-}
-
 std::string format_cuda_version(int v) {
   if (v <= 0) return "none";
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);

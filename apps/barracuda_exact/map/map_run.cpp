@@ -1,13 +1,11 @@
 #include "map/map_run.hpp"
 
 #include <atomic>
-#include <future>
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include "core/kernel_config.hpp"
-#include "evk/device.hpp"
 #include "evk/error.hpp"
 #include "evk/parallel.hpp"
 #include "io/aln_sam.hpp"
@@ -188,17 +186,14 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
   if (!opt.damage.empty())  // --damage's folder checked now, not after the mapping
     for (const char* suffix : {".misincorporation.txt", ".lgdistribution.txt", ".dnacomp.txt", ".damage.svg"})
       AtomicOutput probe(opt.damage + suffix);
-  std::vector<int> devs;  // the GPUs' contexts start while the index loads
-  for (const auto& g : opt.gpus) devs.push_back(g.device);
-  if (devs.empty()) devs.push_back(0);
-  std::future<void> contexts;
-  if (opt.gpu) contexts = std::async(std::launch::async, [&devs] { start_contexts(devs); });
   auto t = Clock::now();
   const BwtIndex idx = read_index(opt.ref);
   st.index_s = since(t);
-  if (contexts.valid()) contexts.get();
   std::unique_ptr<Mapper> mapper;
   if (opt.gpu) {  // a GPU without room for the index: the CPU backend (or, asked for the GPU, an error)
+    std::vector<int> devs;
+    for (const auto& g : opt.gpus) devs.push_back(g.device);
+    if (devs.empty()) devs.push_back(0);
     st.gpu_fallback = gpu_index_room(idx, devs, opt.gpu_memory);
     if (!st.gpu_fallback.empty() && opt.gpu_forced) input_error("--backend gpu", st.gpu_fallback);
   }

@@ -34,11 +34,6 @@ const GpuEnvironment& gpu_environment();
 
 std::string format_cuda_version(int v);  // 13000 -> "13.0"
 
-// Creates the CUDA contexts of `devices` (their first runtime call), so that a caller can start them
-// on a thread while it reads its inputs. Errors are left for the real calls to report; without CUDA
-// it does nothing.
-void start_contexts(const std::vector<int>& devices);
-
 // Why no GPU can be used, from what the CUDA runtime reported: its version and the driver's (0: no
 // driver), the error of the device count (empty: none) and the devices counted. "no NVIDIA driver
 // found" without a driver; the two versions when the driver is too old for this build.
