@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/base_counts.hpp"
 #include "evk/parallel.hpp"
 
 namespace evk::barracuda_exact {
@@ -60,25 +61,7 @@ int trim_len(int trim_qual, const char* qual, int len) {
 }
 
 namespace {
-// Per byte of 4 bases: the counts of A, C, G, T packed in 8-bit fields (a table, as bwa does: the
-// baseline x86-64 has no popcount instruction).
-struct CountTable {
-  std::uint32_t t[256];
-  CountTable() {
-    for (int i = 0; i < 256; ++i) {
-      std::uint32_t x = 0;
-      for (int j = 0; j < 4; ++j)
-        x |= static_cast<std::uint32_t>(((i & 3) == j) + ((i >> 2 & 3) == j) + ((i >> 4 & 3) == j) + ((i >> 6) == j))
-             << (j << 3);
-      t[i] = x;
-    }
-  }
-};
-const CountTable kCount;
-inline std::uint32_t count4_packed(std::uint32_t w) {
-  return kCount.t[w & 0xff] + kCount.t[w >> 8 & 0xff] + kCount.t[w >> 16 & 0xff] + kCount.t[w >> 24];
-}
-// Occurrences of base c in BWT rows [0, k] (bwa's bwt_occ), by the same table.
+// Occurrences of base c in BWT rows [0, k] (bwa's bwt_occ), by the table of core/base_counts.hpp.
 inline std::uint64_t occ1(const BwtIndex& idx, std::uint64_t k, int c) {
   if (k == idx.seq_len) return idx.L2[c + 1] - idx.L2[c];
   if (k == ~0ull) return 0;

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cinttypes>
@@ -16,6 +15,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "core/base_counts.hpp"
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
 #include "evk/parallel.hpp"
@@ -23,19 +23,6 @@
 namespace evk::barracuda_exact {
 namespace {
 
-// The bases of a byte's four 2-bit fields, counted in four 16-bit lanes (lane c: base c), so that a
-// word's or a run of bytes' counts are sums of table entries (no popcount: portable builds have
-// none in hardware).
-constexpr std::array<std::uint64_t, 256> kByteBases = [] {
-  std::array<std::uint64_t, 256> t{};
-  for (unsigned v = 0; v < 256; ++v)
-    for (unsigned f = 0; f < 4; ++f) t[v] += std::uint64_t{1} << (16 * (v >> (2 * f) & 3));
-  return t;
-}();
-inline std::uint64_t word_bases(std::uint32_t w) {
-  return kByteBases[w & 255] + kByteBases[w >> 8 & 255] + kByteBases[w >> 16 & 255] + kByteBases[w >> 24];
-}
-inline std::uint64_t lane(std::uint64_t packed, int c) { return packed >> (16 * c) & 0xffff; }
 
 // Every stored occurrence count must be the count of the bases before its block: the search and
 // the SA walk index arrays with them (a damaged .bwt whose header and size are right must not lead
@@ -57,17 +44,17 @@ void check_occ(const std::string& path, const BwtIndex& idx) {
       std::uint64_t cnt[4];
       for (int c = 0; c < 4; ++c) cnt[c] = counts(b, static_cast<std::uint64_t>(c));
       const std::uint64_t first = b * kOccInterval, n = std::min<std::uint64_t>(kOccInterval, idx.seq_len - first);
-      std::uint64_t packed = 0;  // at most 128 bases a block: no lane overflows
+      std::uint32_t packed = 0;  // at most 8 words (128 bases) a block: within a field
       for (std::uint64_t w = 0; w * 16 < n; ++w) {
         const std::uint32_t word = p[8 + w];
         const unsigned fields = static_cast<unsigned>(std::min<std::uint64_t>(16, n - w * 16));
         if (fields == 16) {
-          packed += word_bases(word);
+          packed += count4_packed(word);
         } else {
           for (unsigned f = 0; f < fields; ++f) ++cnt[word >> ((15 - f) << 1) & 3];
         }
       }
-      for (int c = 0; c < 4; ++c) cnt[c] += lane(packed, c);
+      for (int c = 0; c < 4; ++c) cnt[c] += count_field(packed, c);
       for (int c = 0; c < 4; ++c)
         if (cnt[c] != counts(b + 1, static_cast<std::uint64_t>(c))) {
           std::uint64_t seen = bad.load();
@@ -264,10 +251,10 @@ void read_pac(const std::string& path, BwtIndex& idx) {
   parallel_for(static_cast<std::size_t>(whole), [&](std::size_t from, std::size_t to) {
     std::uint64_t local[4] = {0, 0, 0, 0};
     for (std::size_t i = from; i < to;) {
-      std::uint64_t packed = 0;  // 16,000 bytes: at most 64,000 of a base, within a lane
-      const std::size_t end = std::min(to, i + 16000);
-      for (; i < end; ++i) packed += kByteBases[idx.pac[i]];
-      for (int c = 0; c < 4; ++c) local[c] += lane(packed, c);
+      std::uint32_t packed = 0;  // 63 bytes: at most 252 of a base, within a field
+      const std::size_t end = std::min(to, i + 63);
+      for (; i < end; ++i) packed += kBaseCounts[idx.pac[i]];
+      for (int c = 0; c < 4; ++c) local[c] += count_field(packed, c);
     }
     const std::lock_guard<std::mutex> g(m);
     for (int c = 0; c < 4; ++c) cnt[c] += local[c];

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <numeric>
+#include <span>
 #include <stdexcept>
 
 #include "core/aln_positions.hpp"
@@ -24,17 +26,18 @@ constexpr std::size_t kSearchGrain = 128;  // reads per search chunk (their cost
 constexpr std::size_t kRecordGrain = 1024;  // reads per record chunk
 
 // The batch's gap-open limit as bwa sets it (by the maximum differences of its longest read).
-int batch_gapo(const AlnOptions& opt, const std::vector<int>& len) {
+int batch_gapo(const AlnOptions& opt, std::span<const int> len) {
   int max_len = 0;
   for (int l : len) max_len = std::max(max_len, l);
   return std::min(opt.max_gapo, aln_max_diff(opt, max_len));
 }
 
-// aln_search_batch on the task pool: chunks of reads, each with its own searcher, joined in order.
+// aln_search_batch on the task pool over reads [from, to) (one of bwa's batches, or several with
+// one gap-open limit): chunks of reads, each with its own searcher; the hits appended to out in order.
 void search_cpu(const BwtIndex& idx, const AlnOptions& opt, const ReadCodes& rc, const std::vector<int>& len,
-                TaskPool& pool, AlnBatch& out) {
-  const std::size_t n = len.size(), chunks = (n + kSearchGrain - 1) / kSearchGrain;
-  const int gapo = batch_gapo(opt, len);
+                std::size_t from, std::size_t to, TaskPool& pool, AlnBatch& out) {
+  const std::size_t n = to - from, chunks = (n + kSearchGrain - 1) / kSearchGrain;
+  const int gapo = batch_gapo(opt, std::span<const int>(len).subspan(from, n));
   std::vector<std::vector<Aln>> hits(chunks);
   std::vector<std::uint32_t> count(n);
   pool.parallel_for(n, kSearchGrain, [&](std::size_t b, std::size_t e) {
@@ -43,29 +46,15 @@ void search_cpu(const BwtIndex& idx, const AlnOptions& opt, const ReadCodes& rc,
     std::vector<Aln>& h = hits[b / kSearchGrain];
     for (std::size_t i = b; i < e; ++i) {
       const std::size_t before = h.size();
-      s.search(rc.codes.data() + rc.offset[i], static_cast<std::uint32_t>(len[i]), h);
+      s.search(rc.codes.data() + rc.offset[from + i], static_cast<std::uint32_t>(len[from + i]), h);
       count[i] = static_cast<std::uint32_t>(h.size() - before);
     }
   });
-  out.clear();
-  std::size_t total = 0;
+  std::size_t total = out.alns.size();
   for (const auto& h : hits) total += h.size();
   out.alns.reserve(total);
-  out.offset.resize(n + 1);
   for (const auto& h : hits) out.alns.insert(out.alns.end(), h.begin(), h.end());
-  for (std::size_t i = 0; i < n; ++i) out.offset[i + 1] = out.offset[i] + count[i];
-}
-
-// Reads [b, e) of rc with their searched lengths: codes (only their own) and lengths.
-ReadCodes slice_reads(const ReadCodes& rc, const std::vector<int>& len, std::size_t b, std::size_t e) {
-  ReadCodes out;
-  const std::uint64_t from = rc.offset[b], to = e < rc.size() ? rc.offset[e] : rc.codes.size();
-  out.codes.assign(rc.codes.begin() + static_cast<std::ptrdiff_t>(from), rc.codes.begin() + static_cast<std::ptrdiff_t>(to));
-  for (std::size_t i = b; i < e; ++i) {
-    out.offset.push_back(rc.offset[i] - from);
-    out.len.push_back(static_cast<std::uint32_t>(len[i]));
-  }
-  return out;
+  for (std::size_t i = 0; i < n; ++i) out.offset.push_back(out.offset.back() + count[i]);
 }
 
 void append_batch(AlnBatch& to, const AlnBatch& part) {
@@ -225,12 +214,21 @@ void AlnMapper::map(int lane, const ReadBatch& reads, std::unique_ptr<MappedBatc
   if (gpu_) {
     const std::size_t l = static_cast<std::size_t>(lane);
     EVK_CUDA(cudaSetDevice(gpu_->device.at(l)));
+    // the searched codes: the whole reads' unless -q trimmed some (then a copy with the shorter lengths)
+    ReadCodes trimmed;
+    const ReadCodes* all = &rc;
+    if (opt_.trim_qual > 0) {
+      trimmed = rc;
+      trimmed.len.assign(m->len.begin(), m->len.end());
+      all = &trimmed;
+    }
     for (std::size_t c = 0; c + 1 < cuts.size(); ++c) {
-      // the searched codes: the whole batch's unless -q trimmed some or bwa's batches go one at a time
-      ReadCodes part;
-      const ReadCodes* searched = &rc;
-      if (!whole || opt_.trim_qual > 0) {
-        part = slice_reads(rc, m->len, cuts[c], cuts[c + 1]);
+      ReadCodes part;  // one of bwa's batches where they go one at a time
+      const ReadCodes* searched = all;
+      if (!whole) {
+        std::vector<std::uint32_t> ids(cuts[c + 1] - cuts[c]);
+        std::iota(ids.begin(), ids.end(), static_cast<std::uint32_t>(cuts[c]));
+        part = gather_reads(*all, ids);
         searched = &part;
       }
       GpuAlnTimes gt;
@@ -257,18 +255,7 @@ void AlnMapper::map(int lane, const ReadBatch& reads, std::unique_ptr<MappedBatc
   {
     (void)lane;
     m->pos.clear();  // positions looked up on the host, in finish()
-    if (whole) {
-      search_cpu(idx_, opt_, rc, m->len, pool, m->alns);
-    } else {
-      for (std::size_t c = 0; c + 1 < cuts.size(); ++c) {
-        const ReadCodes part = slice_reads(rc, m->len, cuts[c], cuts[c + 1]);
-        const std::vector<int> plen(m->len.begin() + static_cast<std::ptrdiff_t>(cuts[c]),
-                                    m->len.begin() + static_cast<std::ptrdiff_t>(cuts[c + 1]));
-        AlnBatch got;
-        search_cpu(idx_, opt_, part, plen, pool, got);
-        append_batch(m->alns, got);
-      }
-    }
+    for (std::size_t c = 0; c + 1 < cuts.size(); ++c) search_cpu(idx_, opt_, rc, m->len, cuts[c], cuts[c + 1], pool, m->alns);
   }
   times.match += since(t);
 }
