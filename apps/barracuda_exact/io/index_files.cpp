@@ -23,7 +23,6 @@
 namespace evk::barracuda_exact {
 namespace {
 
-
 // Every stored occurrence count must be the count of the bases before its block: the search and
 // the SA walk index arrays with them (a damaged .bwt whose header and size are right must not lead
 // them out of bounds). Each block is checked against the next one's counts, blocks in parallel.
