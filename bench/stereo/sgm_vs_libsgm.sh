@@ -17,7 +17,8 @@
 # Usage: sgm_vs_libsgm.sh BUNDLE OUTDIR [LIBSGM_BENCH]
 #   SGM_VS_PARTS (default "speed tuning video ssd pairs accuracy"): the parts to run; "speed tuning"
 #   alone took about 90 s on an H100; "speed4k" (not in the default) times libSGM's synthetic texture
-#   at 3840x2160, default setting, 128/256 disparities x 4/8 paths, both sides, rows "4K" of the table.
+#   at 3840x2160, default setting, 128/256 disparities x 4/8 paths, both sides, rows "4K" of the table,
+#   and ours per stage there; "tuning4k" (with speed4k) sweeps kernel 3's lanes at 4K as "tuning" does.
 set -uo pipefail
 parts=${SGM_VS_PARTS:-speed tuning video ssd pairs accuracy}
 want() { case " $parts " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
@@ -80,11 +81,11 @@ if want speed; then
 fi
 
 # ---- tuning sweep: kernel x disparities per lane (x the seed's census loads); same results ----------
-if want tuning; then
-  mkdir -p "$out/tuning"
-  for cfg in "1 direct 8" "1 direct 16" "1 direct 32" "1 prefetch 8" "1 prefetch 16" "1 prefetch 32" \
-             "1 staged 8" "1 staged 16" "1 staged 32" "2 - 8" "2 - 16" "2 - 32" "3 - 4" "3 - 8" "3 - 16" \
-             "3s - 8" "3s - 16"; do
+# sweep DIR FILTER CONFIG...: each config "KERNEL LOADS K" timed over FILTER's settings into DIR
+sweep() {
+  local dir=$1 filter=$2; shift 2
+  mkdir -p "$dir"
+  for cfg in "$@"; do
     read -r agg loads k <<< "$cfg"
     # kernel 3: k is its lanes' K (--sgm-k3); the layout (wta) keeps its default K; 3s: kernel 3
     # with its horizontal directions at K/2 on twice the lanes (--sgm-split3=1)
@@ -94,10 +95,15 @@ if want tuning; then
     lv=(); [ "$loads" != - ] && lv=(--sgm-loads="$loads")
     tag=agg$agg; [ $split = 1 ] && tag=agg3s
     timeout 150 bench_stereo_sgm --sgm-agg="$agg" --sgm-split3="$split" "$kv" "${lv[@]}" \
-      --benchmark_filter='BM_sgm_gpu/(64|128|256)/(4|8)/1/' --benchmark_out="$out/tuning/${tag}_${loads}_k$k.json" \
+      --benchmark_filter="$filter" --benchmark_out="$dir/${tag}_${loads}_k$k.json" \
       --benchmark_out_format=json > "$W/tune.log" 2>&1
-    echo "tuning $tag loads $loads K $k: exit $?" >> "$log"
+    echo "tuning $(basename "$dir") $tag loads $loads K $k: exit $?" >> "$log"
   done
+}
+if want tuning; then
+  sweep "$out/tuning" 'BM_sgm_gpu/(64|128|256)/(4|8)/1/' "1 direct 8" "1 direct 16" "1 direct 32" "1 prefetch 8" \
+    "1 prefetch 16" "1 prefetch 32" "1 staged 8" "1 staged 16" "1 staged 32" "2 - 8" "2 - 16" "2 - 32" "3 - 4" \
+    "3 - 8" "3 - 16" "3s - 8" "3s - 16"
 fi
 
 # ---- video: end to end from PGM files (30 frames of the synthetic pair) -----------------------------
@@ -154,6 +160,15 @@ if [ -n "$lib" ] && want speed4k; then
     --benchmark_filter='BM_sgm_gpu/(128|256)/(4|8)/1/' --benchmark_out="$out/bench_sgm_4K.json" \
     --benchmark_out_format=json > "$out/bench_sgm_4K.log" 2>&1
   echo "bench_stereo_sgm (4K): exit $?" >> "$log"
+  # per stage at 4K (where the time goes), then kernel 3's lanes swept there (the policy was tuned at 1080p)
+  EVK_BENCH_LEFT=$W/syn4k_L.pgm EVK_BENCH_RIGHT=$W/syn4k_R.pgm timeout 200 bench_stereo_sgm \
+    --benchmark_filter='BM_sgm_gpu_stages/(128|256)/(4|8)/1/' --benchmark_out="$out/bench_sgm_4K_stages.json" \
+    --benchmark_out_format=json --benchmark_counters_tabular=true > "$out/bench_sgm_4K_stages.log" 2>&1
+  echo "bench_stereo_sgm (4K stages): exit $?" >> "$log"
+  if want tuning4k; then
+    EVK_BENCH_LEFT=$W/syn4k_L.pgm EVK_BENCH_RIGHT=$W/syn4k_R.pgm \
+      sweep "$out/tuning4k" 'BM_sgm_gpu/(128|256)/(4|8)/1/' "3 - 4" "3 - 8" "3 - 16" "3s - 8" "3s - 16"
+  fi
 fi
 
 # ---- accuracy ---------------------------------------------------------------------------------------

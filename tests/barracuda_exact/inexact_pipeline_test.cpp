@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <map>
 #include <random>
+#include <sstream>
 
 #include "aln_oracle.hpp"
 #include "core/index.hpp"
@@ -214,6 +216,66 @@ TEST(BarracudaInexactPipeline, CountsAndStageTimes) {
   EXPECT_GT(j.at("cpu_seconds").get<double>(), 0);
   EXPECT_GT(j["peak_rss_mib"].get<double>(), 0);
   EXPECT_FALSE(j.at("mapper").get<std::string>().empty());
+}
+
+// --trace: one row per batch and stage, in the order the batch went through them, the batches' reads
+// adding up to the file's, the index load first; a missing folder fails before any work (exit 2).
+TEST(BarracudaInexactPipeline, TraceHasEveryBatchsStagesInOrder) {
+  Ref fx(74);
+  bct::planted_reads(fx.ref, fx.dir / "p.fq", 2100, 40, 90, 3, bct::tricky_repeats());
+  const std::string trace = (fx.dir / "t.tsv").string();
+  const auto r = evk::testing::run_tool("barracuda_exact", "map --backend cpu -t 2 --batch-reads 500 --trace " + trace + " " +
+                                                               fx.ref + " " + (fx.dir / "p.fq").string() + " -o " +
+                                                               (fx.dir / "t.bam").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> stages = {"scan", "parse", "map", "finish", "format", "write"};
+  std::map<int, std::map<std::string, std::pair<double, double>>> seen;  // batch -> stage -> (start, end)
+  std::map<std::string, std::uint64_t> reads;
+  std::istringstream in(bct::read_file(trace));
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line.rfind("batch\tstage\tlane\tstart_s\tend_s\treads\tkernel_s", 0), 0u) << line;
+  int rows = 0, index_rows = 0;
+  double index_end = 0;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::istringstream ls(line);
+    for (std::string x; std::getline(ls, x, '\t');) f.push_back(x);
+    ASSERT_EQ(f.size(), 13u) << line;
+    ++rows;
+    const double start = std::stod(f[3]), end = std::stod(f[4]);
+    EXPECT_LE(start, end) << line;
+    if (f[1] == "index") {
+      ++index_rows;
+      index_end = end;
+      EXPECT_EQ(f[0], "-");
+      continue;
+    }
+    ASSERT_TRUE(std::find(stages.begin(), stages.end(), f[1]) != stages.end()) << line;
+    EXPECT_TRUE(seen[std::stoi(f[0])].emplace(f[1], std::make_pair(start, end)).second) << "twice: " << line;
+    reads[f[1]] += std::stoull(f[5]);
+    if (f[1] == "map") {
+      EXPECT_GE(std::stoi(f[2]), 0) << line;
+      EXPECT_GT(std::stod(f[12]), 0) << "the lane's search time: " << line;
+    } else {
+      EXPECT_EQ(f[6], "-") << line;
+    }
+  }
+  EXPECT_EQ(index_rows, 1);
+  ASSERT_EQ(seen.size(), 5u);  // 2100 reads in batches of 500
+  for (const auto& [batch, st] : seen) {
+    ASSERT_EQ(st.size(), stages.size()) << "batch " << batch;
+    for (std::size_t k = 1; k < stages.size(); ++k)
+      EXPECT_LE(st.at(stages[k - 1]).second, st.at(stages[k]).first + 1e-6) << "batch " << batch << " " << stages[k];
+    EXPECT_LE(index_end, st.at("parse").first + 1e-6);
+  }
+  for (const auto& s : stages) EXPECT_EQ(reads[s], 2100u) << s;
+  EXPECT_EQ(rows, 1 + 5 * 6);
+  const auto bad = evk::testing::run_tool("barracuda_exact", "map --backend cpu --trace " + (fx.dir / "no" / "t.tsv").string() +
+                                                                 " " + fx.ref + " " + (fx.dir / "p.fq").string() + " -o " +
+                                                                 (fx.dir / "u.bam").string());
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_FALSE(fs::exists(fx.dir / "u.bam"));
 }
 
 // Memory does not grow with the input: the CLI's peak RSS on a file 3x larger (and 150x larger than

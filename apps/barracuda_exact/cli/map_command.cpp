@@ -79,6 +79,8 @@ void add_map_options(CLI::App* cmd, MapArgs& x) {
       ->check(CLI::Range(0, 1000));
   cmd->add_option("--damage-min-mapq", mo.damage_options.min_mapq, "With --damage: leave out reads below this MAPQ [25]")
       ->check(CLI::Range(0, 255));
+  cmd->add_option("--trace", mo.trace, "Also write when each batch went through each stage (index load, scan, parse, "
+                                      "map with its GPU passes, finish, format, write) to this TSV");
   cmd->add_option("--unmatched", mo.unmatched, "With --exact: also write reads without an exact hit here (FASTQ.gz)");
   cmd->add_option("-R,--read-group", mo.read_group, "Read group header line such as '@RG\\tID:foo\\tSM:bar' (RG:Z on every record)");
   auto* g = cmd->add_option_group("search", "bwa aln's options");
@@ -199,6 +201,7 @@ void run_map_command(MapArgs& x) {
                        (x.exact ? ", exact mode" : m.reads2.empty() ? ", bwa aln + samse" : ", bwa aln + sampe"));
   if (m.out != "-") check_not_an_input(m.out, {m.reads, m.ref, m.reads2});
   if (!m.unmatched.empty()) check_not_an_input(m.unmatched, {m.reads, m.ref, m.out});
+  if (!m.trace.empty()) check_not_an_input(m.trace, {m.reads, m.ref, m.out});
   const MapStats st = run_map(m);
   if (!st.gpu_fallback.empty()) std::fprintf(stderr, "barracuda_exact: %s: mapped on the CPU\n", st.gpu_fallback.c_str());
   if (x.exact) print_exact_stats(m, co, st);

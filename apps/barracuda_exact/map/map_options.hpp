@@ -27,6 +27,7 @@ struct MapOptions {
   std::string reads2;     // the second ends of pairs (paired inexact mode: bwa sampe); empty = single end
   std::string out;        // .sam, .bam or "-"
   std::string unmatched;  // optional FASTQ.gz of reads without an exact hit (exact mode)
+  std::string trace;      // --trace: each batch's stages and their times, TSV (map/map_trace.hpp); empty: none
   std::string command_line;
   std::string read_group;     // -R as typed ('\t' escapes): a header line and RG:Z on every record
   int threads = 0;            // worker threads and BGZF compression threads (0 = all cores)

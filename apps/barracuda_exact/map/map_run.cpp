@@ -1,6 +1,7 @@
 #include "map/map_run.hpp"
 
 #include <atomic>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "core/gpu_room.hpp"
 #include "map/exact_mapper.hpp"
 #include "map/map_stages.hpp"
+#include "map/map_trace.hpp"
 
 namespace evk::barracuda_exact {
 
@@ -74,6 +76,14 @@ struct Run {
   double parse_s = 0, format_s = 0, write_s = 0;
   std::vector<MapTimes> lane_times;  // one per lane, and the last for finish()
   std::atomic<int> lanes_left{0};
+  MapTrace* trace = nullptr;  // --trace: each batch's stages
+
+  // A trace row for batch b's stage that began at `start` (trace time) and ends now.
+  void traced(const Batch& b, const char* stage, int lane, double start, std::uint64_t reads,
+              const MapTimes& lt = {}) const {
+    if (trace) trace->add({static_cast<std::int64_t>(b.seq), stage, lane, start, trace->now(), reads, lt});
+  }
+  double mark() const { return trace ? trace->now() : 0; }
 };
 
 void scan_stage(Run& R, Pipeline<Batch>& P) {
@@ -81,11 +91,13 @@ void scan_stage(Run& R, Pipeline<Batch>& P) {
     auto b = P.free_q.pop();
     if (!b) break;
     ScanBatch* s = (*b)->scan;
+    const double ts = R.mark();
     bool more[2] = {false, false};
     for (std::size_t e = 0; e < R.scanners.size(); ++e)
       more[e] = R.scanners[e]->next(s[e], R.max_reads, R.max_bases, kMaxReadLen);
     if (!more[0] && (!R.paired || !more[1])) break;  // pairs: both files ended at the same pair
     (*b)->seq = seq;
+    R.traced(**b, "scan", -1, ts, s[0].recs.size());
     // an error (parse rethrows it after the batch's own errors), or one file of the pairs at its
     // end (parse reports the counts that differ): the last batch
     const bool last = s[0].error || (R.paired && (s[1].error || !more[0] || !more[1]));
@@ -99,6 +111,7 @@ void parse_stage(Run& R, Pipeline<Batch>& P) {
   while (auto b = P.scanned.pop()) {
     Batch& B = **b;
     const auto tp = Clock::now();
+    const double ts = R.mark();
     parse_batch(opt.reads, B.scan[0], B.end[0], R.pool);
     if (R.paired) {  // each file's errors first (file 1's before file 2's), then the pair checks
       parse_batch(opt.reads2, B.scan[1], B.end[1], R.pool);
@@ -110,6 +123,7 @@ void parse_stage(Run& R, Pipeline<Batch>& P) {
     }
     B.scan[0].clear();  // the text chunks go back as soon as the reads are parsed
     R.parse_s += since(tp);
+    R.traced(B, "parse", -1, ts, B.end[0].size());
     if (!P.parsed.push(*b)) break;
   }
   P.parsed.close();
@@ -119,7 +133,10 @@ void map_stage(Run& R, Pipeline<Batch>& P, int lane) {
   MapTimes& lt = R.lane_times[static_cast<std::size_t>(lane)];
   const int ends = R.paired ? 2 : 1;
   while (auto b = P.parsed.pop()) {
+    const double ts = R.mark();
+    const MapTimes before = lt;
     for (int e = 0; e < ends; ++e) R.mapper.map(lane, (*b)->end[e], (*b)->mapped[e], R.pool, lt);
+    R.traced(**b, "map", lane, ts, (*b)->end[0].size() + (R.paired ? (*b)->end[1].size() : 0), times_since(lt, before));
     if (!P.mapped.push((*b)->seq, *b)) break;
   }
   if (--R.lanes_left == 0) P.mapped.finish();
@@ -129,6 +146,7 @@ void format_stage(Run& R, Pipeline<Batch>& P) {
   while (auto b = P.mapped.pop()) {
     Batch& B = **b;
     const MappedBatch* recs = B.mapped[0].get();
+    const double ts = R.mark();
     if (R.paired) {  // sampe's records, in input order
       if (!B.pairs) B.pairs = std::make_unique<AlnPairMapped>(R.pair_mapper->record_options());
       R.pair_mapper->finish_pairs(*B.mapped[0], *B.mapped[1], B.end[0], B.end[1], R.opt.pe, *B.pairs, R.pool,
@@ -137,10 +155,13 @@ void format_stage(Run& R, Pipeline<Batch>& P) {
     } else {
       R.mapper.finish(*B.mapped[0], B.end[0], R.pool, R.lane_times.back());
     }
+    R.traced(B, "finish", -1, ts, B.record_reads(R.paired).size());
     const auto tf = Clock::now();
+    const double tfs = R.mark();
     R.sam.format(B.record_reads(R.paired), *recs, B.out, R.pool, R.fq != nullptr);
     add_counts(R.st, recs->counts());
     R.format_s += since(tf);
+    R.traced(B, "format", -1, tfs, B.record_reads(R.paired).size());
     if (!P.formatted.push(*b)) break;
   }
   P.formatted.close();
@@ -150,9 +171,11 @@ void write_stage(Run& R, Pipeline<Batch>& P) {
   std::uint64_t done = 0;
   while (auto b = P.formatted.pop()) {
     const auto tw = Clock::now();
-    R.sam.write((*b)->out);
+    const double ts = R.mark();
+    R.sam.write((*b)->out, R.pool);
     if (R.fq) R.fq->write((*b)->out);
     R.write_s += since(tw);
+    R.traced(**b, "write", -1, ts, (*b)->record_reads(R.paired).size());
     done += (*b)->record_reads(R.paired).size();
     if (R.progress) R.progress(done);
     if (!P.free_q.push(*b)) break;
@@ -175,6 +198,12 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
   MapStats st;
   const auto t0 = Clock::now();
   Outputs outs(opt);
+  std::optional<AtomicOutput> trace_out;  // a bad --trace path fails before any work too
+  std::optional<MapTrace> trace;
+  if (!opt.trace.empty()) {
+    trace_out.emplace(opt.trace);
+    trace.emplace(t0);
+  }
   const int threads = opt.threads > 0 ? opt.threads : default_threads();
   TaskPool pool(threads);
   // open the reads (InputError when missing) and start reading: a gzip stream (inflated on one
@@ -189,6 +218,7 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
   auto t = Clock::now();
   const BwtIndex idx = read_index(opt.ref);
   st.index_s = since(t);
+  if (trace) trace->add({-1, "index", -1, trace->now() - st.index_s, trace->now(), 0, {}});
   std::unique_ptr<Mapper> mapper;
   if (opt.gpu) {  // a GPU without room for the index: the CPU backend (or, asked for the GPU, an error)
     std::vector<int> devs;
@@ -206,7 +236,7 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
     mapper = make_mapper(cpu, idx);
   }
   if (on_mapper) on_mapper(*mapper);
-  SamWriter sam(opt.out, outs.out_file(), idx, opt.command_line, threads, sam_options(opt));
+  SamWriter sam(opt.out, outs.out_file(), idx, opt.command_line, sam_options(opt));
   std::unique_ptr<FastqWriter> fq;
   if (outs.un) fq = std::make_unique<FastqWriter>(opt.unmatched, outs.un->temp_path().string(), threads);
   std::vector<std::unique_ptr<RecordScanner>> scanners;
@@ -216,6 +246,7 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
   Run R{opt, paired, pool, *mapper, paired ? dynamic_cast<AlnMapper*>(mapper.get()) : nullptr, {}, sam, fq.get(), st,
         progress, batch_reads(opt), batch_bases(opt)};
   for (const auto& s : scanners) R.scanners.push_back(s.get());
+  R.trace = trace ? &*trace : nullptr;
   R.lane_times.resize(static_cast<std::size_t>(lanes) + 1);
   R.lanes_left = lanes;
   // every batch in flight is one of these: scan 1, parse 1, lanes, 1 waiting for its turn to be
@@ -236,6 +267,12 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
   sam.close();
   if (fq) fq->close();
   R.write_s += since(t);
+  if (trace) {
+    std::ofstream f(trace_out->temp_path(), std::ios::binary);
+    const std::string text = trace->tsv();
+    if (!f.write(text.data(), static_cast<std::streamsize>(text.size())) || !f.flush()) input_error(opt.trace, "write failed");
+    trace_out->commit();
+  }
   outs.commit();
   if (const DamageProfile* d = sam.damage()) {
     const std::string source = "reads " + opt.reads + (opt.reads2.empty() ? "" : " " + opt.reads2) + " mapped to " + opt.ref +
