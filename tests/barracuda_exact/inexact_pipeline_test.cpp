@@ -311,7 +311,7 @@ TEST(BarracudaInexactPipeline, MemoryStaysBoundedWhateverTheFileSize) {
   EXPECT_LT(big, small + 10) << "small " << small << " MiB, big " << big << " MiB; the extra reads are " << extra_mib << " MiB";
 }
 
-// The GPU's default single-end batch holds four of bwa aln's batches of 0x40000 reads (asked for here,
+// The GPU's default single-end batch holds two of bwa aln's batches of 0x40000 reads (asked for here,
 // on the CPU backend); where their gap-open limits differ (here: the second holds only 5-7 bp reads,
 // which allow one difference, so its limit under -o 2 is 1 where the first's is 2) they are searched
 // one at a time: the records equal the driver's, which reads bwa's batches one by one.
@@ -341,5 +341,5 @@ TEST(BarracudaInexactPipeline, BatchOfSeveralBwaBatchesEqualsThemOneByOne) {
   ASSERT_EQ(bc::aln_batch_cuts(aln, len), (std::vector<std::size_t>{0, bc::kSampeBatch, len.size()}));
   const std::string sam = driver(fx.ref, dir / "r.fq", dir / "d.sam", aln);
   EXPECT_GT(bct::sam_records(sam).size(), static_cast<std::size_t>(first));
-  EXPECT_TRUE(pipeline(fx.ref, dir / "r.fq", dir / "p.sam", 2, 4 * std::size_t{bc::kSampeBatch}, false, 2, aln) == sam);
+  EXPECT_TRUE(pipeline(fx.ref, dir / "r.fq", dir / "p.sam", 2, 2 * std::size_t{bc::kSampeBatch}, false, 2, aln) == sam);
 }

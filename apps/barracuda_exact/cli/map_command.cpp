@@ -67,7 +67,7 @@ void add_map_options(CLI::App* cmd, MapArgs& x) {
       ->check(CLI::Range(0, 3));
   cmd->add_option("--batch-reads", mo.batch_reads,
                   "Reads (pairs) per batch [exact: 65536; pairs: bwa's 262144, which bwa's output needs (bwa sampe "
-                  "estimates the insert size per batch); single-end inexact on the GPU: 1048576, four of bwa aln's "
+                  "estimates the insert size per batch); single-end inexact on the GPU: 524288, two of bwa aln's "
                   "batches, each with its own gap-open limit as in bwa]")
       ->check(CLI::Range(1, 1 << 24));
   cmd->add_flag("--exact", x.exact, "Exact matches only (bwa aln -n 0 -o 0 | samse, the exact kernel): single end");

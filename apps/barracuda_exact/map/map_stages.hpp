@@ -138,13 +138,17 @@ inline SamOptions sam_options(const MapOptions& opt) {
 
 // Reads per batch: exact 65536; pairs and the CPU backend: bwa's batch (kSampeBatch; sampe
 // estimates the insert size per batch, so the default gives bwa's records); single-end inexact on
-// the GPU: four of bwa aln's batches (the mapper keeps their gap-open limits: aln_batch_cuts).
+// the GPU: two of bwa aln's batches (the mapper keeps their gap-open limits: aln_batch_cuts).
 // Larger batches give the GPU more of the rare reads whose search is long at once (10 M aDNA reads
-// on an H200: 62.3 s against 67.7 s); on the CPU they would only take memory.
+// on an H200, 4 streams: 62.3 s against 67.7 s with bwa's batch), smaller ones leave less work to
+// the last batch after the others are done and the host's records less to catch up with (two
+// calls, same run each: 1 M / 512 k reads: aDNA 57.98 / -, 58.95 / 59.27 s; -n 0.04 24.64 / 24.15,
+// 25.08 / 25.26 s; defaults at 100 bp 16.23 / 13.86, 17.29 / 14.76 s); on the CPU they would only
+// take memory.
 inline std::size_t batch_reads(const MapOptions& opt) {
   if (opt.batch_reads > 0) return opt.batch_reads;
   if (!opt.inexact) return std::size_t(1) << 16;
-  return opt.reads2.empty() && opt.gpu ? 4 * std::size_t{kSampeBatch} : kSampeBatch;
+  return opt.reads2.empty() && opt.gpu ? 2 * std::size_t{kSampeBatch} : kSampeBatch;
 }
 // bwa's batches of the inexact mode count reads only
 inline std::size_t batch_bases(const MapOptions& opt) {
