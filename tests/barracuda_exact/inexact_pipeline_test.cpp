@@ -278,6 +278,29 @@ TEST(BarracudaInexactPipeline, TraceHasEveryBatchsStagesInOrder) {
   EXPECT_FALSE(fs::exists(fx.dir / "u.bam"));
 }
 
+// map writes BAM at level 1 unless -l says otherwise: past the header's block (the @PG line holds the
+// command line) the default's blocks are -l 1's byte for byte, and -l 6's differ.
+TEST(BarracudaInexactPipeline, BamLevelIsOneByDefault) {
+  Ref fx(75);
+  bct::planted_reads(fx.ref, fx.dir / "p.fq", 3000, 60, 120, 3, bct::tricky_repeats());
+  auto blocks_after_header = [&](const std::string& extra, const std::string& name) {
+    const auto r = evk::testing::run_tool("barracuda_exact", "map --backend cpu -t 2 " + extra + " " + fx.ref + " " +
+                                                                 (fx.dir / "p.fq").string() + " -o " + (fx.dir / name).string());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const std::string b = bct::read_file(fx.dir / name);
+    EXPECT_GT(b.size(), 18u);
+    // BGZF blocks: BSIZE (bytes 16-17) + 1 each; the first holds the header
+    const std::size_t first = b.size() > 18 ? (static_cast<unsigned char>(b[16]) | static_cast<unsigned char>(b[17]) << 8) + 1u : 0;
+    return b.substr(std::min(first, b.size()));
+  };
+  const std::string def = blocks_after_header("", "d.bam"), one = blocks_after_header("-l 1", "1.bam"),
+                    six = blocks_after_header("-l 6", "6.bam");
+  EXPECT_GT(def.size(), 1000u);
+  EXPECT_TRUE(def == one);
+  EXPECT_FALSE(def == six);
+  EXPECT_LT(six.size(), one.size());
+}
+
 // Memory does not grow with the input: the CLI's peak RSS on a file 3x larger (and 150x larger than
 // the batch) stays within a few MiB, far below what holding the extra reads would take. (The smaller
 // file is past the warm-up: the heap reaches its plateau within the first ~100,000 reads.)

@@ -133,7 +133,7 @@ AlnMapStats serial_aln_map(const MapOptions& opt, const std::function<void(std::
   auto t = Clock::now();
   const BwtIndex idx = read_index(mo.ref);
   st.index_s = since(t);
-  AlnSamWriter sam(mo.out, out_file ? out_file->temp_path().string() : "-", idx, mo.command_line, rg, mo.threads);
+  AlnSamWriter sam(mo.out, out_file ? out_file->temp_path().string() : "-", idx, mo.command_line, rg, mo.threads, {}, mo.level);
 
   Searcher searcher(idx, opt);
 

@@ -102,13 +102,14 @@ struct AlnSamWriter::Impl {
 
 AlnSamWriter::AlnSamWriter(const std::string& path, const std::string& file, const BwtIndex& idx,
                            const std::string& command_line, const ReadGroup& rg, int threads,
-                           const SamProgram& program)
+                           const SamProgram& program, int level)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.path = path == "-" ? "standard output" : path;  // how errors name it
   m.rg_id = rg.id;
   const bool bam = sam_path_is_bam(path);
-  m.fp = sam_open(file.c_str(), bam ? "wb" : "w");
+  const std::string mode = !bam ? "w" : level >= 1 && level <= 9 ? "wb" + std::to_string(level) : "wb";
+  m.fp = sam_open(file.c_str(), mode.c_str());
   if (!m.fp) input_error(m.path, "cannot open for writing");
   if (bam && threads != 1)
     hts_set_threads(m.fp, threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency()));

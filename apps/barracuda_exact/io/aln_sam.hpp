@@ -34,9 +34,10 @@ struct SamProgram {
 
 class AlnSamWriter {
  public:
-  // path: *.sam, *.bam or "-"; written to `file` (a temporary name, or "-"); threads: BGZF threads.
+  // path: *.sam, *.bam or "-"; written to `file` (a temporary name, or "-"); threads: BGZF threads;
+  // level: BAM compression level 1-9 (-1: htslib's default).
   AlnSamWriter(const std::string& path, const std::string& file, const BwtIndex& idx, const std::string& command_line,
-               const ReadGroup& rg, int threads = 0, const SamProgram& program = {});
+               const ReadGroup& rg, int threads = 0, const SamProgram& program = {}, int level = -1);
   ~AlnSamWriter();
   AlnSamWriter(const AlnSamWriter&) = delete;
   AlnSamWriter& operator=(const AlnSamWriter&) = delete;
