@@ -56,8 +56,8 @@ map() {  # NAME CAP ARGS...
   shift 2
   step "$name" "$cap" barracuda_exact map -v --json -t 0 "$@"
 }
-map exact_gpu 240 --exact --backend gpu "$W/ecoli.fa" "$W/reads.fq.gz" -o "$W/exact_gpu.bam"
-map exact_cpu 240 --exact --backend cpu "$W/ecoli.fa" "$W/reads.fq.gz" -o "$W/exact_cpu.bam"
+map exact_gpu 240 --exact --backend gpu -l 6 "$W/ecoli.fa" "$W/reads.fq.gz" -o "$W/exact_gpu.bam"
+map exact_cpu 240 --exact --backend cpu -l 6 "$W/ecoli.fa" "$W/reads.fq.gz" -o "$W/exact_cpu.bam"
 ls -l "$W"/exact_*.bam >> "$summary"
 # what compression costs: the same GPU run at level 1 and with uncompressed BGZF blocks (-u)
 map exact_gpu_l1 240 --exact --backend gpu -l 1 "$W/ecoli.fa" "$W/reads.fq.gz" -o "$W/exact_gpu_l1.bam"
@@ -72,8 +72,8 @@ rm -f "$W/exact_gpu_l1_bgzf.bam" "$W/bgzf0.fq.gz"
 cmp -s "$W/exact_gpu.bam" "$W/exact_cpu.bam" && echo "exact: GPU and CPU BAMs identical" >> "$summary" ||
   echo "exact: GPU and CPU BAMs DIFFER" >> "$summary"
 rm -f "$W"/exact_*.bam
-map inexact_gpu 240 --backend gpu "$W/ecoli.fa" "$W/reads.fq.gz" -o "$W/inexact_gpu.bam"
-map inexact_cpu 300 --backend cpu "$W/ecoli.fa" "$W/reads.fq.gz" -o "$W/inexact_cpu.bam"
+map inexact_gpu 240 --backend gpu -l 6 "$W/ecoli.fa" "$W/reads.fq.gz" -o "$W/inexact_gpu.bam"
+map inexact_cpu 300 --backend cpu -l 6 "$W/ecoli.fa" "$W/reads.fq.gz" -o "$W/inexact_cpu.bam"
 map inexact_gpu_l1 240 --backend gpu -l 1 "$W/ecoli.fa" "$W/reads.fq.gz" -o "$W/inexact_gpu_l1.bam"
 rm -f "$W/inexact_gpu_l1.bam"
 cmp -s "$W/inexact_gpu.bam" "$W/inexact_cpu.bam" && echo "inexact: GPU and CPU BAMs identical" >> "$summary" ||
