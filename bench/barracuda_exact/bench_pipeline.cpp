@@ -323,7 +323,7 @@ void BM_Format(benchmark::State& state) {
   StageData& s = stages();
   if (s.mapped.empty()) return state.SkipWithError("needs BM_Stage/map/cpu first");
   const fs::path out = data_set()->dir / "format.bam";
-  bc::SamWriter w(out.string(), out.string(), *s.idx, "bench");
+  bc::SamWriter w(out.string(), out.string(), *s.idx, "bench", 1);
   double wall = 0, cpu = 0;
   std::size_t bytes = 0;
   s.formatted.clear();  // a first pass sizes the buffers (see parse)
@@ -354,8 +354,8 @@ void BM_Compress(benchmark::State& state, int level) {
     const auto t = Clock::now();
     bc::SamOptions so;
     so.level = level;
-    bc::SamWriter w(out.string(), out.string(), *s.idx, "bench", so);
-    for (const auto& f : s.formatted) w.write(f, *s.pool);
+    bc::SamWriter w(out.string(), out.string(), *s.idx, "bench", threads(), so);
+    for (const auto& f : s.formatted) w.write(f);
     w.close();
     wall = since(t);
     cpu = cpu_seconds() - c0;

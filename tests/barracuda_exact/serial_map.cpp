@@ -291,7 +291,7 @@ MapStats serial_map(const MapOptions& opt, bool poison, const std::function<void
   st.index_s = since(t);
   auto mapper = make_mapper(opt, idx, 1);
   if (poison) poison_gpu(*mapper);
-  SamWriter sam(opt.out, outs.out_file(), idx, opt.command_line, stages::sam_options(opt));
+  SamWriter sam(opt.out, outs.out_file(), idx, opt.command_line, 1, stages::sam_options(opt));
   std::unique_ptr<FastqWriter> fq;
   if (outs.un) fq = std::make_unique<FastqWriter>(opt.unmatched, outs.un->temp_path().string(), 1);
   evk::TaskPool pool(0);

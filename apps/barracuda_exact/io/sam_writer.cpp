@@ -1,6 +1,5 @@
 #include "io/sam_writer.hpp"
 
-#include "io/bgzf_blocks.hpp"
 #include "io/damage_files.hpp"
 
 #include <htslib/bgzf.h>
@@ -97,13 +96,6 @@ struct SamWriter::Impl {
   bool failed = false;
   const BwtIndex* idx = nullptr;
   std::unique_ptr<DamageProfile> damage;  // the records written so far (SamOptions::damage)
-  std::unique_ptr<BgzfBlocks> blocks;      // compressed BAM: the streaming path's blocks (io/bgzf_blocks.hpp)
-  std::string compressed;
-  void put_compressed() {
-    if (!compressed.empty() && bgzf_raw_write(fp->fp.bgzf, compressed.data(), compressed.size()) != static_cast<ssize_t>(compressed.size()))
-      write_failed();
-    compressed.clear();
-  }
   ~Impl() {
     if (b) bam_destroy1(b);
     if (hdr) sam_hdr_destroy(hdr);
@@ -116,7 +108,7 @@ struct SamWriter::Impl {
 };
 
 SamWriter::SamWriter(const std::string& path, const std::string& file, const BwtIndex& idx, const std::string& cl,
-                     const SamOptions& options)
+                     int threads, const SamOptions& options)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.path = path == "-" ? "standard output" : path;
@@ -126,10 +118,7 @@ SamWriter::SamWriter(const std::string& path, const std::string& file, const Bwt
     mode += std::to_string(options.uncompressed ? 0 : std::min(options.level, 9));
   m.fp = sam_open(file.c_str(), mode.c_str());
   if (!m.fp) input_error(m.path, "cannot open for writing");
-  // compressed BAM: the streaming path compresses its blocks on the task pool (write()), writing
-  // them past bgzf (which must then have no threads of its own); the serial path's sam_write1 on
-  // this thread
-  if (m.bam && !options.uncompressed) m.blocks = std::make_unique<BgzfBlocks>(bgzf_deflate_level(options.level));
+  if (m.bam && !options.uncompressed && threads != 1) hts_set_threads(m.fp, thread_count(threads));
   m.idx = &idx;
   if (options.damage) m.damage = std::make_unique<DamageProfile>(damage_profile(idx, options.damage_options));
   m.hdr = sam_hdr_init();
@@ -146,7 +135,6 @@ SamWriter::SamWriter(const std::string& path, const std::string& file, const Bwt
     sam_hdr_add_line(m.hdr, "PG", "ID", options.pg_id.c_str(), "PN", options.pg_name.c_str(), "VN",
                      options.pg_version.c_str(), "CL", cl.c_str(), nullptr);
   if (sam_hdr_write(m.fp, m.hdr) < 0) m.write_failed();
-  if (m.blocks && bgzf_flush(m.fp->fp.bgzf) < 0) m.write_failed();  // the records' blocks start after the header's
 }
 
 SamWriter::~SamWriter() = default;
@@ -196,14 +184,12 @@ void SamWriter::format(const ReadBatch& reads, const MappedBatch& mapped, Format
   });
 }
 
-void SamWriter::write(const FormattedBatch& f, TaskPool& pool) {
+void SamWriter::write(const FormattedBatch& f) {
   Impl& m = *impl_;
   for (std::size_t p = 0; p < f.parts_used; ++p) {
     const FormattedBatch::Part& part = f.parts[p];
     if (m.damage && part.damage) m.damage->merge(*part.damage);
-    if (m.blocks) {
-      m.blocks->add(part.records, part.sizes);
-    } else if (m.bam) {
+    if (m.bam) {
       BGZF* fp = m.fp->fp.bgzf;
       const char* rec = part.records.data();
       for (const std::uint32_t size : part.sizes) {  // bam_write1's rule: a record starts a new block unless it fits
@@ -214,10 +200,6 @@ void SamWriter::write(const FormattedBatch& f, TaskPool& pool) {
       if (hwrite(m.fp->fp.hfile, part.records.data(), part.records.size()) != static_cast<ssize_t>(part.records.size()))
         m.write_failed();
     }
-  }
-  if (m.blocks) {
-    m.blocks->compress(pool, m.compressed);
-    m.put_compressed();
   }
 }
 
@@ -236,11 +218,6 @@ const DamageProfile* SamWriter::damage() const { return impl_->damage.get(); }
 
 void SamWriter::close() {
   Impl& m = *impl_;
-  if (m.blocks) {  // the open block; bgzf's own buffer is empty, so sam_close adds the end-of-file block
-    TaskPool here(0);
-    m.blocks->compress(here, m.compressed, true);
-    m.put_compressed();
-  }
   const int r = sam_close(m.fp);
   m.fp = nullptr;
   if (r < 0) m.write_failed();

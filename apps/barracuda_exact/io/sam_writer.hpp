@@ -2,9 +2,9 @@
 //
 // Two paths with byte-identical output. The streaming path: format() builds the records of a
 // batch in parallel parts (each read's bam1_t from its mapper, then its BAM bytes exactly as
-// bam_write1 lays them out, or its SAM line by sam_format1), and write() cuts the parts into BGZF
-// blocks in order with bam_write1's block-boundary rule and compresses them on the task pool as
-// htslib would (io/bgzf_blocks.hpp). The serial path, write_serial(), is sam_write1 per
+// bam_write1 lays them out, or its SAM line by sam_format1), and write() hands the parts to BGZF in
+// order, record by record with bam_write1's block-boundary rule, so htslib's thread pool
+// (hts_set_threads) compresses the blocks. The serial path, write_serial(), is sam_write1 per
 // record: the oracle the streaming path is tested against (tests/barracuda_exact/serial_map).
 #pragma once
 #include <cstdint>
@@ -46,9 +46,9 @@ struct FormattedBatch {
 class SamWriter {
  public:
   // path: *.sam, *.bam or "-" (SAM on stdout, BAM with options.uncompressed); written to `file` (a
-  // temporary name, or "-").
+  // temporary name, or "-"). threads: BGZF compression threads for BAM (0 = all cores).
   SamWriter(const std::string& path, const std::string& file, const BwtIndex& idx, const std::string& command_line,
-            const SamOptions& options = {});
+            int threads = 0, const SamOptions& options = {});
   ~SamWriter();
   SamWriter(const SamWriter&) = delete;
   SamWriter& operator=(const SamWriter&) = delete;
@@ -56,7 +56,7 @@ class SamWriter {
   // The streaming path. format() may run while write() writes an earlier batch.
   void format(const ReadBatch& reads, const MappedBatch& mapped, FormattedBatch& out, TaskPool& pool,
               bool with_unmatched) const;
-  void write(const FormattedBatch& f, TaskPool& pool);
+  void write(const FormattedBatch& f);
   // The serial path (the tests' oracle): sam_write1 record by record.
   void write_serial(const ReadBatch& reads, const MappedBatch& mapped);
   void close();  // flushes; throws InputError when the write failed

@@ -172,7 +172,7 @@ void write_stage(Run& R, Pipeline<Batch>& P) {
   while (auto b = P.formatted.pop()) {
     const auto tw = Clock::now();
     const double ts = R.mark();
-    R.sam.write((*b)->out, R.pool);
+    R.sam.write((*b)->out);
     if (R.fq) R.fq->write((*b)->out);
     R.write_s += since(tw);
     R.traced(**b, "write", -1, ts, (*b)->record_reads(R.paired).size());
@@ -236,7 +236,7 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
     mapper = make_mapper(cpu, idx);
   }
   if (on_mapper) on_mapper(*mapper);
-  SamWriter sam(opt.out, outs.out_file(), idx, opt.command_line, sam_options(opt));
+  SamWriter sam(opt.out, outs.out_file(), idx, opt.command_line, threads, sam_options(opt));
   std::unique_ptr<FastqWriter> fq;
   if (outs.un) fq = std::make_unique<FastqWriter>(opt.unmatched, outs.un->temp_path().string(), threads);
   std::vector<std::unique_ptr<RecordScanner>> scanners;
