@@ -6,7 +6,10 @@
 
 #include "evk/error.hpp"
 #include "evk_testing.hpp"
+#include "core/rig.hpp"
+#include "core/sgm.hpp"
 #include "io/io.hpp"
+#include "io/points.hpp"
 
 using namespace evk::stereo;
 namespace fs = std::filesystem;
@@ -102,4 +105,46 @@ TEST(StereoIo, BadFilesAreInputErrors) {
   EXPECT_THROW(check_disparity_output(t / "x.tif", 50), evk::InputError);
   EXPECT_THROW(check_disparity_output(t / "x.png", 300, WriteOptions{256}), evk::InputError);
   EXPECT_NO_THROW(check_disparity_output(t / "x.png", 255, WriteOptions{256}));
+}
+
+// to_image8 takes a copy (maxval 255) or a table (large images) where it divided a pixel at a time:
+// every 16-bit value, on each path, is v * 255 / maxval rounded as before (checked with 64-bit sums).
+TEST(StereoIo, ToImage8IsTheRoundedScaleOnEveryPath) {
+  for (const int maxval : {255, 7, 1023, 4095, 65535}) {
+    for (const int w : {97, 256, 300}) {  // 97 x 1: a pixel at a time; 256 x 256 and 300 x 256: the table
+      const int h = w == 97 ? 1 : 256;
+      Image16 im{w, h, maxval, std::vector<std::uint16_t>(static_cast<std::size_t>(w) * h)};
+      for (std::size_t i = 0; i < im.pixels.size(); ++i) im.pixels[i] = static_cast<std::uint16_t>((i * 40503u) & 0xffffu);
+      const Image8 o = to_image8(im);
+      ASSERT_EQ(o.pixels.size(), im.pixels.size());
+      for (std::size_t i = 0; i < im.pixels.size(); ++i) {
+        const std::uint64_t v = im.pixels[i], m = static_cast<std::uint64_t>(maxval);
+        ASSERT_EQ(o.pixels[i], static_cast<std::uint8_t>((v * 255 + m / 2) / m)) << "maxval " << maxval << ", value " << v;
+      }
+    }
+  }
+}
+
+// write_depth_pfm looks each 16-bit code's depth up in a table on large maps: every code, on both
+// paths, is depth_from_disparity of its disparity (code / 16; the invalid code +inf) bit for bit.
+TEST(StereoIo, DepthPfmIsDepthFromDisparityOfEveryCode) {
+  evk::testing::TempDir t;
+  Rig rig;
+  rig.Q = {1, 0, 0, -128, 0, 1, 0, -128, 0, 0, 0, 700, 0, 0, 1 / 0.12, 0.3};  // a cx - cx' term: depth not f B / d alone
+  for (const int h : {256, 3}) {  // 65,536 pixels: the table; 768: a pixel at a time
+    DisparityQ d{256, h, std::vector<std::int16_t>(static_cast<std::size_t>(256) * h)};
+    for (std::size_t i = 0; i < d.q.size(); ++i) d.q[i] = static_cast<std::int16_t>(static_cast<std::uint16_t>(i * 7919u));
+    rig.width = 256;
+    rig.height = h;
+    write_depth_pfm(t / "z.pfm", rig, d);
+    const FloatMap z = read_disparity(t / "z.pfm", 1);
+    ASSERT_EQ(z.v.size(), d.q.size());
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < 256; ++x) {
+        const std::int16_t c = d.q[static_cast<std::size_t>(y) * 256 + x];
+        const float want = depth_from_disparity(rig, c == kInvalidQ ? std::numeric_limits<float>::infinity() : c / 16.0f);
+        const float got = z.at(x, y);
+        ASSERT_TRUE(got == want || (std::isnan(got) && std::isnan(want))) << "code " << c << ": " << got << " vs " << want;
+      }
+  }
 }

@@ -15,14 +15,25 @@
 
 namespace evk::stereo {
 namespace {
-float disparity_of(const DisparityQ& d, std::size_t i) {
-  return d.q[i] == kInvalidQ ? std::numeric_limits<float>::infinity() : static_cast<float>(d.q[i]) / 16.0f;
+float disparity_of_code(std::int16_t q) {
+  return q == kInvalidQ ? std::numeric_limits<float>::infinity() : static_cast<float>(q) / 16.0f;
 }
+float disparity_of(const DisparityQ& d, std::size_t i) { return disparity_of_code(d.q[i]); }
 }  // namespace
 
 void write_depth_pfm(const std::filesystem::path& path, const Rig& rig, const DisparityQ& d) {
   std::vector<float> z(d.q.size());
-  for (std::size_t i = 0; i < z.size(); ++i) z[i] = depth_from_disparity(rig, disparity_of(d, i));
+  if (z.size() >= 65536) {  // depth depends on the 16-bit code alone: each code's once (was 20 ms at 1080p)
+    std::vector<float> lut(65536);
+    for (std::size_t c = 0; c < 65536; ++c)
+      lut[c] = depth_from_disparity(rig, disparity_of_code(static_cast<std::int16_t>(static_cast<std::uint16_t>(c))));
+    const float* t = lut.data();
+    const std::int16_t* q = d.q.data();
+    float* out = z.data();
+    for (std::size_t i = 0; i < z.size(); ++i) out[i] = t[static_cast<std::uint16_t>(q[i])];
+  } else {
+    for (std::size_t i = 0; i < z.size(); ++i) z[i] = depth_from_disparity(rig, disparity_of(d, i));
+  }
   AtomicOutput out(path);
   detail::write_pfm(out.temp_path(), d.width, d.height, z);
   out.commit();
