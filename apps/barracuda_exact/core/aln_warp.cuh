@@ -134,7 +134,8 @@ WHD inline int w_log2(wu32 v) {
 // branches, no arrays indexed at run time). The serial replay stores the valid ones (w_expand); the
 // parallel one counts them, then writes them where its scan put them.
 template <class F>
-WHD inline void w_plan(const wstate& w, const wparams& p, const wbwt& bc, const wentry& e, const uint4* rec, F& f) {
+WHD inline void w_plan(const wstate& w, const wmem& mem, const wparams& p, const wbwt& bc, const wentry& e, const uint4* rec,
+                       F& f) {
   int mm = w.max_diff - static_cast<int>(e.n_mm + e.n_gapo);
   if (p.gape_counts) mm -= static_cast<int>(e.n_gape);
   int m_seed = 0;
@@ -151,8 +152,9 @@ WHD inline void w_plan(const wstate& w, const wparams& p, const wbwt& bc, const 
     else if (static_cast<int>(w.wb[i - 1]) == mm - 1 && static_cast<int>(w.wb[i]) == mm - 1 && w.ww[i - 1] == w.ww[i])
       allow_m = 0;
     if (w.use_seed && ii > 0) {
-      if (static_cast<int>(w.sb[ii - 1]) > m_seed - 1) allow_diff = 0;
-      else if (static_cast<int>(w.sb[ii - 1]) == m_seed - 1 && static_cast<int>(w.sb[ii]) == m_seed - 1 && w.sw[ii - 1] == w.sw[ii])
+      const int sb0 = mem.sb[ii - 1];
+      if (sb0 > m_seed - 1) allow_diff = 0;
+      else if (sb0 == m_seed - 1 && static_cast<int>(mem.sb[ii]) == m_seed - 1 && mem.sw[ii - 1] == mem.sw[ii])
         allow_m = 0;
     }
   }
@@ -206,7 +208,7 @@ struct wpush_serial {  // bwa's pushes one after another into the bucket lists
 // An expanded entry popped in order: its pushes (gaps, mismatches; the exact one held by its lane).
 WHD inline int w_expand(wstate& w, const wmem& m, const wparams& p, const wbwt& bc, const wentry& e, const uint4* rec) {
   wpush_serial s{w, m, p, 0};
-  w_plan(w, p, bc, e, rec, s);
+  w_plan(w, m, p, bc, e, rec, s);
   return s.over ? w_finish(w, WHANDED_BACK) : 0;
 }
 
@@ -278,8 +280,10 @@ WHD inline void w_walk(wstate& w, const wmem& m, const wu32* bwt, const wbwt& bc
   w_take(w, lane);
   wlane& L = w.lane[lane];
   if (L.st == WL_FRESH) {
-    L.start = w_get(m.pool + static_cast<wu64>(L.slot) * 2);
-    L.cur = L.start;
+    const uint4* at = m.pool + static_cast<wu64>(L.slot) * 2;
+    m.start[2 * lane] = at[0];
+    m.start[2 * lane + 1] = at[1];
+    L.cur = w_get(at);
     L.st = WL_ACTIVE;
   }
   while (L.st == WL_ACTIVE && !L.fin && L.n_buf < WARP_STEPS) {
@@ -351,7 +355,7 @@ WHD inline void w_search(wstate& w, const wmem& m, const wu32* bwt, const wbwt& 
   });
   WLANES(lane, {
     if (lane == 0) w_cal_width(bwt, bc, seqs, base, w.len, 0, w.len, w.ww, w.wb);
-    if (lane == 1 && w.use_seed) w_cal_width(bwt, bc, seqs, base, w.len, w.len - p.seed_len, p.seed_len, w.sw, w.sb);
+    if (lane == 1 && w.use_seed) w_cal_width(bwt, bc, seqs, base, w.len, w.len - p.seed_len, p.seed_len, m.sw, m.sb);
   });
   WLANE0(w_start(w, m, p, bc));
   while (!w.done) {

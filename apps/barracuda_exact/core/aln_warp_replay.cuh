@@ -81,8 +81,9 @@ WHD inline void w_seg_head(wstate& w, const wmem& m, const wparams& p, const wbw
     if (r == 2) return;
     if (r == 1) {  // the later chains were walked with the old state: again
       for (int q = 1; q < w.n_active; ++q) {
-        wlane& M = w.lane[(w.cur + q) & 31];
-        M.cur = M.start;
+        const int ql = (w.cur + q) & 31;
+        wlane& M = w.lane[ql];
+        M.cur = w_get(m.start + 2 * ql);
         M.n_buf = M.n_used = 0;
         M.fin = M.hit = 0;
       }
@@ -113,7 +114,7 @@ WHD inline void w_seg_count(wstate& w, const wmem& m, const wparams& p, const wb
   for (int r = L.lo; r < L.hi; ++r) {
     uint4* rec = w_rec(m, lane, r);
     wpush_count c{w, p, 0, 0, 0, 0, 0, 0};
-    if (rec[1].w == WK_EXPAND) w_plan(w, p, bc, w_get(rec), rec, c);
+    if (rec[1].w == WK_EXPAND) w_plan(w, m, p, bc, w_get(rec), rec, c);
     rec[1].z = (rec[1].z & 255u) | static_cast<wu32>(c.n_push | c.n_store << 5 | c.over << 10) << 8;
     L.sn += c.n_push - 1;
     L.ss += c.n_store - 1;
@@ -248,7 +249,7 @@ WHD inline void w_seg_write(wstate& w, const wmem& m, const wparams& p, const wb
   wpush_write f{w, m, p, w.tsize[0] + L.pre[0], w.tsize[1] + L.pre[1], w.tsize[2] + L.pre[2]};
   for (int r = L.lo; r < L.hi; ++r) {
     const uint4* rec = w_rec(m, lane, r);
-    if (rec[1].w == WK_EXPAND) w_plan(w, p, bc, w_get(rec), rec, f);
+    if (rec[1].w == WK_EXPAND) w_plan(w, m, p, bc, w_get(rec), rec, f);
   }
   L.n_used = L.hi;
   if (L.seg == 1) L.st = WL_FREE;

@@ -71,7 +71,7 @@ enum { WL_FREE = 0, WL_FRESH = 1, WL_ACTIVE = 2 };
 enum { WK_SKIP = 0, WK_HIT = 1, WK_EXPAND = 2 };
 
 struct wlane {
-  wentry start, cur;  // the chain's entry (to start again) and its next step
+  wentry cur;         // the chain's next step (its entry, to start again, in wmem.start)
   wu32 slot;          // WL_FRESH: the start entry's place in the pool
   int st, fin, hit, n_buf, n_used;  // hit: the chain ended at a hit (its last record)
   // the parallel replay's segment (core/aln_warp_replay.cuh): its records [lo, hi), their sums
@@ -84,14 +84,16 @@ struct wlane {
 };
 
 
-struct wstate {  // one warp's, in shared memory
-  wu64 ww[WMAX_LEN + 1], sw[WMAX_LEN + 1];  // widths of the read and of its seed
+// One warp's, in shared memory. Kept small: the warps an SM holds are bounded by it (12.3 KB with the
+// seed's widths and the chains' entries here: 17 warps an SM; 8.4 KB: 24, as the registers allow).
+struct wstate {
+  wu64 ww[WMAX_LEN + 1];                     // widths of the read (its seed's: wmem.sw, wmem.sb)
   wu64 stored, n_entries, best_cnt;          // stored: entries held (the bucket lists and the lanes)
   wu32 head[WMAX_BUCKETS], size[WMAX_BUCKETS];
   wu32 free_head, bump, cap, n_aln, read, result;
   int len, use_seed, opt_max_diff, max_diff, best_score, best, dead_above, done, cur, n_active;
   long long seed_len;
-  unsigned short wb[WMAX_LEN + 1], sb[WMAX_LEN + 1];
+  unsigned short wb[WMAX_LEN + 1];
   unsigned char seq[WMAX_LEN];
   wlane lane[32];  // the queue: lanes cur, cur + 1, ... (mod 32), n_active of them, hold chains in order
   // the parallel replay: the target buckets of the segment's pushes (best + s_mm, s_gapo, s_gape),
@@ -106,8 +108,11 @@ struct wstate {  // one warp's, in shared memory
 };
 
 struct wmem {  // one warp's global memory: lane records, the new chunks of a segment's target buckets
-  uint4* rec;   // (3 x WSEG_CHUNKS), chunk links, chunks of 32 entries of 2 uint4
-  wu32* seg;
+  uint4* rec;   // (3 x WSEG_CHUNKS), the chains' entries (2 uint4 a lane), the seed's widths, chunk
+  wu32* seg;    // links, chunks of 32 entries of 2 uint4
+  uint4* start;
+  wu64* sw;
+  unsigned short* sb;
   wu32* link;
   uint4* pool;
 };
@@ -116,13 +121,23 @@ struct wmem {  // one warp's global memory: lane records, the new chunks of a se
 WHOSTDEV inline wu64 w_chunks(wu64 cap) { return (cap + 31) / 32 + WMAX_BUCKETS + 1; }
 WHOSTDEV inline wu64 w_rec_u4() { return 32ull * WARP_STEPS * WREC_U4; }
 WHOSTDEV inline wu64 w_seg_u4() { return (3ull * WSEG_CHUNKS + 3) / 4; }
-WHOSTDEV inline wu64 w_warp_u4(wu64 cap) { return w_rec_u4() + w_seg_u4() + (w_chunks(cap) + 3) / 4 + w_chunks(cap) * 64; }
+// the chains' entries, the seed's widths (WMAX_LEN + 1 of 8 bytes) and bounds (of 2 bytes)
+WHOSTDEV inline wu64 w_side_u4() { return 64 + (WMAX_LEN + 2) / 2 + (WMAX_LEN + 8) / 8; }
+WHOSTDEV inline wu64 w_warp_u4(wu64 cap) {
+  return w_rec_u4() + w_seg_u4() + w_side_u4() + (w_chunks(cap) + 3) / 4 + w_chunks(cap) * 64;
+}
 WHOSTDEV inline wmem w_mem(uint4* base, wu64 cap) {
   wmem m;
   m.rec = base;
-  m.seg = reinterpret_cast<wu32*>(base + w_rec_u4());
-  m.link = reinterpret_cast<wu32*>(base + w_rec_u4() + w_seg_u4());
-  m.pool = base + w_rec_u4() + w_seg_u4() + (w_chunks(cap) + 3) / 4;
+  uint4* at = base + w_rec_u4();
+  m.seg = reinterpret_cast<wu32*>(at);
+  at += w_seg_u4();
+  m.start = at;
+  m.sw = reinterpret_cast<wu64*>(at + 64);
+  m.sb = reinterpret_cast<unsigned short*>(at + 64 + (WMAX_LEN + 2) / 2);
+  at += w_side_u4();
+  m.link = reinterpret_cast<wu32*>(at);
+  m.pool = at + (w_chunks(cap) + 3) / 4;
   return m;
 }
 

@@ -39,4 +39,16 @@ std::string gpu_index_room(const BwtIndex& idx, const std::vector<int>& devices,
   return "";
 }
 
+std::future<void> gpu_start(std::vector<int> devices) {
+  return std::async(std::launch::async, [devices = std::move(devices)] {
+#ifdef EVK_HAVE_CUDA
+    for (const int d : devices)
+      if (cudaSetDevice(d) == cudaSuccess) cudaFree(nullptr);
+    cudaGetLastError();
+#else
+    (void)devices;
+#endif
+  });
+}
+
 }  // namespace evk::barracuda_exact

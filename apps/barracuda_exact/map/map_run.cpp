@@ -215,15 +215,17 @@ MapStats run_map(const MapOptions& opt, const std::function<void(std::uint64_t)>
   if (!opt.damage.empty())  // --damage's folder checked now, not after the mapping
     for (const char* suffix : {".misincorporation.txt", ".lgdistribution.txt", ".dnacomp.txt", ".damage.svg"})
       AtomicOutput probe(opt.damage + suffix);
+  std::vector<int> devs;  // the GPUs, started while the index loads
+  for (const auto& g : opt.gpus) devs.push_back(g.device);
+  if (devs.empty()) devs.push_back(0);
+  std::future<void> started = opt.gpu ? gpu_start(devs) : std::future<void>{};
   auto t = Clock::now();
   const BwtIndex idx = read_index(opt.ref);
   st.index_s = since(t);
   if (trace) trace->add({-1, "index", -1, trace->now() - st.index_s, trace->now(), 0, {}});
   std::unique_ptr<Mapper> mapper;
   if (opt.gpu) {  // a GPU without room for the index: the CPU backend (or, asked for the GPU, an error)
-    std::vector<int> devs;
-    for (const auto& g : opt.gpus) devs.push_back(g.device);
-    if (devs.empty()) devs.push_back(0);
+    started.wait();
     st.gpu_fallback = gpu_index_room(idx, devs, opt.gpu_memory);
     if (!st.gpu_fallback.empty() && opt.gpu_forced) input_error("--backend gpu", st.gpu_fallback);
   }
