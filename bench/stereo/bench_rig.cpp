@@ -8,8 +8,9 @@
 // files, read again each round (from the page cache, as a warm SSD would give them); a depth file
 // per frame. Checked once
 // per configuration: the first frame's disparities equal sgm_cpu of the pair rectified by remap_cpu.
-// args: width, height, disparities, output (0: none, 1: depth PFM). Counters: frames/s end to end,
-// per-frame stage times, and the stage that bounds the rate.
+// args: width, height, disparities, output (0: none, 1: depth PFM), writer threads (the engine's
+// default 2; with depth files the writers bound the rate). Counters: frames/s end to end, per-frame
+// stage times, and the stage that bounds the rate.
 #include <benchmark/benchmark.h>
 
 #include <atomic>
@@ -63,6 +64,8 @@ void BM_rig_files(benchmark::State& st) {
   }
   const int w = static_cast<int>(st.range(0)), h = static_cast<int>(st.range(1)), D = static_cast<int>(st.range(2));
   const bool depth = st.range(3) == 1;
+  StreamOptions so;
+  so.writers = static_cast<int>(st.range(4));
   const fs::path dir = fs::temp_directory_path() / ("evk-rig-" + std::to_string(w) + "x" + std::to_string(h));
   fs::create_directories(dir / "out");
   const SyntheticPair s = make_synthetic_pair(w, h, D - 1, 5);
@@ -90,7 +93,7 @@ void BM_rig_files(benchmark::State& st) {
     }
     if (depth) write_depth_pfm(dir / "out" / ("z" + std::to_string(i) + ".pfm"), rig, r.left);
   };
-  run_stream(6, load, *m, store);  // warm-up: pipelines, pinned buffers, the check
+  run_stream(6, load, *m, store, so);  // warm-up: pipelines, pinned buffers, the check
   if (!same) {
     fs::remove_all(dir);
     st.SkipWithError("the device's disparities differ from sgm_cpu on the rectified pair");
@@ -98,7 +101,7 @@ void BM_rig_files(benchmark::State& st) {
   }
   StreamStats t;
   for (auto _ : st) {
-    t = run_stream(kFrames, load, *m, store);
+    t = run_stream(kFrames, load, *m, store, so);
     st.SetIterationTime(t.seconds);
     fs::remove_all(dir / "out");  // a file per frame, as a user's run writes them
     fs::create_directories(dir / "out");
@@ -110,7 +113,7 @@ void BM_rig_files(benchmark::State& st) {
   st.counters["kernels_ms"] = t.kernel_ms / f;
   st.counters["download_ms"] = t.download_ms / f;
   st.counters["write_ms"] = t.write_ms / f;
-  st.SetLabel(std::string(depth ? "depth PFM" : "no output") + ", bound: " + t.bound + ", " +
+  st.SetLabel(std::string(depth ? "depth PFM" : "no output") + ", " + std::to_string(so.writers) + " writers, bound: " + t.bound + ", " +
               evk::gpu_environment().devices[0].name);
   fs::remove_all(dir);
 }
@@ -118,10 +121,12 @@ void BM_rig_files(benchmark::State& st) {
 }  // namespace
 
 BENCHMARK(BM_rig_files)
-    ->Args({1920, 1080, 128, 0})
-    ->Args({1920, 1080, 128, 1})
-    ->Args({3840, 2160, 256, 0})
-    ->Args({3840, 2160, 256, 1})
+    ->Args({1920, 1080, 128, 0, 2})
+    ->Args({1920, 1080, 128, 1, 2})
+    ->Args({1920, 1080, 128, 1, 4})
+    ->Args({3840, 2160, 256, 0, 2})
+    ->Args({3840, 2160, 256, 1, 2})
+    ->Args({3840, 2160, 256, 1, 4})
     ->Unit(benchmark::kMillisecond)
     ->UseManualTime()
     ->Iterations(3);
