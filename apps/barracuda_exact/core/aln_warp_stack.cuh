@@ -85,7 +85,8 @@ struct wlane {
 
 
 // One warp's, in shared memory. Kept small: the warps an SM holds are bounded by it (12.3 KB with the
-// seed's widths and the chains' entries here: 17 warps an SM; 8.4 KB: 24, as the registers allow).
+// seed's widths and the chains' entries here: 17 warps an SM; 8.2 KB: 25, as the 80 registers allow;
+// the later passes measured no faster for it, H200).
 struct wstate {
   wu64 ww[WMAX_LEN + 1];                     // widths of the read (its seed's: wmem.sw, wmem.sb)
   wu64 stored, n_entries, best_cnt;          // stored: entries held (the bucket lists and the lanes)

@@ -5,6 +5,7 @@
 
 #include "evk/atomic_file.hpp"
 #include "evk/error.hpp"
+#include "core/sgm.hpp"
 #include "io/io.hpp"
 #include "io/src/detail.hpp"
 
@@ -34,12 +35,8 @@ std::uint16_t scaled(int d, double scale) { return d < 0 ? 0 : static_cast<std::
 
 Image8 read_gray(const fs::path& p) {
   Gray g = read_any(p, false);
-  Image8 im{g.width, g.height, std::vector<std::uint8_t>(g.v.size())};
-  for (std::size_t i = 0; i < g.v.size(); ++i)
-    im.pixels[i] = g.maxval == 255 ? static_cast<std::uint8_t>(g.v[i])
-                                   : static_cast<std::uint8_t>((g.v[i] * 255 + g.maxval / 2) / g.maxval);
-  if (im.width <= 0 || im.height <= 0) input_error(p.string(), "empty image");
-  return im;
+  if (g.width <= 0 || g.height <= 0) input_error(p.string(), "empty image");
+  return to_image8(Image16{g.width, g.height, g.maxval, std::move(g.v)});  // v * 255 / maxval, rounded
 }
 
 Image16 read_gray16(const fs::path& p) {
